@@ -1,0 +1,33 @@
+#include "command.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace artune::cli {
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case ErrorCode::kOk: return kExitOk;
+    case ErrorCode::kInvalidArgument: return kExitUsage;
+    case ErrorCode::kCorruption: return kExitValidation;
+    case ErrorCode::kUnavailable:
+    case ErrorCode::kPermissionDenied:
+    case ErrorCode::kUnsupported: return kExitUnavailable;
+    default: return kExitFailure;
+  }
+}
+
+void RunCommand(Context& context, const std::function<Status()>& body) {
+  Status status = body();
+  if (!status.ok()) {
+    std::cerr << "artune: " << status.message() << "\n";
+  }
+  context.exit_code = ExitCodeFor(status);
+}
+
+bool ShowProgress(const Context& context) {
+  return !context.globals.quiet && isatty(STDERR_FILENO) == 1;
+}
+
+}  // namespace artune::cli

@@ -1,0 +1,47 @@
+// What every subcommand file shares: global options, exit codes, and the one place
+// that turns a Status into a message on stderr and an exit code.
+//
+// Each subcommand lives in its own file and exposes one Register* function that
+// adds its CLI11 subcommand to the root app; main.cc calls them in order.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+#include "artune/status.h"
+
+namespace artune::cli {
+
+// Documented in `artune --help` and README.md.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,      // the command failed at run time (message on stderr)
+  kExitUsage = 2,        // bad command line or bad config value
+  kExitValidation = 3,   // data failed validation (payload checksum, corrupt input)
+  kExitUnavailable = 4,  // a peer, device or capability is missing
+};
+
+struct GlobalOptions {
+  std::string db_path;  // empty: the store's default path (XDG data directory)
+  bool quiet = false;   // no progress output
+  bool verbose = false;
+};
+
+struct Context {
+  GlobalOptions globals;
+  int exit_code = kExitOk;
+};
+
+int ExitCodeFor(const Status& status);
+
+// Runs a subcommand body; an error is printed once as "artune: <message>" and
+// mapped to the exit code.
+void RunCommand(Context& context, const std::function<Status()>& body);
+
+// Whether progress lines should be drawn on stderr (a terminal, and not --quiet).
+bool ShowProgress(const Context& context);
+
+// One declaration per subcommand file (defined in cli/<name>_cmd.cc).
+
+}  // namespace artune::cli

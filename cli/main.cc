@@ -1,0 +1,40 @@
+// artune: profile gRPC tensor traffic and tune the RDMA transport that carries it.
+#include <iostream>
+
+#include "command.h"
+
+int main(int argc, char** argv) {
+  using namespace artune::cli;
+  Context context;
+  CLI::App app{"artune: profile gRPC tensor traffic and tune the RDMA transport that carries it"};
+  app.name("artune");
+  app.require_subcommand(1);
+  app.fallthrough();  // global options may follow the subcommand
+  app.set_version_flag("--version", "artune 0.1.0");
+  app.add_option("--db", context.globals.db_path,
+                 "SQLite store (default: $XDG_DATA_HOME/artune/artune.db)");
+  app.add_flag("-q,--quiet", context.globals.quiet, "No progress output");
+  app.add_flag("-v,--verbose", context.globals.verbose, "More detail on stderr");
+  app.footer(
+      "Exit codes: 0 ok, 1 failure, 2 usage or config error, 3 validation failed "
+      "(payload or input corrupt), 4 peer/device/capability unavailable.");
+
+  // One line per subcommand file, in the order `artune --help` lists them.
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "artune: internal error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  return context.exit_code;
+}

@@ -1,0 +1,50 @@
+// The embedded transport's configuration: every knob, its value and where the value
+// came from. The declarative knob table (knobs.h) is the single place that names,
+// documents, bounds and parses these fields; everything else (TOML loader,
+// environment overrides, CLI flags, `artune config show`, the tuner's search space,
+// database columns) is generated from that table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "artune/status.h"
+
+namespace artune::transport {
+
+enum class FabricKind { kTcp, kVerbs, kAuto };
+enum class PollingMode { kBusy, kEvent };
+
+// Plain values. A Config is copied freely; it is valid only after Validate()
+// (knobs.h) accepted it, which every loader and every transport entry point does.
+struct Config {
+  // Messages slices of at most this many bytes are copied into pre-registered
+  // buffers and sent two-sided; larger ones use rendezvous (receiver reads).
+  uint64_t eager_threshold = 16 * 1024;
+  // Rendezvous reads larger than this are cut into chunks of this size.
+  uint64_t chunk_size = 512 * 1024;
+  // Chunk reads in flight at once for one rendezvous transfer.
+  uint32_t pipeline_depth = 4;
+  // Bytes of small slices (of one message or of queued messages) packed into one
+  // eager buffer before it is sent.
+  uint64_t coalesce_limit = 16 * 1024;
+  // Calls in flight per connection; further calls wait for a slot.
+  uint32_t max_outstanding = 64;
+  // Pre-registered eager receive buffers per connection (also the send credits).
+  uint32_t eager_buffer_count = 64;
+  FabricKind fabric = FabricKind::kAuto;
+  PollingMode polling = PollingMode::kEvent;
+  // Default per-call deadline; a call may set its own.
+  uint32_t timeout_ms = 10000;
+};
+
+// Checks every knob against its range and the cross-knob rules (for example an
+// eager buffer must hold a whole eager slice). The error names the knob, the value
+// and the allowed range. Implemented from the knob table.
+Status ValidateConfig(const Config& config);
+
+// Bytes of one eager buffer: the largest payload the eager path ever packs
+// (max(eager_threshold, coalesce_limit)) plus the per-packet header.
+uint64_t EagerBufferBytes(const Config& config);
+
+}  // namespace artune::transport

@@ -1,0 +1,191 @@
+// The embedded transport's public API: an AR-gRPC-style adaptive RPC transport.
+//
+// A Server registers handlers by method name and serves many Clients. gRPC is the
+// control plane (handshake, config negotiation, stats, live reconfiguration); the
+// payload moves over a Fabric (tcp everywhere, verbs where an RDMA device exists),
+// by the protocol protocol.h chooses for each slice.
+//
+// Threading: Server and Client are thread-safe; any number of threads may call
+// Client::Call / CallAsync at once. Handlers run on the server's worker threads and
+// may run concurrently for different calls.
+//
+// Errors: every call returns Status/Result (status.h). What the caller does:
+//   kTimeout           the call's deadline passed; the call is abandoned (a late
+//                      response is dropped). Retry or raise the timeout.
+//   kUnavailable       the peer went away or the connection broke; every call in
+//                      flight on that connection fails with it. Connect again.
+//   kProtocolError     the peer sent malformed or oversized data; the connection is
+//                      closed. The server keeps serving its other clients.
+//   kNotFound          no handler for the method on the server.
+//   kResourceExhausted an allocation past the allocator's limit.
+//   kInvalidArgument   a bad config or argument; nothing was sent.
+//   (a handler's own error status is returned to the caller as is)
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "artune/status.h"
+#include "artune/transport/config.h"
+#include "artune/transport/protocol.h"
+
+namespace artune::transport {
+
+using ConstSlice = std::span<const std::byte>;
+
+// A block of registered memory from a transport's allocator. Move-only; returns its
+// memory to the allocator when destroyed. Slices pointing into a Buffer are sent
+// without a copy (rendezvous reads them in place). The Buffer must outlive every
+// call that uses it.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer();
+
+  std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  std::span<std::byte> span() const { return {data_, size_}; }
+  explicit operator bool() const { return data_ != nullptr; }
+
+  // For the allocator implementation only.
+  struct Owner {
+    virtual ~Owner() = default;
+    virtual void Release(std::byte* data, size_t size) = 0;
+  };
+  Buffer(std::byte* data, size_t size, std::shared_ptr<Owner> owner)
+      : data_(data), size_(size), owner_(std::move(owner)) {}
+
+ private:
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  std::shared_ptr<Owner> owner_;
+};
+
+// Hands out registered buffers. Thread-safe.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // kResourceExhausted past the allocator's limit; kInvalidArgument for size 0.
+  virtual Result<Buffer> Allocate(size_t size) = 0;
+};
+
+// A received message: its slices, in the order the sender gave them. It owns the
+// memory its slices point to; they stay valid while the Message lives.
+class Message {
+ public:
+  Message() = default;
+  Message(Message&&) noexcept = default;
+  Message& operator=(Message&&) noexcept = default;
+
+  size_t slice_count() const { return slices_.size(); }
+  ConstSlice slice(size_t i) const { return slices_[i]; }
+  const std::vector<ConstSlice>& slices() const { return slices_; }
+  uint64_t total_bytes() const;
+
+  // For the engine: a slice and the storage that keeps it alive.
+  void AddSlice(ConstSlice slice) { slices_.push_back(slice); }
+  void KeepAlive(std::shared_ptr<void> storage) { storage_.push_back(std::move(storage)); }
+
+ private:
+  std::vector<ConstSlice> slices_;
+  std::vector<std::shared_ptr<void>> storage_;
+};
+
+// What a handler fills in. Append() of a slice that lies in memory from the
+// server's allocator (or in the request) is sent zero-copy; other memory is copied.
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+  // `slice` must stay valid until the handler returns (request slices do).
+  virtual void Append(ConstSlice slice) = 0;
+  // Hands a buffer over; the transport keeps it until the response is sent.
+  virtual void Append(Buffer buffer) = 0;
+  virtual Allocator& allocator() = 0;
+};
+
+using Handler = std::function<Status(const Message& request, ResponseWriter& response)>;
+
+struct CallOptions {
+  // 0: the config's timeout_ms.
+  std::chrono::milliseconds timeout{0};
+};
+
+// Per-protocol counters: messages (slices) and bytes, in log2 size buckets.
+struct ProtocolStats {
+  uint64_t slices = 0;
+  uint64_t bytes = 0;
+  uint64_t slices_by_bucket[kLog2BucketCount] = {};
+};
+struct Stats {
+  ProtocolStats by_protocol[kProtocolCount];
+  uint64_t calls_started = 0;
+  uint64_t calls_completed = 0;
+  uint64_t calls_failed = 0;
+  uint64_t connections_accepted = 0;
+  uint64_t connections_dropped = 0;  // broken or protocol errors
+};
+
+class Server {
+ public:
+  virtual ~Server() = default;
+  // Binds the control plane to `listen_address` ("host:port"; port 0 picks one) and
+  // the fabric's data endpoint, and starts serving. Handlers may be registered
+  // before or after Start.
+  static Result<std::unique_ptr<Server>> Start(const Config& config,
+                                               const std::string& listen_address);
+
+  virtual void RegisterHandler(const std::string& method, Handler handler) = 0;
+  // The control-plane address clients connect to (with the real port).
+  virtual std::string address() const = 0;
+  virtual FabricKind fabric() const = 0;
+  // New knob values for new messages; calls in flight finish under the old values.
+  virtual Status Reconfigure(const Config& config) = 0;
+  virtual Config config() const = 0;
+  virtual Stats stats() const = 0;
+  virtual Allocator& allocator() = 0;
+  // Stops accepting, fails calls in flight with kCancelled, joins all threads.
+  virtual void Shutdown() = 0;
+};
+
+class Client {
+ public:
+  virtual ~Client() = default;
+  // Handshakes with the server at `server_address` over the control plane (wire
+  // version, config negotiation: the server's knob values win for both ends) and
+  // opens the fabric connection.
+  static Result<std::unique_ptr<Client>> Connect(const Config& config,
+                                                 const std::string& server_address);
+
+  // Synchronous call. Request slices must stay valid until it returns.
+  virtual Result<Message> Call(std::string_view method, std::span<const ConstSlice> request,
+                               CallOptions options = {}) = 0;
+  // Asynchronous call: `done` runs exactly once, on a transport thread, with the
+  // response or the error. Request slices must stay valid until `done` runs. At most
+  // max_outstanding calls are in flight; further calls wait for a slot.
+  using Done = std::function<void(Result<Message>)>;
+  virtual void CallAsync(std::string_view method, std::span<const ConstSlice> request,
+                         CallOptions options, Done done) = 0;
+
+  // Pushes new knob values to the server through the control plane; both ends use
+  // them for new messages, calls in flight finish under the old values.
+  virtual Status Reconfigure(const Config& config) = 0;
+  // The config both ends agreed on.
+  virtual Config config() const = 0;
+  virtual FabricKind fabric() const = 0;
+  virtual Stats stats() const = 0;
+  virtual Result<Stats> ServerStats() = 0;
+  virtual Allocator& allocator() = 0;
+};
+
+}  // namespace artune::transport
