@@ -43,5 +43,6 @@ void RunCommand(Context& context, const std::function<Status()>& body);
 bool ShowProgress(const Context& context);
 
 // One declaration per subcommand file (defined in cli/<name>_cmd.cc).
+void RegisterCompletions(CLI::App& root, Context& context);
 
 }  // namespace artune::cli
