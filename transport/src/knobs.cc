@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 #include <type_traits>
+#include <vector>
 
 #include "artune/transport/config.h"
 
@@ -222,6 +223,32 @@ const Knob* FindKnobByEnvName(std::string_view env_name) {
   return nullptr;
 }
 
+const Knob* NearestKnob(std::string_view name) {
+  constexpr size_t kMaxDistance = 3;
+  const std::string lowered = Lower(name);
+  const Knob* best = nullptr;
+  size_t best_distance = kMaxDistance + 1;
+  for (const Knob& knob : kKnobs) {
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(knob.name.size() + 1);
+    for (size_t j = 0; j < row.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= lowered.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= knob.name.size(); ++j) {
+        const size_t substitution = diagonal + (lowered[i - 1] == knob.name[j - 1] ? 0 : 1);
+        diagonal = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitution});
+      }
+    }
+    if (row.back() < best_distance) {
+      best_distance = row.back();
+      best = &knob;
+    }
+  }
+  return best;
+}
+
 Result<uint64_t> ParseKnobValue(const Knob& knob, std::string_view raw_text) {
   const std::string_view text = Trim(raw_text);
   if (knob.type == KnobType::kEnum) {
@@ -266,8 +293,11 @@ Result<uint64_t> ParseKnobValue(const Knob& knob, std::string_view raw_text) {
 Status SetKnob(Config& config, std::string_view name, std::string_view text) {
   const Knob* knob = FindKnob(name);
   if (knob == nullptr) {
-    return Status::InvalidArgument("unknown knob '" + std::string(name) +
-                                   "'; known knobs: " + KnownKnobNames());
+    std::string message = "unknown knob '" + std::string(name) + "'";
+    if (const Knob* nearest = NearestKnob(name)) {
+      message += " (did you mean " + std::string(nearest->name) + "?)";
+    }
+    return Status::InvalidArgument(message + "; known knobs: " + KnownKnobNames());
   }
   ARTUNE_ASSIGN_OR_RETURN(const uint64_t value, ParseKnobValue(*knob, text));
   knob->set(config, value);

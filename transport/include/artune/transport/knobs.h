@@ -80,6 +80,10 @@ const Knob* FindKnob(std::string_view name);
 // The knob whose environment name is `env_name` ("ARTUNE_EAGER_THRESHOLD"), or nullptr.
 const Knob* FindKnobByEnvName(std::string_view env_name);
 
+// The knob whose name is closest to a misspelt `name` (edit distance at most 3), for
+// "did you mean" hints; nullptr when nothing is close.
+const Knob* NearestKnob(std::string_view name);
+
 // Parses `text` per the knob's type and checks its range. The error
 // (kInvalidArgument) names the knob, the text and the allowed range or choices.
 Result<uint64_t> ParseKnobValue(const Knob& knob, std::string_view text);
