@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       "(payload or input corrupt), 4 peer/device/capability unavailable.");
 
   // One line per subcommand file, in the order `artune --help` lists them.
+  RegisterConfig(app, context);
   RegisterCompletions(app, context);
 
   try {

@@ -154,7 +154,7 @@ TEST(ConfigLoaderTest, NegativeAndTableValuesAreRejected) {
 TEST(ConfigLoaderTest, MissingExplicitFileIsAnError) {
   const auto loaded = LoadConfig(FileOnly("/nonexistent/artune/transport.toml"));
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(loaded.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_THAT(loaded.status().message(), HasSubstr("/nonexistent/artune/transport.toml"));
 }
 
@@ -193,7 +193,7 @@ TEST(ConfigLoaderTest, MissingFileNamedByArtuneConfigIsAnError) {
   options.environment = Environment{{"ARTUNE_CONFIG", "/nonexistent/x.toml"}};
   const auto loaded = LoadConfig(options);
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(loaded.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_THAT(loaded.status().message(), HasSubstr("ARTUNE_CONFIG"));
 }
 

@@ -214,8 +214,8 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
   std::string path = options.config_path;
   if (!path.empty()) {
     if (!FileExists(path)) {
-      return Status::NotFound("config file " + path +
-                              " does not exist; check the path given with --config");
+      return Status::InvalidArgument("config file " + path +
+                                     " does not exist; check the path given with --config");
     }
   } else if (options.use_default_path) {
     path = DefaultConfigPath(environment);
@@ -223,9 +223,9 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
     const bool named_by_variable = !Lookup(environment, std::string(kConfigPathVariable)).empty();
     if (!path.empty() && !FileExists(path)) {
       if (named_by_variable) {
-        return Status::NotFound("config file " + path + " named by " +
-                                std::string(kConfigPathVariable) +
-                                " does not exist; fix or unset the variable");
+        return Status::InvalidArgument("config file " + path + " named by " +
+                                       std::string(kConfigPathVariable) +
+                                       " does not exist; fix or unset the variable");
       }
       path.clear();
     }

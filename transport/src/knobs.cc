@@ -310,17 +310,21 @@ std::string FormatKnobValue(const Knob& knob, uint64_t value) {
       if (value < knob.choices.size()) return std::string(knob.choices[value]);
       return "invalid(" + std::to_string(value) + ")";
     case KnobType::kBytes:
-      if (value != 0) {
-        if (value % kGiB == 0) return std::to_string(value / kGiB) + "GiB";
-        if (value % kMiB == 0) return std::to_string(value / kMiB) + "MiB";
-        if (value % kKiB == 0) return std::to_string(value / kKiB) + "KiB";
-      }
-      return std::to_string(value);
+      return FormatBytes(value);
     case KnobType::kCount:
     case KnobType::kMilliseconds:
       return std::to_string(value);
   }
   return std::to_string(value);
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes != 0) {
+    if (bytes % kGiB == 0) return std::to_string(bytes / kGiB) + "GiB";
+    if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + "MiB";
+    if (bytes % kKiB == 0) return std::to_string(bytes / kKiB) + "KiB";
+  }
+  return std::to_string(bytes);
 }
 
 std::string FormatKnob(const Config& config, std::string_view name) {

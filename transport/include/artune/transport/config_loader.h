@@ -12,7 +12,7 @@
 //
 // Errors (all kInvalidArgument unless stated; nothing is partially applied, the
 // caller fixes the input and retries):
-//   explicit file missing        kNotFound, names the path
+//   explicit file missing        names the path (--config or $ARTUNE_CONFIG)
 //   file unreadable              kIoError, names the path and errno text
 //   TOML syntax error            names path:line:column and the parser's message
 //   unknown key                  names path:line, the key, and the nearest knob

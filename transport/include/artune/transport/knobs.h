@@ -96,6 +96,8 @@ Status SetKnob(Config& config, std::string_view name, std::string_view text);
 // binary unit ("16KiB", "512KiB", "1MiB", "1000"), counts and ms as plain numbers,
 // enums by name.
 std::string FormatKnobValue(const Knob& knob, uint64_t value);
+// A byte count with the largest exact binary unit: "0", "1000", "16KiB", "3MiB", "1GiB".
+std::string FormatBytes(uint64_t bytes);
 // FormatKnobValue of the knob's value in `config`; "" for an unknown name.
 std::string FormatKnob(const Config& config, std::string_view name);
 // "0 .. 1MiB", "1 .. 64", "tcp|verbs|auto".

@@ -1,0 +1,269 @@
+// artune config show | explain: the effective transport config (every knob with its
+// value, source, range and doc) and which protocol serves each size range under it.
+// Both are computed from the knob table and protocol.h, the same code the transport
+// runs, so what is printed is what the transport does.
+#include <algorithm>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "artune/transport/config_loader.h"
+#include "artune/transport/knobs.h"
+#include "artune/transport/protocol.h"
+#include "command.h"
+#include "knob_flags.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::json;
+using transport::Config;
+using transport::FormatBytes;
+using transport::Knob;
+using transport::KnobType;
+using transport::LoadedConfig;
+using transport::Protocol;
+
+struct ConfigOptions {
+  KnobFlags knobs;
+  bool json = false;
+};
+
+// Prints rows as columns padded to their widest cell; the last column is not padded.
+void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+json KnobValueJson(const Knob& knob, uint64_t value) {
+  if (knob.type == KnobType::kEnum) return transport::FormatKnobValue(knob, value);
+  return value;
+}
+
+Status Show(const ConfigOptions& options) {
+  ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
+  const auto knobs = transport::Knobs();
+  if (options.json) {
+    json knob_array = json::array();
+    for (size_t i = 0; i < knobs.size(); ++i) {
+      const Knob& knob = knobs[i];
+      json entry = {
+          {"name", knob.name},
+          {"value", KnobValueJson(knob, knob.get(loaded.config))},
+          {"text", transport::FormatKnobValue(knob, knob.get(loaded.config))},
+          {"type", transport::KnobTypeName(knob.type)},
+          {"unit", knob.unit},
+          {"default", KnobValueJson(knob, knob.DefaultValue())},
+          {"source", loaded.sources[i].KindName()},
+          {"source_detail", loaded.sources[i].location},
+          {"env", knob.env_name},
+          {"doc", knob.doc},
+      };
+      if (knob.type == KnobType::kEnum) {
+        entry["choices"] = std::vector<std::string>(knob.choices.begin(), knob.choices.end());
+      } else {
+        entry["min"] = knob.min_value;
+        entry["max"] = knob.max_value;
+      }
+      knob_array.push_back(std::move(entry));
+    }
+    const json document = {
+        {"file", loaded.file_path.empty() ? json(nullptr) : json(loaded.file_path)},
+        {"knobs", std::move(knob_array)},
+        {"warnings", loaded.warnings},
+    };
+    std::cout << document.dump(2) << "\n";
+    return Status::Ok();
+  }
+  std::cout << "config file: " << (loaded.file_path.empty() ? "(none)" : loaded.file_path)
+            << "\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"KNOB", "VALUE", "UNIT", "SOURCE", "RANGE", "DOC"}};
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    const Knob& knob = knobs[i];
+    rows.push_back({std::string(knob.name),
+                    transport::FormatKnobValue(knob, knob.get(loaded.config)),
+                    std::string(knob.unit), loaded.sources[i].ToString(),
+                    transport::FormatKnobRange(knob), std::string(knob.doc)});
+  }
+  PrintTable(rows, std::cout);
+  return Status::Ok();
+}
+
+// One size range served by one protocol.
+struct RangeRow {
+  Protocol protocol;
+  uint64_t min_bytes;
+  std::optional<uint64_t> max_bytes;  // nullopt: unbounded
+  std::string how;
+};
+
+std::vector<RangeRow> ProtocolRanges(const Config& config) {
+  std::vector<RangeRow> rows;
+  const uint64_t eager_max = config.eager_threshold;
+  rows.push_back({Protocol::kEager, 0, eager_max,
+                  "copied into one of " + std::to_string(config.eager_buffer_count) + " " +
+                      FormatBytes(transport::EagerBufferBytes(config)) +
+                      " registered eager buffers, two-sided send"});
+  const uint64_t coalescible_max = std::min(config.eager_threshold, config.coalesce_limit);
+  if (config.coalesce_limit > 0) {
+    rows.push_back({Protocol::kCoalescedEager, 0, coalescible_max,
+                    "neighbouring eager slices share one packet while it holds at most " +
+                        FormatBytes(config.coalesce_limit) + " (and " +
+                        std::to_string(transport::kMaxSlicesPerEagerPacket) + " slices)"});
+  }
+  if (config.chunk_size > config.eager_threshold) {
+    rows.push_back({Protocol::kRendezvousRead, eager_max + 1, config.chunk_size,
+                    "receiver reads the sender's registered buffer in one read, then FIN"});
+  }
+  const uint64_t chunked_min = std::max(config.eager_threshold, config.chunk_size) + 1;
+  rows.push_back({Protocol::kChunkedRendezvous, chunked_min, std::nullopt,
+                  FormatBytes(config.chunk_size) + " chunks, " +
+                      std::to_string(config.pipeline_depth) + " reads in flight"});
+  return rows;
+}
+
+// "0 .. 16KiB", "> 16KiB .. 512KiB", "> 512KiB": bounds in the units the knobs use.
+std::string FormatRange(const RangeRow& row) {
+  const std::string low = row.min_bytes == 0 ? "0" : "> " + FormatBytes(row.min_bytes - 1);
+  if (!row.max_bytes) return low;
+  return low + " .. " + FormatBytes(*row.max_bytes);
+}
+
+// What one slice of a given size becomes: the numbers `explain` shows per example.
+struct SliceExample {
+  uint64_t bytes;
+  Protocol protocol;
+  size_t chunks;
+  uint64_t rounds;  // chunk batches of pipeline_depth reads
+};
+
+SliceExample ExplainSlice(uint64_t bytes, const Config& config) {
+  SliceExample example{bytes, transport::ChooseSliceProtocol(bytes, config), 0, 0};
+  if (example.protocol == Protocol::kRendezvousRead) example.chunks = 1;
+  if (example.protocol == Protocol::kChunkedRendezvous) {
+    example.chunks = transport::ChunkRanges(bytes, config.chunk_size).size();
+  }
+  if (example.chunks > 0) {
+    example.rounds = (example.chunks + config.pipeline_depth - 1) / config.pipeline_depth;
+  }
+  return example;
+}
+
+Status Explain(const ConfigOptions& options) {
+  ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
+  const Config& config = loaded.config;
+  const std::vector<RangeRow> ranges = ProtocolRanges(config);
+  // TF-gRPC-Bench class defaults (10 B, 10 KB, 1 MB), the Large class bound (10 MB),
+  // and the knobs' own boundaries.
+  std::vector<uint64_t> sizes = {10,
+                                 10 * 1024,
+                                 1 << 20,
+                                 10 << 20,
+                                 config.eager_threshold,
+                                 config.eager_threshold + 1,
+                                 config.chunk_size,
+                                 config.chunk_size + 1};
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+
+  if (options.json) {
+    json range_array = json::array();
+    for (const RangeRow& row : ranges) {
+      range_array.push_back({{"protocol", transport::ProtocolName(row.protocol)},
+                             {"min_bytes", row.min_bytes},
+                             {"max_bytes", row.max_bytes ? json(*row.max_bytes) : json(nullptr)},
+                             {"how", row.how}});
+    }
+    json example_array = json::array();
+    for (uint64_t bytes : sizes) {
+      const SliceExample example = ExplainSlice(bytes, config);
+      example_array.push_back({{"bytes", bytes},
+                               {"protocol", transport::ProtocolName(example.protocol)},
+                               {"chunks", example.chunks},
+                               {"pipeline_rounds", example.rounds}});
+    }
+    const json document = {
+        {"config", transport::ConfigToMap(config)},
+        {"eager_buffer_bytes", transport::EagerBufferBytes(config)},
+        {"ranges", std::move(range_array)},
+        {"examples", std::move(example_array)},
+    };
+    std::cout << document.dump(2) << "\n";
+    return Status::Ok();
+  }
+
+  std::cout << "Protocol per slice size under eager_threshold="
+            << FormatBytes(config.eager_threshold)
+            << " chunk_size=" << FormatBytes(config.chunk_size)
+            << " pipeline_depth=" << config.pipeline_depth
+            << " coalesce_limit=" << FormatBytes(config.coalesce_limit) << "\n\n";
+  std::vector<std::vector<std::string>> range_rows = {{"SLICE SIZE", "PROTOCOL", "HOW"}};
+  for (const RangeRow& row : ranges) {
+    range_rows.push_back(
+        {FormatRange(row), std::string(transport::ProtocolName(row.protocol)), row.how});
+  }
+  PrintTable(range_rows, std::cout);
+
+  std::cout << "\nExamples (one slice of each size):\n\n";
+  std::vector<std::vector<std::string>> example_rows = {
+      {"SIZE", "BYTES", "PROTOCOL", "CHUNKS", "PIPELINE ROUNDS"}};
+  for (uint64_t bytes : sizes) {
+    const SliceExample example = ExplainSlice(bytes, config);
+    example_rows.push_back({FormatBytes(bytes), std::to_string(bytes),
+                            std::string(transport::ProtocolName(example.protocol)),
+                            example.chunks == 0 ? "-" : std::to_string(example.chunks),
+                            example.rounds == 0 ? "-" : std::to_string(example.rounds)});
+  }
+  PrintTable(example_rows, std::cout);
+  return Status::Ok();
+}
+
+CLI::App* AddConfigSubcommand(CLI::App& parent, Context& context, const std::string& name,
+                              const std::string& description,
+                              Status (*body)(const ConfigOptions&)) {
+  auto options = std::make_shared<ConfigOptions>();
+  CLI::App* command = parent.add_subcommand(name, description);
+  AddKnobFlags(*command, options->knobs);
+  command->add_flag("--json", options->json, "Print one JSON document instead of a table");
+  command->callback(
+      [&context, options, body] { RunCommand(context, [&] { return body(*options); }); });
+  return command;
+}
+
+}  // namespace
+
+void RegisterConfig(CLI::App& root, Context& context) {
+  CLI::App* config =
+      root.add_subcommand("config", "Show the embedded transport's effective config and protocols");
+  config->require_subcommand(1);
+  config->footer(
+      "Values come from, in increasing precedence: defaults, the config file (--config, "
+      "$ARTUNE_CONFIG or $XDG_CONFIG_HOME/artune/transport.toml), ARTUNE_<KNOB> environment "
+      "variables, --set NAME=VALUE. A bad value exits with code 2.");
+  AddConfigSubcommand(*config, context, "show",
+                      "Every knob: value, unit, source (default, file, env, flag), allowed "
+                      "range and doc",
+                      &Show);
+  AddConfigSubcommand(*config, context, "explain",
+                      "Which protocol serves each slice size range under the effective config",
+                      &Explain);
+}
+
+}  // namespace artune::cli
