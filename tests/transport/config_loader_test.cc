@@ -284,6 +284,61 @@ TEST(ConfigLoaderTest, ToTomlRoundTrips) {
   }
 }
 
+// A valid value of `knob` that differs from its default.
+uint64_t NonDefaultValue(const Knob& knob) {
+  return knob.DefaultValue() == knob.min_value ? knob.max_value : knob.min_value;
+}
+
+TEST(ConfigLoaderTest, EveryKnobCanBeSetFromEachLayer) {
+  for (const Knob& knob : Knobs()) {
+    const std::string text = FormatKnobValue(knob, NonDefaultValue(knob));
+    ScratchDir dir;
+    // Counts and durations as TOML integers (FormatKnobValue gives plain numbers for
+    // them), sizes with units and enums as strings: the forms ToToml writes.
+    const bool as_integer = knob.type == KnobType::kCount || knob.type == KnobType::kMilliseconds;
+    const std::string toml_value = as_integer ? text : "\"" + text + "\"";
+    const std::string path =
+        dir.Write("k.toml", "# comment\n" + std::string(knob.name) + " = " + toml_value + "\n");
+    const std::vector<std::pair<ConfigLoadOptions, std::string>> layers = [&] {
+      std::vector<std::pair<ConfigLoadOptions, std::string>> result;
+      result.emplace_back(FileOnly(path), "file " + path + ":2");
+      ConfigLoadOptions env;
+      env.environment = Environment{{std::string(knob.env_name), text}};
+      result.emplace_back(env, "env " + std::string(knob.env_name));
+      ConfigLoadOptions flag;
+      flag.environment = Environment{};
+      flag.overrides = {std::string(knob.name) + "=" + text};
+      result.emplace_back(flag, "flag --set " + std::string(knob.name) + "=" + text);
+      return result;
+    }();
+    for (const auto& [options, expected_source] : layers) {
+      const auto loaded = LoadConfig(options);
+      ASSERT_TRUE(loaded.ok()) << knob.name << ": " << loaded.status().message();
+      EXPECT_EQ(knob.get(loaded->config), NonDefaultValue(knob)) << expected_source;
+      EXPECT_EQ(loaded->SourceOf(knob.name).ToString(), expected_source);
+    }
+  }
+}
+
+TEST(ConfigLoaderTest, EveryKnobRejectsAnOutOfRangeFileValueWithKeyValueRangeAndLine) {
+  for (const Knob& knob : Knobs()) {
+    const std::string bad =
+        knob.type == KnobType::kEnum ? "bogus" : std::to_string(knob.max_value + 1);
+    ScratchDir dir;
+    // Enums are TOML strings; numeric knobs TOML integers (which every numeric knob takes).
+    const std::string toml_value = knob.type == KnobType::kEnum ? "\"" + bad + "\"" : bad;
+    const std::string path =
+        dir.Write("k.toml", "\n\n" + std::string(knob.name) + " = " + toml_value + "\n");
+    const auto loaded = LoadConfig(FileOnly(path));
+    ASSERT_FALSE(loaded.ok()) << knob.name;
+    EXPECT_EQ(loaded.status().code(), ErrorCode::kInvalidArgument);
+    const std::string message = loaded.status().message();
+    EXPECT_THAT(message, HasSubstr(path + ":3: " + std::string(knob.name)));
+    EXPECT_THAT(message, HasSubstr("'" + bad + "'"));
+    EXPECT_THAT(message, HasSubstr(FormatKnobRange(knob)));
+  }
+}
+
 TEST(ConfigLoaderTest, ApplyTomlLeavesConfigUnchangedOnError) {
   Config config;
   config.pipeline_depth = 9;
