@@ -1,0 +1,101 @@
+/* The records iotrace.bpf.c writes into its BPF ring buffer, shared with the user
+ * space reader (iotrace_backend.cc). Plain C, included by both sides: the BPF side
+ * gets the __u32 family from vmlinux.h, user space from <linux/types.h>.
+ *
+ * Every record starts with a __u32 `kind`. Sizes are variable: a call record ends
+ * with `iovec_recorded` raw struct iovec entries, a data record with `length`
+ * bytes; the ring buffer gives the reader each record's total size.
+ *
+ * Version this layout with IOTRACE_LAYOUT_VERSION when fields change: the BPF
+ * object and the reader are always built together, so the version only guards
+ * against a stale generated skeleton. */
+#ifndef ARTUNE_PROBES_EBPF_IOTRACE_H_
+#define ARTUNE_PROBES_EBPF_IOTRACE_H_
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define IOTRACE_LAYOUT_VERSION 1
+
+/* UIO_MAXIOV: the kernel rejects calls with more iovecs than this. */
+#define IOTRACE_MAX_IOVECS 1024
+/* Payload bytes carried by one data record (--decode). */
+#define IOTRACE_DATA_CHUNK 16384
+#define IOTRACE_TASK_COMM_LEN 16
+
+enum iotrace_record_kind {
+  IOTRACE_RECORD_CALL = 1, /* one completed I/O call on a TCP socket */
+  IOTRACE_RECORD_DATA = 2, /* a piece of the bytes one call transferred */
+};
+
+/* Numbering matches artune::probes::IoSyscall. */
+enum iotrace_syscall {
+  IOTRACE_SENDMSG = 0,
+  IOTRACE_RECVMSG = 1,
+  IOTRACE_WRITEV = 2,
+  IOTRACE_READV = 3,
+  IOTRACE_SENDTO = 4,
+  IOTRACE_RECVFROM = 5,
+  IOTRACE_WRITE = 6,
+  IOTRACE_READ = 7,
+};
+
+/* The connection of a socket as the kernel sees it, ports in host byte order.
+ * IPv4 addresses use the first 4 bytes. */
+struct iotrace_connection {
+  __u8 local_address[16];
+  __u8 remote_address[16];
+  __u16 local_port;
+  __u16 remote_port;
+  __u16 family; /* AF_INET or AF_INET6 */
+  __u16 reserved;
+};
+
+/* Layout of the user's struct iovec on x86-64. */
+struct iotrace_iovec {
+  __u64 base;
+  __u64 length;
+};
+
+struct iotrace_call_record {
+  __u32 kind; /* IOTRACE_RECORD_CALL */
+  __u32 syscall;
+  __u32 pid;
+  __u32 tid;
+  __s32 fd;
+  /* iovcnt the caller passed (1 for write/read/sendto/recvfrom) ... */
+  __u32 iovec_count;
+  /* ... and how many follow this header: less only when the user memory could
+   * not be read (iovec_count above IOTRACE_MAX_IOVECS is rejected by the kernel). */
+  __u32 iovec_recorded;
+  __u32 data_records;       /* IOTRACE_RECORD_DATA records that follow (--decode) */
+  __s64 result;             /* the syscall's return value: bytes, or -errno */
+  __u64 start_ns;           /* bpf_ktime_get_ns (CLOCK_MONOTONIC) at entry */
+  __u64 end_ns;             /* at exit */
+  __u64 data_bytes_dropped; /* transferred bytes not copied (--decode limit, ring full) */
+  struct iotrace_connection connection;
+  struct iotrace_iovec iovecs[]; /* iovec_recorded entries */
+};
+
+struct iotrace_data_record {
+  __u32 kind; /* IOTRACE_RECORD_DATA */
+  __u32 syscall;
+  __u32 tid;
+  __u32 length; /* bytes in data[] */
+  __u64 offset; /* of data[0] within the call's transferred bytes */
+  __u64 end_ns; /* end_ns of the call it belongs to */
+  struct iotrace_connection connection;
+  __u8 data[];
+};
+
+/* Counters the program keeps in its .bss; the reader reports them. */
+struct iotrace_counters {
+  __u64 records_lost;  /* call records the ring buffer had no room for */
+  __u64 data_lost;     /* data records the ring buffer had no room for */
+  __u64 inflight_lost; /* calls not traced: the in-flight map was full */
+  __u64 iovecs_unread; /* calls whose iovec array could not be read */
+  __u64 non_tcp_calls; /* calls on sockets that are not TCP over IPv4/IPv6 */
+};
+
+#endif /* ARTUNE_PROBES_EBPF_IOTRACE_H_ */

@@ -1,0 +1,125 @@
+// Decodes the two byte streams of one TCP connection as HTTP/2 carrying gRPC, and
+// reports every complete gRPC message with its stream's method.
+//
+// Streaming: bytes are consumed as they arrive and never buffered whole. What is
+// kept per connection is bounded by DecoderLimits: frame headers, small control
+// payloads, HPACK state (nghttp2's inflater, one per direction), per stream the
+// 5-byte gRPC header and, for RecvTensor responses, the first bytes of each message;
+// and while resynchronising, at most `resync_buffer_bytes`.
+//
+// Joining midway (FlowOrigin::kMidStream) or after a gap: the decoder looks for a
+// chain of plausible frame headers (see probes/README.md), resumes there and marks
+// the direction's HPACK state as lost, so new streams get method "unknown". Streams
+// whose HEADERS were not seen on a side have no gRPC message boundary on that side:
+// their DATA is counted (data_frames, unattributed_data_bytes) but yields no
+// messages.
+//
+// Bad input never stops decoding: it is counted in DecodeErrorCounts by kind and the
+// decoder resynchronises or skips. Threading: one thread per decoder (the backend's).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "artune/probes/event.h"
+#include "artune/probes/tensor.h"
+
+namespace artune::probes {
+
+enum class DecodeError : uint8_t {
+  kNotHttp2,                // a direction began with bytes that are not HTTP/2
+  kInvalidFrameHeader,      // impossible length/stream id for the frame type: resync
+  kBadPadding,              // pad length not smaller than the frame payload
+  kHpackError,              // nghttp2's inflater rejected a header block
+  kContinuationMismatch,    // CONTINUATION out of place, or a header block cut short
+  kPushPromiseUnsupported,  // server push (gRPC never pushes): HPACK state dropped
+  kResyncDiscard,           // bytes skipped while looking for frame boundaries
+  kStreamGap,               // the backend reported lost bytes in a direction
+  kStreamJoinedMidway,      // DATA on a stream whose HEADERS were not seen
+  kGrpcBadFlag,             // gRPC compressed-flag byte neither 0 nor 1
+  kTruncatedFrame,          // a direction ended inside a frame
+  kTruncatedMessage,        // a stream ended inside a gRPC message
+  kTooManyStreams,          // more open streams than DecoderLimits allow
+  kTensorParseError,        // a RecvTensor response whose head is not a TensorProto
+  kCount,
+};
+const char* DecodeErrorName(DecodeError error);
+
+struct DecodeErrorCounts {
+  std::array<uint64_t, static_cast<size_t>(DecodeError::kCount)> counts{};
+  void Add(DecodeError error, uint64_t n = 1) { counts[static_cast<size_t>(error)] += n; }
+  uint64_t Get(DecodeError error) const { return counts[static_cast<size_t>(error)]; }
+  uint64_t Total() const;
+};
+
+enum class MessageDirection : uint8_t { kRequest, kResponse };
+const char* MessageDirectionName(MessageDirection direction);
+
+struct GrpcMessage {
+  uint64_t connection_id = 0;
+  uint32_t stream_id = 0;
+  MessageDirection direction = MessageDirection::kRequest;
+  std::string_view method;  // the stream's :path, or "unknown"; valid during the call
+  bool method_known = false;
+  bool compressed = false;
+  uint32_t length = 0;                   // payload bytes, without the 5-byte gRPC header
+  uint64_t timestamp_ns = 0;             // of the segment holding the message's last byte
+  const TensorHeader* tensor = nullptr;  // RecvTensor responses whose head parsed
+};
+
+class GrpcMessageObserver {
+ public:
+  virtual ~GrpcMessageObserver() = default;
+  virtual void OnGrpcMessage(const GrpcMessage& message) = 0;
+};
+
+struct DecoderLimits {
+  size_t max_open_streams = 1024;
+  size_t resync_buffer_bytes = 256 * 1024;
+  uint32_t resync_max_frame_length = 1 << 20;  // larger frames are not believed in resync
+  size_t resync_chain_frames = 3;              // consecutive plausible headers to resume
+  size_t tensor_head_bytes = 1024;             // bytes kept per RecvTensor response head
+};
+
+struct ConnectionDecodeStats {
+  uint64_t frames = 0;
+  uint64_t data_frames = 0;
+  uint64_t data_bytes = 0;               // DATA payload bytes, padding excluded
+  uint64_t unattributed_data_bytes = 0;  // DATA bytes not placed in a gRPC message
+  uint64_t messages = 0;
+  uint64_t discarded_bytes = 0;  // skipped while resynchronising
+  bool joined_midway = false;    // some direction lost HPACK state
+  int client_side = -1;          // 0 or 1 once known, -1 before
+};
+
+// The two directions are called sides 0 and 1; the caller picks which is which and
+// keeps it (ProbeSession uses the ordering of the flow keys).
+class Http2ConnectionDecoder {
+ public:
+  Http2ConnectionDecoder(uint64_t connection_id, GrpcMessageObserver& observer,
+                         DecodeErrorCounts& errors, const DecoderLimits& limits = {});
+  ~Http2ConnectionDecoder();
+  Http2ConnectionDecoder(const Http2ConnectionDecoder&) = delete;
+  Http2ConnectionDecoder& operator=(const Http2ConnectionDecoder&) = delete;
+
+  // Which side is the server when nothing in the stream says so (no preface, no
+  // decodable :path/:status), e.g. from the capture's port. Default: side 1.
+  void SetServerSideHint(int side);
+  // Starts a side; without a call, a side starts as kMidStream on its first bytes.
+  void Begin(int side, FlowOrigin origin);
+  void Feed(int side, std::span<const uint8_t> bytes, uint64_t timestamp_ns);
+  void Gap(int side, uint64_t missing_bytes);
+  // The side's byte stream ended; partial frames and messages are counted.
+  void End(int side);
+
+  const ConnectionDecodeStats& stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace artune::probes

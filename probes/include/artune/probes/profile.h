@@ -1,0 +1,154 @@
+// The profile: what the traffic looks like, per gRPC method and direction and per
+// connection, as plain structs (the store and the tuner read these; JSON in and out
+// through profile_output.h).
+//
+// Classification rules (also in probes/README.md, tested in profile_test.cc):
+// * log2 histograms: a size s > 0 falls in the bucket whose lower bound is the
+//   largest power of two <= s; size 0 in bucket 0.
+// * classes (TF-gRPC-Bench): small [1 B, 1 KiB), medium [1 KiB, 1 MiB),
+//   large [1 MiB, inf); empty messages (0 B) are counted apart.
+// * payload scheme of a method+direction, from its message sizes:
+//     none     no messages;
+//     uniform  max <= 1.25 x min (one message is uniform);
+//     skew     otherwise, if mean >= 2 x median (a few large messages carry the
+//              bytes: a long right tail);
+//     random   otherwise (sizes spread without such a tail).
+//   The median comes from a deterministic reservoir of up to kSizeSamples sizes
+//   (exact below that count); min, max and mean are exact.
+// * rates: messages and bytes per whole second since the first message of the
+//   capture, at most kMaxRateBuckets seconds (later seconds fold into the last).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/probes/event.h"
+#include "artune/probes/http2_decoder.h"
+
+namespace artune::probes {
+
+inline constexpr uint64_t kSmallLimit = 1024;          // small: [1, 1 KiB)
+inline constexpr uint64_t kMediumLimit = 1024 * 1024;  // medium: [1 KiB, 1 MiB)
+inline constexpr size_t kSizeSamples = 65536;
+inline constexpr size_t kMaxRateBuckets = 86400;
+inline constexpr size_t kMaxTensorKinds = 64;
+
+enum class SizeClass : uint8_t { kEmpty, kSmall, kMedium, kLarge };
+SizeClass ClassifySize(uint64_t size);
+
+enum class PayloadScheme : uint8_t { kNone, kUniform, kRandom, kSkew };
+const char* PayloadSchemeName(PayloadScheme scheme);
+// The rule above, on exact min/max/mean and a median.
+PayloadScheme ClassifyScheme(uint64_t count, uint64_t min, uint64_t max, double mean,
+                             double median);
+
+// Log2 histogram: bucket lower bound in bytes -> count.
+struct Log2Histogram {
+  std::map<uint64_t, uint64_t> buckets;
+  static uint64_t BucketOf(uint64_t size);
+  void Add(uint64_t size, uint64_t count = 1) { buckets[BucketOf(size)] += count; }
+  uint64_t Total() const;
+};
+
+struct ClassCount {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+
+struct SizeClasses {
+  ClassCount empty, small, medium, large;
+  void Add(uint64_t size);
+};
+
+struct RateBucket {
+  uint64_t second = 0;  // since the first message of the capture
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+};
+
+struct MethodProfile {
+  std::string method;  // gRPC :path, or "unknown"
+  MessageDirection direction = MessageDirection::kRequest;
+  uint64_t messages = 0;
+  uint64_t bytes = 0;  // gRPC message payload bytes (5-byte headers excluded)
+  uint64_t compressed_messages = 0;
+  uint64_t min_size = 0;
+  uint64_t max_size = 0;
+  double median_size = 0;
+  Log2Histogram message_sizes;
+  Log2Histogram iovec_sizes;  // only from backends that see iovecs
+  SizeClasses classes;
+  PayloadScheme scheme = PayloadScheme::kNone;
+  std::vector<RateBucket> rates;
+  // Tensors of RecvTensor responses: "DT_FLOAT[256,1024]" -> count.
+  std::map<std::string, uint64_t> tensors;
+};
+
+struct ConnectionProfile {
+  uint64_t id = 0;
+  std::string client;  // "127.0.0.1:40000"; client/server by the decoder's role
+  std::string server;
+  bool roles_known = false;  // from the preface or HPACK, not only the port hint
+  bool joined_midway = false;
+  uint64_t data_frames = 0;
+  uint64_t data_bytes = 0;
+  uint64_t unattributed_data_bytes = 0;
+  uint64_t request_messages = 0, request_bytes = 0;
+  uint64_t response_messages = 0, response_bytes = 0;
+  Log2Histogram request_sizes, response_sizes;
+};
+
+// I/O calls of one flow (ebpf, preload).
+struct IoFlowProfile {
+  std::string flow;  // "local -> remote" for sends, "remote -> local" for receives
+  bool send = true;
+  uint64_t calls = 0;
+  uint64_t bytes = 0;  // sum of successful results
+  uint64_t failed_calls = 0;
+  Log2Histogram iovec_sizes;
+  Log2Histogram iovecs_per_call;
+};
+
+struct Profile {
+  std::string backend;
+  double duration_s = 0;
+  std::optional<int64_t> capture_id;       // set once stored
+  std::map<std::string, uint64_t> errors;  // decode error kind -> count (nonzero only)
+  uint64_t lost_events = 0;
+  uint64_t connections_joined_midway = 0;
+  std::map<std::string, uint64_t> backend_detail;
+  std::vector<MethodProfile> methods;  // sorted by method, then request before response
+  std::vector<ConnectionProfile> connections;
+  std::vector<IoFlowProfile> io_flows;
+};
+
+// Accumulates messages and I/O calls into a Profile. Not thread-safe (one backend
+// run thread). Memory: per method+direction a bounded reservoir and rate buckets.
+class ProfileBuilder {
+ public:
+  ProfileBuilder();
+  ~ProfileBuilder();
+  ProfileBuilder(const ProfileBuilder&) = delete;
+  ProfileBuilder& operator=(const ProfileBuilder&) = delete;
+
+  void AddMessage(const GrpcMessage& message);
+  void AddIoCall(const IoCallEvent& event);
+  // Connection facts known at the end (addresses, roles, decode stats).
+  void SetConnection(const ConnectionProfile& connection);
+
+  Profile Build(std::string backend, double duration_s, const DecodeErrorCounts& errors,
+                uint64_t lost_events) const;
+
+ private:
+  void AddTensor(MethodProfile& method, const GrpcMessage& message);
+  void CountConnectionMessage(const GrpcMessage& message);
+
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace artune::probes

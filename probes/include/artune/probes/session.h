@@ -1,0 +1,71 @@
+// A ProbeSession is the EventSink that turns a backend's events into a Profile:
+// flows are paired into connections, each connection gets an HTTP/2 decoder, and
+// every gRPC message and I/O call is classified.
+//
+// Usage: ProbeSession session(options); backend->Run(session, stop);
+//        Profile p = session.Finish(backend->counters(), elapsed_seconds);
+// Not thread-safe: called on the backend's run thread only. Bounded: at most
+// `max_connections` tracked connections (more are counted in "connections_dropped"
+// of the profile's backend_detail and ignored).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "artune/probes/backend.h"
+#include "artune/probes/event.h"
+#include "artune/probes/http2_decoder.h"
+#include "artune/probes/profile.h"
+
+namespace artune::probes {
+
+struct SessionOptions {
+  // The server's port when known (the capture's --port): decides request and
+  // response when the stream itself does not (joined midway). Otherwise the side
+  // with the lower port is taken as the server.
+  std::optional<uint16_t> server_port;
+  size_t max_connections = 4096;
+  DecoderLimits decoder_limits;
+  // Called for every decoded message after classification (tests, tracing); may be empty.
+  std::function<void(const GrpcMessage&)> on_message;
+};
+
+class ProbeSession : public EventSink, private GrpcMessageObserver {
+ public:
+  explicit ProbeSession(SessionOptions options = {});
+  ~ProbeSession() override;
+
+  void OnFlowOpen(const FlowKey& flow, FlowOrigin origin, uint64_t timestamp_ns) override;
+  void OnStreamBytes(const StreamSegment& segment) override;
+  void OnStreamGap(const FlowKey& flow, uint64_t missing_bytes, uint64_t timestamp_ns) override;
+  void OnFlowClose(const FlowKey& flow, FlowEnd end, uint64_t timestamp_ns) override;
+  void OnIoCall(const IoCallEvent& event) override;
+
+  uint64_t messages() const { return messages_; }
+  const DecodeErrorCounts& errors() const { return errors_; }
+
+  // Builds the profile; call once, after the run.
+  Profile Finish(const std::string& backend_name, const BackendCounters& counters,
+                 double duration_s);
+
+ private:
+  struct Connection;
+  void OnGrpcMessage(const GrpcMessage& message) override;
+  // The connection of `flow` and the flow's side in it (0: flow.source is the lower
+  // endpoint); null when the connection table is full.
+  Connection* Lookup(const FlowKey& flow, int& side);
+
+  SessionOptions options_;
+  DecodeErrorCounts errors_;
+  ProfileBuilder builder_;
+  std::map<FlowKey, std::unique_ptr<Connection>> connections_;  // key: lower -> higher
+  uint64_t next_connection_id_ = 1;
+  uint64_t messages_ = 0;
+  uint64_t connections_dropped_ = 0;
+};
+
+}  // namespace artune::probes

@@ -1,0 +1,106 @@
+#include "artune/probes/session.h"
+
+namespace artune::probes {
+
+struct ProbeSession::Connection {
+  uint64_t id = 0;
+  FlowKey key;  // key.source < key.destination; side 0 sends from key.source
+  std::unique_ptr<Http2ConnectionDecoder> decoder;
+  bool closed[2] = {false, false};
+};
+
+ProbeSession::ProbeSession(SessionOptions options) : options_(std::move(options)) {}
+ProbeSession::~ProbeSession() = default;
+
+ProbeSession::Connection* ProbeSession::Lookup(const FlowKey& flow, int& side) {
+  const bool forward = flow.source < flow.destination;
+  const FlowKey key = forward ? flow : flow.Reversed();
+  side = forward ? 0 : 1;
+  auto it = connections_.find(key);
+  if (it != connections_.end()) return it->second.get();
+  if (connections_.size() >= options_.max_connections) {
+    ++connections_dropped_;
+    return nullptr;
+  }
+  auto connection = std::make_unique<Connection>();
+  connection->id = next_connection_id_++;
+  connection->key = key;
+  connection->decoder = std::make_unique<Http2ConnectionDecoder>(
+      connection->id, static_cast<GrpcMessageObserver&>(*this), errors_, options_.decoder_limits);
+  int server_side = key.source.port < key.destination.port ? 0 : 1;
+  if (options_.server_port) {
+    if (key.source.port == *options_.server_port) server_side = 0;
+    if (key.destination.port == *options_.server_port) server_side = 1;
+  }
+  connection->decoder->SetServerSideHint(server_side);
+  Connection* raw = connection.get();
+  connections_.emplace(key, std::move(connection));
+  return raw;
+}
+
+void ProbeSession::OnFlowOpen(const FlowKey& flow, FlowOrigin origin, uint64_t) {
+  int side = 0;
+  if (Connection* c = Lookup(flow, side)) c->decoder->Begin(side, origin);
+}
+
+void ProbeSession::OnStreamBytes(const StreamSegment& segment) {
+  int side = 0;
+  if (Connection* c = Lookup(segment.flow, side)) {
+    c->decoder->Feed(side, segment.bytes, segment.timestamp_ns);
+  }
+}
+
+void ProbeSession::OnStreamGap(const FlowKey& flow, uint64_t missing_bytes, uint64_t) {
+  int side = 0;
+  if (Connection* c = Lookup(flow, side)) c->decoder->Gap(side, missing_bytes);
+}
+
+void ProbeSession::OnFlowClose(const FlowKey& flow, FlowEnd, uint64_t) {
+  int side = 0;
+  if (Connection* c = Lookup(flow, side)) {
+    c->decoder->End(side);
+    c->closed[side] = true;
+  }
+}
+
+void ProbeSession::OnIoCall(const IoCallEvent& event) { builder_.AddIoCall(event); }
+
+void ProbeSession::OnGrpcMessage(const GrpcMessage& message) {
+  ++messages_;
+  builder_.AddMessage(message);
+  if (options_.on_message) options_.on_message(message);
+}
+
+Profile ProbeSession::Finish(const std::string& backend_name, const BackendCounters& counters,
+                             double duration_s) {
+  for (auto& [key, connection] : connections_) {
+    for (int side = 0; side < 2; ++side) {
+      if (!connection->closed[side]) connection->decoder->End(side);
+    }
+    const ConnectionDecodeStats& stats = connection->decoder->stats();
+    ConnectionProfile profile;
+    profile.id = connection->id;
+    const int client_side = stats.client_side;
+    // Without a known role, the lower port is the server (ephemeral ports are high).
+    const bool side0_is_client =
+        client_side >= 0 ? client_side == 0 : key.source.port > key.destination.port;
+    profile.client = (side0_is_client ? key.source : key.destination).ToString();
+    profile.server = (side0_is_client ? key.destination : key.source).ToString();
+    profile.roles_known = client_side >= 0;
+    profile.joined_midway = stats.joined_midway;
+    profile.data_frames = stats.data_frames;
+    profile.data_bytes = stats.data_bytes;
+    profile.unattributed_data_bytes = stats.unattributed_data_bytes;
+    builder_.SetConnection(profile);
+  }
+  Profile profile = builder_.Build(backend_name, duration_s, errors_, counters.events_lost);
+  profile.backend_detail = counters.detail;
+  profile.backend_detail["events_seen"] = counters.events_seen;
+  profile.backend_detail["bytes_seen"] = counters.bytes_seen;
+  profile.backend_detail["connections"] = connections_.size();
+  if (connections_dropped_ > 0)
+    profile.backend_detail["connections_dropped"] = connections_dropped_;
+  return profile;
+}
+
+}  // namespace artune::probes
