@@ -1,0 +1,101 @@
+#include "artune/tuner/checksum.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace artune::tuner {
+namespace {
+
+Payload MakePayload() {
+  PayloadSpec spec;
+  spec.scheme = Scheme::kRandom;
+  spec.classes = {BufferClass::kSmall, BufferClass::kMedium};
+  spec.buffer_count = 6;
+  return *GeneratePayload(spec);
+}
+
+// The payload as one contiguous copy (what a receiver might hand back).
+std::vector<std::byte> Flatten(const Payload& payload) {
+  std::vector<std::byte> bytes;
+  for (size_t i = 0; i < payload.buffer_count(); ++i) {
+    bytes.insert(bytes.end(), payload.buffer(i).begin(), payload.buffer(i).end());
+  }
+  return bytes;
+}
+
+// Cuts `bytes` into slices of `piece` bytes (the last may be shorter).
+std::vector<ByteSpan> Cut(const std::vector<std::byte>& bytes, size_t piece) {
+  std::vector<ByteSpan> slices;
+  for (size_t at = 0; at < bytes.size(); at += piece) {
+    slices.emplace_back(bytes.data() + at, std::min(piece, bytes.size() - at));
+  }
+  return slices;
+}
+
+TEST(ChecksumTest, EchoOfTheSentSlicesValidates) {
+  Payload payload = MakePayload();
+  std::vector<ByteSpan> slices;
+  for (size_t i = 0; i < payload.buffer_count(); ++i) slices.push_back(payload.buffer(i));
+  EXPECT_TRUE(ValidateEcho(slices, payload).ok());
+}
+
+TEST(ChecksumTest, EchoCutAnywhereValidates) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  for (size_t piece : {1u, 7u, 1000u, 4096u, 1u << 20}) {
+    auto slices = Cut(bytes, piece);
+    slices.insert(slices.begin() + slices.size() / 2, ByteSpan{});  // an empty slice too
+    EXPECT_TRUE(ValidateEcho(slices, payload).ok()) << "piece " << piece;
+  }
+}
+
+TEST(ChecksumTest, OneCorruptedByteFailsTheEcho) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  bytes[bytes.size() / 2] ^= std::byte{0x01};
+  auto status = ValidateEcho(Cut(bytes, 333), payload);
+  EXPECT_EQ(status.code(), ErrorCode::kCorruption);
+  EXPECT_NE(status.message().find("checksum"), std::string::npos);
+}
+
+TEST(ChecksumTest, ShortEchoFails) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  bytes.pop_back();
+  EXPECT_EQ(ValidateEcho(Cut(bytes, 100), payload).code(), ErrorCode::kCorruption);
+}
+
+TEST(ChecksumTest, AckRoundTripsAndValidates) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  std::vector<ByteSpan> received = Cut(bytes, 77);
+  Ack ack = ComputeAck(received);
+  EXPECT_EQ(ack.total_bytes, payload.total_bytes());
+  EXPECT_EQ(ack.checksum, payload.stream_checksum());
+  auto encoded = EncodeAck(ack);
+  std::vector<ByteSpan> reply = {ByteSpan(encoded.data(), 5), ByteSpan(encoded.data() + 5, 11)};
+  auto decoded = DecodeAck(reply);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->total_bytes, ack.total_bytes);
+  EXPECT_EQ(decoded->checksum, ack.checksum);
+  EXPECT_TRUE(ValidateAck(reply, payload).ok());
+}
+
+TEST(ChecksumTest, AckOfCorruptedBytesFails) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  bytes[0] ^= std::byte{0x80};
+  auto encoded = EncodeAck(ComputeAck(Cut(bytes, 1 << 20)));
+  std::vector<ByteSpan> reply = {ByteSpan(encoded)};
+  EXPECT_EQ(ValidateAck(reply, payload).code(), ErrorCode::kCorruption);
+}
+
+TEST(ChecksumTest, MalformedAckFails) {
+  std::array<std::byte, 15> short_reply{};
+  std::vector<ByteSpan> reply = {ByteSpan(short_reply)};
+  EXPECT_EQ(DecodeAck(reply).status().code(), ErrorCode::kCorruption);
+}
+
+}  // namespace
+}  // namespace artune::tuner
