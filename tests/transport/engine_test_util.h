@@ -1,0 +1,92 @@
+// Shared helpers of the transport engine tests: a loopback server with an echo
+// handler, deterministic payloads and their validation. The suites are
+// parameterised on FabricKind so the lab can run them on verbs unchanged.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "artune/transport/transport.h"
+
+namespace artune::transport::testing {
+
+// Slices of these sizes filled with a pattern derived from (seed, slice, offset).
+inline std::vector<std::vector<std::byte>> MakePayload(const std::vector<size_t>& sizes,
+                                                       uint32_t seed) {
+  std::vector<std::vector<std::byte>> slices;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    std::vector<std::byte> slice(sizes[s]);
+    uint32_t state = seed * 2654435761u + static_cast<uint32_t>(s) * 40503u + 1;
+    for (size_t i = 0; i < slice.size(); ++i) {
+      state = state * 1664525u + 1013904223u;
+      slice[i] = static_cast<std::byte>(state >> 24);
+    }
+    slices.push_back(std::move(slice));
+  }
+  return slices;
+}
+
+inline std::vector<ConstSlice> Views(const std::vector<std::vector<std::byte>>& slices) {
+  std::vector<ConstSlice> views;
+  for (const auto& slice : slices) views.emplace_back(slice.data(), slice.size());
+  return views;
+}
+
+// True when `message` has exactly the slices of `expected`, byte for byte.
+inline ::testing::AssertionResult SameSlices(const Message& message,
+                                             const std::vector<std::vector<std::byte>>& expected) {
+  if (message.slice_count() != expected.size()) {
+    return ::testing::AssertionFailure() << "slice count " << message.slice_count() << ", expected "
+                                         << expected.size();
+  }
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const ConstSlice got = message.slice(i);
+    if (got.size() != expected[i].size()) {
+      return ::testing::AssertionFailure() << "slice " << i << " has " << got.size()
+                                           << " bytes, expected " << expected[i].size();
+    }
+    if (!got.empty() && std::memcmp(got.data(), expected[i].data(), got.size()) != 0) {
+      return ::testing::AssertionFailure() << "slice " << i << " content differs";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline Config TestConfig(FabricKind fabric) {
+  Config config;
+  config.fabric = fabric;
+  config.timeout_ms = 20000;
+  return config;
+}
+
+// Registers "echo" (returns the request's slices) and "fail" (returns an error).
+inline void RegisterTestHandlers(Server& server) {
+  server.RegisterHandler("echo", [](const Message& request, ResponseWriter& response) {
+    for (const ConstSlice& slice : request.slices()) response.Append(slice);
+    return Status::Ok();
+  });
+  server.RegisterHandler("fail", [](const Message&, ResponseWriter&) {
+    return Status::InvalidArgument("handler refused the request");
+  });
+}
+
+inline std::string FabricName(const ::testing::TestParamInfo<FabricKind>& info) {
+  switch (info.param) {
+    case FabricKind::kTcp:
+      return "tcp";
+    case FabricKind::kVerbs:
+      return "verbs";
+    case FabricKind::kAuto:
+      return "auto";
+  }
+  return "unknown";
+}
+
+// The fabrics this build can run the suites on. Verbs joins when issue 3 lands it.
+inline std::vector<FabricKind> TestFabrics() { return {FabricKind::kTcp}; }
+
+}  // namespace artune::transport::testing

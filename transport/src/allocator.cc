@@ -1,0 +1,189 @@
+// The registered-memory pool behind RegisteredAllocator.
+#include "allocator.h"
+
+#include <bit>
+#include <cstdlib>
+#include <string>
+
+namespace artune::transport {
+namespace {
+
+constexpr int kSmallestClassLog2 = 8;   // 256 B
+constexpr int kLargestClassLog2 = 31;   // 2 GiB
+constexpr size_t kAlignment = 4096;
+
+int ClassLog2(uint64_t size) {
+  int log2 = std::bit_width(size - 1);
+  return log2 < kSmallestClassLog2 ? kSmallestClassLog2 : log2;
+}
+
+}  // namespace
+
+class RegisteredAllocator::Pool final : public Buffer::Owner,
+                                        public std::enable_shared_from_this<Pool> {
+ public:
+  Pool(std::shared_ptr<fabric::Fabric> fabric, uint64_t limit)
+      : fabric_(std::move(fabric)), limit_(limit) {}
+
+  ~Pool() override {
+    for (auto& [start, block] : blocks_) {
+      fabric_->Deregister(block.keys);
+      std::free(const_cast<std::byte*>(block.data));
+    }
+  }
+
+  Result<Buffer> Allocate(size_t size) {
+    if (size == 0) return Status::InvalidArgument("cannot allocate a registered buffer of 0 bytes");
+    if (size > (uint64_t{1} << kLargestClassLog2)) {
+      return Status::ResourceExhausted("registered buffer of " + std::to_string(size) +
+                                       " bytes exceeds the largest size class (2 GiB)");
+    }
+    const int log2 = ClassLog2(size);
+    const uint64_t class_bytes = uint64_t{1} << log2;
+    std::lock_guard lock(mutex_);
+    auto& free_list = free_[log2];
+    if (!free_list.empty()) {
+      std::byte* data = free_list.back();
+      free_list.pop_back();
+      cached_ -= class_bytes;
+      in_use_ += class_bytes;
+      blocks_[reinterpret_cast<uintptr_t>(data)].in_use = true;
+      return Buffer(data, size, shared_from_this());
+    }
+    TrimLocked(class_bytes);
+    if (in_use_ + cached_ + class_bytes > limit_) {
+      return Status::ResourceExhausted(
+          "registered memory limit reached: " + std::to_string(in_use_) + " bytes in use, " +
+          std::to_string(class_bytes) + " more requested, limit " + std::to_string(limit_) +
+          "; release Buffers or Messages, or lower the calls in flight");
+    }
+    auto* data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, class_bytes));
+    if (data == nullptr) {
+      return Status::ResourceExhausted("out of memory allocating " + std::to_string(class_bytes) +
+                                       " bytes of registered memory");
+    }
+    Result<fabric::MemoryKeys> keys = fabric_->Register(data, class_bytes);
+    if (!keys.ok()) {
+      std::free(data);
+      return keys.status();
+    }
+    blocks_[reinterpret_cast<uintptr_t>(data)] = Block{data, class_bytes, *keys, log2, true};
+    in_use_ += class_bytes;
+    return Buffer(data, size, shared_from_this());
+  }
+
+  void Release(std::byte* data, size_t /*size*/) override {
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
+    if (it == blocks_.end() || !it->second.in_use) return;
+    it->second.in_use = false;
+    in_use_ -= it->second.bytes;
+    cached_ += it->second.bytes;
+    free_[it->second.class_log2].push_back(data);
+  }
+
+  std::optional<Registration> Lookup(const std::byte* data, uint64_t length) const {
+    const auto address = reinterpret_cast<uintptr_t>(data);
+    std::lock_guard lock(mutex_);
+    auto it = blocks_.upper_bound(address);
+    if (it == blocks_.begin()) return std::nullopt;
+    --it;
+    const Block& block = it->second;
+    if (!block.in_use || address - it->first > block.bytes ||
+        length > block.bytes - (address - it->first)) {
+      return std::nullopt;
+    }
+    return Registration{block.data, block.bytes, block.keys};
+  }
+
+  uint64_t in_use() const {
+    std::lock_guard lock(mutex_);
+    return in_use_;
+  }
+  uint64_t cached() const {
+    std::lock_guard lock(mutex_);
+    return cached_;
+  }
+
+ private:
+  struct Block {
+    const std::byte* data = nullptr;
+    uint64_t bytes = 0;
+    fabric::MemoryKeys keys;
+    int class_log2 = 0;
+    bool in_use = false;
+  };
+
+  // Frees cached blocks (largest classes first) until `wanted` more bytes fit.
+  void TrimLocked(uint64_t wanted) {
+    for (int log2 = kLargestClassLog2; log2 >= kSmallestClassLog2; --log2) {
+      auto& free_list = free_[log2];
+      while (!free_list.empty() && in_use_ + cached_ + wanted > limit_) {
+        std::byte* data = free_list.back();
+        free_list.pop_back();
+        auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
+        fabric_->Deregister(it->second.keys);
+        cached_ -= it->second.bytes;
+        blocks_.erase(it);
+        std::free(data);
+      }
+    }
+  }
+
+  const std::shared_ptr<fabric::Fabric> fabric_;
+  const uint64_t limit_;
+  mutable std::mutex mutex_;
+  std::map<uintptr_t, Block> blocks_;
+  std::vector<std::byte*> free_[kLargestClassLog2 + 1];
+  uint64_t in_use_ = 0;
+  uint64_t cached_ = 0;
+};
+
+RegisteredAllocator::RegisteredAllocator(std::shared_ptr<fabric::Fabric> fabric,
+                                         uint64_t limit_bytes)
+    : pool_(std::make_shared<Pool>(std::move(fabric), limit_bytes)) {}
+
+RegisteredAllocator::~RegisteredAllocator() = default;
+
+Result<Buffer> RegisteredAllocator::Allocate(size_t size) { return pool_->Allocate(size); }
+
+std::optional<Registration> RegisteredAllocator::Lookup(const std::byte* data,
+                                                        uint64_t length) const {
+  return pool_->Lookup(data, length);
+}
+
+uint64_t RegisteredAllocator::bytes_in_use() const { return pool_->in_use(); }
+uint64_t RegisteredAllocator::bytes_cached() const { return pool_->cached(); }
+
+// ---------------------------------------------------------------------------
+// Buffer and Message (transport.h).
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : data_(other.data_), size_(other.size_), owner_(std::move(other.owner_)) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    if (owner_ && data_) owner_->Release(data_, size_);
+    data_ = other.data_;
+    size_ = other.size_;
+    owner_ = std::move(other.owner_);
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  if (owner_ && data_) owner_->Release(data_, size_);
+}
+
+uint64_t Message::total_bytes() const {
+  uint64_t total = 0;
+  for (const ConstSlice& slice : slices_) total += slice.size();
+  return total;
+}
+
+}  // namespace artune::transport

@@ -1,0 +1,281 @@
+// Client (transport.h): handshake over the control plane, one data connection per
+// buffer geometry, call slots (max_outstanding) and deadlines.
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
+#include "allocator.h"
+#include "artune/transport/knobs.h"
+#include "connection.h"
+#include "control.grpc.pb.h"
+#include "control_codec.h"
+#include "fabric/fabric.h"
+#include "stats.h"
+#include "timer.h"
+#include "wire.h"
+
+namespace artune::transport {
+namespace {
+
+constexpr std::chrono::seconds kControlDeadline{10};
+
+Status FromGrpc(const grpc::Status& status, std::string_view what) {
+  const std::string message = std::string(what) + ": " + status.error_message();
+  switch (status.error_code()) {
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return Status::Unsupported(message);
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return Status::InvalidArgument(message);
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return Status::Timeout(message);
+    default:
+      return Status::Unavailable(message);
+  }
+}
+
+// Calls in flight, bounded by max_outstanding. Shared with the done wrappers so a
+// late completion never touches a destroyed client.
+class Slots {
+ public:
+  explicit Slots(uint32_t limit) : limit_(limit) {}
+  bool Acquire(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mutex_);
+    return freed_.wait_until(lock, deadline, [this] { return in_use_ < limit_; }) &&
+           ++in_use_ > 0;
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mutex_);
+      --in_use_;
+    }
+    freed_.notify_one();
+  }
+  void SetLimit(uint32_t limit) {
+    {
+      std::lock_guard lock(mutex_);
+      limit_ = limit;
+    }
+    freed_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable freed_;
+  uint32_t limit_;
+  uint32_t in_use_ = 0;
+};
+
+class ClientImpl final : public Client {
+ public:
+  ClientImpl(std::shared_ptr<grpc::Channel> channel, std::string server_address)
+      : channel_(std::move(channel)),
+        stub_(control::Control::NewStub(channel_)),
+        server_address_(std::move(server_address)) {}
+
+  ~ClientImpl() override {
+    if (fabric_) fabric_->Shutdown();  // fails every call in flight
+    timer_.reset();
+    std::lock_guard lock(mutex_);
+    current_.reset();
+    retiring_.clear();
+  }
+
+  Status Init(const Config& requested) {
+    ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(requested));
+    Config agreed = FromKnobs(response.knobs());
+    ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
+    ARTUNE_ASSIGN_OR_RETURN(
+        std::unique_ptr<fabric::Fabric> fabric,
+        fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed.polling));
+    fabric_ = std::move(fabric);
+    allocator_ = std::make_unique<RegisteredAllocator>(fabric_, kAllocatorLimitBytes);
+    timer_ = std::make_unique<Timer>();
+    slots_ = std::make_shared<Slots>(agreed.max_outstanding);
+    data_endpoint_ = response.data_endpoint();
+    if (!data_endpoint_.empty() && data_endpoint_[0] == ':') {
+      data_endpoint_ = server_address_.substr(0, server_address_.rfind(':')) + data_endpoint_;
+    }
+    std::lock_guard lock(mutex_);
+    return ApplyLocked(agreed, response.config_epoch());
+  }
+
+  Result<Message> Call(std::string_view method, std::span<const ConstSlice> request,
+                       CallOptions options) override {
+    std::promise<Result<Message>> promise;
+    std::future<Result<Message>> future = promise.get_future();
+    CallAsync(method, request, options,
+              [&promise](Result<Message> result) { promise.set_value(std::move(result)); });
+    return future.get();
+  }
+
+  void CallAsync(std::string_view method, std::span<const ConstSlice> request,
+                 CallOptions options, Done done) override {
+    std::shared_ptr<Connection> connection;
+    Config config;
+    Status refreshed = RefreshIfStale();
+    {
+      std::lock_guard lock(mutex_);
+      connection = current_;
+      config = config_;
+    }
+    if (!refreshed.ok()) return done(refreshed);
+    const auto timeout = options.timeout.count() > 0
+                             ? options.timeout
+                             : std::chrono::milliseconds(config.timeout_ms);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    if (!slots_->Acquire(deadline)) {
+      stats_.CallFailed();
+      return done(Status::Timeout("no call slot freed before the deadline (" +
+                                  std::to_string(config.max_outstanding) +
+                                  " calls in flight, max_outstanding); raise it or the timeout"));
+    }
+    connection->StartCall(method, request, deadline,
+                          [slots = slots_, done = std::move(done)](Result<Message> result) {
+                            slots->Release();
+                            done(std::move(result));
+                          });
+  }
+
+  Status Reconfigure(const Config& config) override {
+    ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
+    control::ReconfigureRequest request;
+    *request.mutable_knobs() = ToKnobs(config);
+    control::HandshakeResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    grpc::Status status = stub_->Reconfigure(&context, request, &response);
+    if (!status.ok()) return FromGrpc(status, "reconfigure " + server_address_);
+    Config agreed = FromKnobs(response.knobs());
+    ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
+    std::lock_guard lock(mutex_);
+    return ApplyLocked(agreed, response.config_epoch());
+  }
+
+  Config config() const override {
+    std::lock_guard lock(mutex_);
+    return config_;
+  }
+  FabricKind fabric() const override { return fabric_->kind(); }
+  Stats stats() const override { return stats_.Snapshot(); }
+
+  Result<Stats> ServerStats() override {
+    control::StatsResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    grpc::Status status = stub_->GetStats(&context, control::StatsRequest(), &response);
+    if (!status.ok()) return FromGrpc(status, "stats from " + server_address_);
+    return FromProto(response);
+  }
+
+  Allocator& allocator() override { return *allocator_; }
+
+ private:
+  Result<control::HandshakeResponse> HandshakeRpc(const Config& config) {
+    control::HandshakeRequest request;
+    request.set_wire_version(wire::kWireVersion);
+    *request.mutable_knobs() = ToKnobs(config);
+    control::HandshakeResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    grpc::Status status = stub_->Handshake(&context, request, &response);
+    if (!status.ok()) return FromGrpc(status, "handshake with " + server_address_);
+    if (response.wire_version() != wire::kWireVersion) {
+      return Status::Unsupported("server " + server_address_ + " speaks wire version " +
+                                 std::to_string(response.wire_version()) + ", this client " +
+                                 std::to_string(wire::kWireVersion) +
+                                 ": use matching artune builds");
+    }
+    return response;
+  }
+
+  // The server's packets carry its config epoch; a newer one means the server was
+  // reconfigured: fetch the new values before the next call.
+  Status RefreshIfStale() {
+    uint32_t seen = 0;
+    {
+      std::lock_guard lock(mutex_);
+      seen = current_->peer_epoch();
+      if (seen <= epoch_) return Status::Ok();
+    }
+    ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
+    Config agreed = FromKnobs(response.knobs());
+    ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
+    std::lock_guard lock(mutex_);
+    if (response.config_epoch() <= epoch_) return Status::Ok();
+    return ApplyLocked(agreed, response.config_epoch());
+  }
+
+  // Uses `config` for new calls: same buffer geometry -> the current connection
+  // switches; another geometry -> a new connection, the old one drains and closes.
+  Status ApplyLocked(const Config& config, uint32_t epoch) {
+    const Geometry geometry = GeometryFor(config);
+    const bool same = current_ && !current_->closed() &&
+                      current_->geometry().buffer_bytes == geometry.buffer_bytes &&
+                      current_->geometry().buffer_count == geometry.buffer_count &&
+                      current_->geometry().max_outstanding == geometry.max_outstanding;
+    if (same) {
+      current_->SetConfig(config, epoch);
+    } else {
+      wire::ConnectParams params{};
+      params.wire_version = wire::kWireVersion;
+      params.eager_buffer_count = geometry.buffer_count;
+      params.eager_buffer_bytes = geometry.buffer_bytes;
+      params.max_outstanding = geometry.max_outstanding;
+      params.config_epoch = epoch;
+      ARTUNE_ASSIGN_OR_RETURN(
+          std::shared_ptr<fabric::Endpoint> endpoint,
+          fabric_->Connect(data_endpoint_, std::as_bytes(std::span(&params, 1))));
+      auto connection =
+          std::make_shared<Connection>(Role::kClient, std::move(endpoint), *allocator_, stats_,
+                                       geometry, config, epoch, timer_.get(), nullptr, nullptr);
+      ARTUNE_RETURN_IF_ERROR(connection->Start());
+      if (current_) retiring_.push_back(std::move(current_));
+      current_ = std::move(connection);
+    }
+    // Retired connections close once their calls have drained.
+    std::erase_if(retiring_, [](const std::shared_ptr<Connection>& old) {
+      if (old->calls_in_flight() > 0 && !old->closed()) return false;
+      old->Close(Status::Cancelled("connection retired after a reconfiguration"));
+      return true;
+    });
+    config_ = config;
+    epoch_ = epoch;
+    slots_->SetLimit(config.max_outstanding);
+    return Status::Ok();
+  }
+
+  const std::shared_ptr<grpc::Channel> channel_;
+  const std::unique_ptr<control::Control::Stub> stub_;
+  const std::string server_address_;
+  std::string data_endpoint_;
+  std::shared_ptr<fabric::Fabric> fabric_;
+  std::unique_ptr<RegisteredAllocator> allocator_;
+  StatsRecorder stats_;
+  std::unique_ptr<Timer> timer_;
+  std::shared_ptr<Slots> slots_;
+
+  mutable std::mutex mutex_;
+  Config config_;
+  uint32_t epoch_ = 0;
+  std::shared_ptr<Connection> current_;
+  std::vector<std::shared_ptr<Connection>> retiring_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const Config& config,
+                                                const std::string& server_address) {
+  ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
+  if (fabric::ResolveFabricKind(config.fabric) == FabricKind::kVerbs) {
+    // Fail early and clearly rather than after a handshake.
+    ARTUNE_RETURN_IF_ERROR(fabric::MakeFabric(config.fabric, config.polling).status());
+  }
+  auto channel = grpc::CreateChannel(server_address, grpc::InsecureChannelCredentials());
+  auto client = std::make_unique<ClientImpl>(std::move(channel), server_address);
+  ARTUNE_RETURN_IF_ERROR(client->Init(config));
+  return std::unique_ptr<Client>(std::move(client));
+}
+
+}  // namespace artune::transport

@@ -1,0 +1,460 @@
+// Connection: lifecycle, call table, state transitions, flow control and sending.
+// The receive side (packet parsing, reassembly, reads) is in connection_receive.cc.
+#include "connection.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "artune/transport/knobs.h"
+
+namespace artune::transport {
+namespace {
+
+bool DebugLogging() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("ARTUNE_TRANSPORT_DEBUG");
+    return value != nullptr && value[0] != '\0' && value[0] != '0';
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+Geometry GeometryFor(const Config& config) {
+  return {EagerBufferBytes(config), config.eager_buffer_count, config.max_outstanding};
+}
+
+Config ClampToGeometry(Config config, const Geometry& geometry) {
+  const uint64_t capacity = geometry.buffer_bytes - kEagerPacketHeaderBytes;
+  config.eager_threshold = std::min(config.eager_threshold, capacity);
+  config.coalesce_limit = std::min(config.coalesce_limit, capacity);
+  return config;
+}
+
+Connection::Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint,
+                       RegisteredAllocator& allocator, StatsRecorder& stats, Geometry geometry,
+                       Config config, uint32_t config_epoch, Timer* timer,
+                       RequestSink on_request, ClosedSink on_closed)
+    : role_(role),
+      endpoint_(std::move(endpoint)),
+      allocator_(allocator),
+      stats_(stats),
+      geometry_(geometry),
+      timer_(timer),
+      on_request_(std::move(on_request)),
+      on_closed_(std::move(on_closed)),
+      config_(ClampToGeometry(config, geometry)),
+      config_epoch_(config_epoch) {}
+
+Connection::~Connection() = default;
+
+Status Connection::Start() {
+  std::lock_guard lock(mutex_);
+  // eager_buffer_count data buffers plus the spare for credit packets.
+  for (uint32_t i = 0; i <= geometry_.buffer_count; ++i) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer buffer, allocator_.Allocate(geometry_.buffer_bytes));
+    std::optional<Registration> registration = allocator_.Lookup(buffer.data(), buffer.size());
+    ARTUNE_RETURN_IF_ERROR(
+        endpoint_->PostRecv(buffer.data(), buffer.size(), registration->keys.lkey, i));
+    recv_buffers_.push_back(std::move(buffer));
+  }
+  send_credits_ = geometry_.buffer_count;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  endpoint_->Start([weak](fabric::Endpoint&, const fabric::Completion& completion) {
+    if (auto self = weak.lock()) self->OnCompletion(completion);
+  });
+  return Status::Ok();
+}
+
+void Connection::SetConfig(const Config& config, uint32_t epoch) {
+  std::lock_guard lock(mutex_);
+  config_ = ClampToGeometry(config, geometry_);
+  config_epoch_ = epoch;
+}
+
+size_t Connection::calls_in_flight() const {
+  std::lock_guard lock(mutex_);
+  return calls_.size();
+}
+
+void Connection::Close(const Status& why) {
+  {
+    std::lock_guard lock(mutex_);
+    if (close_reason_.ok()) close_reason_ = why;
+  }
+  closed_ = true;
+  endpoint_->Close(why);
+}
+
+void Connection::FailLocked(const Status& why) {
+  if (close_reason_.ok()) close_reason_ = why;
+  closed_ = true;
+  endpoint_->Close(why);  // the fabric answers with kDisconnected, which fails the calls
+}
+
+// ---------------------------------------------------------------------------
+// Calls.
+
+void Connection::Transition(Call& call, wire::CallState to, std::string_view why) {
+  const bool allowed = wire::IsAllowedTransition(call.state, to);
+  if (DebugLogging() || !allowed) {
+    std::fprintf(stderr, "artune transport: %s call %llu: %s -> %s (%.*s)%s\n",
+                 role_ == Role::kClient ? "client" : "server",
+                 static_cast<unsigned long long>(call.id),
+                 std::string(wire::CallStateName(call.state)).c_str(),
+                 std::string(wire::CallStateName(to)).c_str(), static_cast<int>(why.size()),
+                 why.data(), allowed ? "" : " [unexpected transition: please report]");
+  }
+  call.state = to;
+}
+
+void Connection::StartCall(std::string_view method, std::span<const ConstSlice> request,
+                           std::chrono::steady_clock::time_point deadline, Client::Done done) {
+  Status failed;
+  {
+    std::lock_guard lock(mutex_);
+    if (closed_) {
+      failed = close_reason_.ok() ? Status::Unavailable("connection to " + peer() + " is closed")
+                                  : close_reason_;
+    } else {
+      const uint64_t id = next_call_id_++;
+      auto owned = std::make_unique<Call>();
+      Call& call = *owned;
+      call.id = id;
+      call.state = wire::CallState::kSending;
+      call.config = config_;
+      call.done = std::move(done);
+      calls_.emplace(id, std::move(owned));
+      stats_.CallStarted();
+      Status sent = SendMessageLocked(call, wire::Direction::kRequest, method, request);
+      if (!sent.ok()) {
+        done = std::move(call.done);
+        calls_.erase(id);
+        stats_.CallFailed();
+        failed = sent;
+      } else {
+        Transition(call, wire::CallState::kAwaitingResponse, "request sent");
+        if (timer_ != nullptr) {
+          std::weak_ptr<Connection> weak = weak_from_this();
+          call.timer_handle = timer_->Add(deadline, [weak, id] {
+            if (auto self = weak.lock()) self->OnTimeout(id);
+          });
+          call.has_timer = true;
+        }
+        return;
+      }
+    }
+  }
+  if (done) done(failed);
+}
+
+void Connection::OnTimeout(uint64_t call_id) {
+  Client::Done done;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = calls_.find(call_id);
+    if (it == calls_.end()) return;
+    Call& call = *it->second;
+    if (call.state == wire::CallState::kDone || call.state == wire::CallState::kFailed ||
+        call.state == wire::CallState::kAbandoned) {
+      return;
+    }
+    call.has_timer = false;
+    Transition(call, wire::CallState::kAbandoned, "deadline passed");
+    done = std::move(call.done);
+    stats_.CallFailed();
+    MaybeEraseLocked(call_id);
+  }
+  if (done) {
+    done(Status::Timeout("call to " + peer() +
+                         " timed out; retry, or raise timeout_ms / the call's timeout"));
+  }
+}
+
+void Connection::CompleteCallLocked(Call& call, Result<Message> result, Callbacks& callbacks) {
+  if (call.has_timer) {
+    timer_->Cancel(call.timer_handle);
+    call.has_timer = false;
+  }
+  if (call.state == wire::CallState::kAbandoned || call.state == wire::CallState::kFailed) {
+    return;  // the caller already got its answer; a late response is dropped
+  }
+  if (result.ok()) {
+    stats_.CallCompleted();
+  } else {
+    stats_.CallFailed();
+  }
+  Transition(call, result.ok() ? wire::CallState::kDone : wire::CallState::kFailed,
+             result.ok() ? "response complete" : "error response");
+  if (call.done) {
+    auto shared = std::make_shared<Result<Message>>(std::move(result));
+    callbacks.push_back([done = std::move(call.done), shared]() mutable {
+      done(std::move(*shared));
+    });
+  }
+}
+
+void Connection::FailCallLocked(Call& call, const Status& status, Callbacks& callbacks) {
+  if (role_ == Role::kClient) {
+    CompleteCallLocked(call, status, callbacks);
+  } else if (call.state != wire::CallState::kFailed) {
+    Transition(call, wire::CallState::kFailed, status.message());
+  }
+}
+
+void Connection::MaybeEraseLocked(uint64_t call_id) {
+  auto it = calls_.find(call_id);
+  if (it == calls_.end()) return;
+  const Call& call = *it->second;
+  const bool finished = call.state == wire::CallState::kDone ||
+                        call.state == wire::CallState::kFailed ||
+                        call.state == wire::CallState::kAbandoned;
+  if (!finished || call.in.reads_in_flight > 0) return;
+  // The peer may still read what this end announced: keep it until kFin.
+  if (call.awaiting_fin && !disconnected_) return;
+  calls_.erase(it);
+}
+
+void Connection::SendResponse(uint64_t call_id, const Status& status,
+                              std::vector<ConstSlice> slices, std::vector<Buffer> owned,
+                              std::shared_ptr<Message> keepalive) {
+  std::lock_guard lock(mutex_);
+  auto it = calls_.find(call_id);
+  if (it == calls_.end() || closed_) return;  // the connection died while handling
+  Call& call = *it->second;
+  Transition(call, wire::CallState::kSending, status.ok() ? "handler done" : "handler failed");
+  Status sent;
+  if (!status.ok()) {
+    stats_.CallFailed();
+    sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id,
+                             status);
+  } else {
+    call.sent_owned = std::move(owned);
+    call.sent_keepalive = std::move(keepalive);
+    // Counted before the first packet leaves: the client may see the response (and
+    // read these stats) before SendMessageLocked returns.
+    stats_.CallCompleted();
+    sent = SendMessageLocked(call, wire::Direction::kResponse, "", slices);
+    if (!sent.ok()) {
+      // The response could not be built (e.g. no registered memory): tell the client.
+      call.sent_owned.clear();
+      call.sent_keepalive.reset();
+      call.awaiting_fin = false;
+      stats_.CallFailed();
+      sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id,
+                               sent);
+    }
+  }
+  if (!sent.ok()) {
+    FailLocked(sent);
+    return;
+  }
+  if (call.awaiting_fin) {
+    Transition(call, wire::CallState::kAwaitingFin, "response announced");
+  } else {
+    Transition(call, wire::CallState::kDone, "response sent");
+    MaybeEraseLocked(call_id);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sending.
+
+Result<Buffer> Connection::NewPacketLocked() { return allocator_.Allocate(geometry_.buffer_bytes); }
+
+void Connection::StampHeaderLocked(std::byte* packet, bool credit_packet) {
+  wire::PacketHeader header;
+  std::memcpy(&header, packet, sizeof(header));
+  header.credits_returned = credits_to_return_;
+  credits_to_return_ = 0;
+  if (spare_to_return_) header.flags |= wire::kFlagSpareCreditReturned;
+  spare_to_return_ = false;
+  header.config_epoch = config_epoch_;
+  (void)credit_packet;
+  std::memcpy(packet, &header, sizeof(header));
+}
+
+Status Connection::PostPacketLocked(Buffer buffer, uint64_t length, bool credit_packet) {
+  if (credit_packet) {
+    spare_available_ = false;
+  } else if (!pending_.empty() || send_credits_ == 0) {
+    pending_.push_back({std::move(buffer), length, false});
+    return Status::Ok();
+  } else {
+    --send_credits_;
+  }
+  StampHeaderLocked(buffer.data(), credit_packet);
+  const fabric::SgEntry entry{buffer.data(), length, 0};
+  return endpoint_->PostSend(std::span<const fabric::SgEntry>(&entry, 1));
+}
+
+Status Connection::FlushPendingLocked() {
+  while (!pending_.empty() && send_credits_ > 0) {
+    PendingPacket packet = std::move(pending_.front());
+    pending_.pop_front();
+    --send_credits_;
+    StampHeaderLocked(packet.buffer.data(), false);
+    const fabric::SgEntry entry{packet.buffer.data(), packet.length, 0};
+    ARTUNE_RETURN_IF_ERROR(endpoint_->PostSend(std::span<const fabric::SgEntry>(&entry, 1)));
+  }
+  return Status::Ok();
+}
+
+void Connection::MaybeReturnCreditsLocked() {
+  const uint32_t threshold = std::max<uint32_t>(1, geometry_.buffer_count / 2);
+  if (credits_to_return_ < threshold || !spare_available_ || closed_) return;
+  Status sent = SendControlLocked(wire::PacketKind::kCredit, wire::Direction::kRequest, 0,
+                                  Status::Ok());
+  if (!sent.ok()) FailLocked(sent);
+}
+
+Status Connection::SendControlLocked(wire::PacketKind kind, wire::Direction direction,
+                                     uint64_t call_id, const Status& status) {
+  ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+  wire::PacketHeader header{};
+  header.kind = static_cast<uint8_t>(kind);
+  header.direction = static_cast<uint8_t>(direction);
+  header.call_id = call_id;
+  uint64_t length = sizeof(header);
+  if (kind == wire::PacketKind::kError) {
+    const std::string& text = status.message();
+    const size_t bytes = std::min<size_t>(text.size(), wire::kMaxErrorMessageBytes);
+    header.status_code = static_cast<int32_t>(status.code());
+    header.payload_bytes = static_cast<uint32_t>(bytes);
+    std::memcpy(packet.data() + sizeof(header), text.data(), bytes);
+    length += bytes;
+  }
+  std::memcpy(packet.data(), &header, sizeof(header));
+  return PostPacketLocked(std::move(packet), length, kind == wire::PacketKind::kCredit);
+}
+
+Status Connection::SendMessageLocked(Call& call, wire::Direction direction,
+                                     std::string_view method, std::span<const ConstSlice> slices) {
+  if (method.size() > wire::kMaxMethodBytes) {
+    return Status::InvalidArgument("method name of " + std::to_string(method.size()) +
+                                   " bytes (limit " + std::to_string(wire::kMaxMethodBytes) + ")");
+  }
+  if (direction == wire::Direction::kRequest && method.empty()) {
+    return Status::InvalidArgument("empty method name");
+  }
+  if (slices.size() > wire::kMaxSlicesPerMessage) {
+    return Status::InvalidArgument("message of " + std::to_string(slices.size()) +
+                                   " slices (limit " +
+                                   std::to_string(wire::kMaxSlicesPerMessage) + ")");
+  }
+  std::vector<uint64_t> sizes;
+  sizes.reserve(slices.size());
+  uint64_t total = 0;
+  for (const ConstSlice& slice : slices) {
+    if (slice.size() > wire::kMaxSliceBytes) {
+      return Status::InvalidArgument("slice of " + std::to_string(slice.size()) +
+                                     " bytes (limit " + std::to_string(wire::kMaxSliceBytes) +
+                                     ")");
+    }
+    sizes.push_back(slice.size());
+    total += slice.size();
+  }
+  if (total > wire::kMaxMessageBytes) {
+    return Status::InvalidArgument("message of " + std::to_string(total) + " bytes (limit " +
+                                   std::to_string(wire::kMaxMessageBytes) + ")");
+  }
+  const MessagePlan plan = PlanMessage(sizes, call.config);
+
+  bool method_sent = false;
+  auto header_for = [&](wire::PacketKind kind, uint32_t entries) {
+    wire::PacketHeader header{};
+    header.kind = static_cast<uint8_t>(kind);
+    header.direction = static_cast<uint8_t>(direction);
+    header.call_id = call.id;
+    header.slice_count = static_cast<uint32_t>(slices.size());
+    header.entry_count = entries;
+    header.method_bytes = method_sent ? 0 : static_cast<uint8_t>(method.size());
+    method_sent = true;
+    return header;
+  };
+
+  // Eager packets: entries, then the method (first packet), then the slices' bytes.
+  for (const EagerPacket& eager : plan.eager_packets) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+    const auto kind = eager.slice_indices.size() > 1 ? wire::PacketKind::kCoalescedEager
+                                                     : wire::PacketKind::kEager;
+    wire::PacketHeader header =
+        header_for(kind, static_cast<uint32_t>(eager.slice_indices.size()));
+    std::byte* out = packet.data() + sizeof(header);
+    for (uint32_t index : eager.slice_indices) {
+      const wire::SliceEntry entry{index, static_cast<uint32_t>(slices[index].size())};
+      std::memcpy(out, &entry, sizeof(entry));
+      out += sizeof(entry);
+    }
+    std::byte* payload = out;
+    std::memcpy(out, method.data(), header.method_bytes);
+    out += header.method_bytes;
+    for (uint32_t index : eager.slice_indices) {
+      if (!slices[index].empty()) std::memcpy(out, slices[index].data(), slices[index].size());
+      out += slices[index].size();
+      stats_.CountSlice(eager.protocol, slices[index].size());
+    }
+    header.payload_bytes = static_cast<uint32_t>(out - payload);
+    std::memcpy(packet.data(), &header, sizeof(header));
+    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), out - packet.data(), false));
+  }
+
+  // Rendezvous: announce (addr, rkey, length) per slice, zero-copy when the slice
+  // lies in registered memory, else from a registered staging copy.
+  size_t next = 0;
+  while (next < plan.rendezvous.size()) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+    const uint64_t method_bytes = method_sent ? 0 : method.size();
+    const uint64_t room =
+        (geometry_.buffer_bytes - sizeof(wire::PacketHeader) - method_bytes) /
+        sizeof(wire::RendezvousEntry);
+    const size_t count = std::min<size_t>(room, plan.rendezvous.size() - next);
+    wire::PacketHeader header = header_for(wire::PacketKind::kAnnounce, static_cast<uint32_t>(count));
+    std::byte* out = packet.data() + sizeof(header);
+    for (size_t i = next; i < next + count; ++i) {
+      const RendezvousTransfer& transfer = plan.rendezvous[i];
+      const ConstSlice slice = slices[transfer.slice_index];
+      std::optional<Registration> registration = allocator_.Lookup(slice.data(), slice.size());
+      const std::byte* source = slice.data();
+      if (!registration) {
+        ARTUNE_ASSIGN_OR_RETURN(Buffer staging, allocator_.Allocate(slice.size()));
+        std::memcpy(staging.data(), slice.data(), slice.size());
+        source = staging.data();
+        registration = allocator_.Lookup(source, slice.size());
+        call.sent_owned.push_back(std::move(staging));
+      }
+      wire::RendezvousEntry entry{};
+      entry.slice_index = transfer.slice_index;
+      entry.rkey = registration->keys.rkey;
+      entry.remote_addr = reinterpret_cast<uint64_t>(source);
+      entry.length = slice.size();
+      entry.chunk_bytes = transfer.chunk_bytes;
+      std::memcpy(out, &entry, sizeof(entry));
+      out += sizeof(entry);
+      stats_.CountSlice(transfer.protocol, slice.size());
+    }
+    std::memcpy(out, method.data(), method_bytes);
+    out += method_bytes;
+    header.payload_bytes = static_cast<uint32_t>(method_bytes);
+    std::memcpy(packet.data(), &header, sizeof(header));
+    call.awaiting_fin = true;
+    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), out - packet.data(), false));
+    next += count;
+  }
+
+  // A message without slices still needs one packet (it carries the method).
+  if (plan.eager_packets.empty() && plan.rendezvous.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+    wire::PacketHeader header = header_for(wire::PacketKind::kEager, 0);
+    header.payload_bytes = header.method_bytes;
+    std::memcpy(packet.data(), &header, sizeof(header));
+    std::memcpy(packet.data() + sizeof(header), method.data(), header.method_bytes);
+    ARTUNE_RETURN_IF_ERROR(
+        PostPacketLocked(std::move(packet), sizeof(header) + header.method_bytes, false));
+  }
+  return Status::Ok();
+}
+
+}  // namespace artune::transport

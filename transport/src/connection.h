@@ -1,0 +1,212 @@
+// The protocol layer of one data connection, shared by client and server: sends
+// messages by the plan protocol.h makes (eager, coalesced eager, rendezvous-read,
+// chunked rendezvous), reassembles incoming ones (copying eager data out of the
+// receive buffers, reading rendezvous slices with pipelined chunk reads), runs the
+// credit-based flow control of the eager receive buffers, and keeps the call table.
+//
+// Flow control: each end posts eager_buffer_count + 1 receive buffers. A data
+// packet costs one of the peer's eager_buffer_count credits; packets without a
+// credit wait in order in pending_. Credits come back in every packet's header
+// (credits_returned) and, when half of them are owed and nothing else goes out, in
+// a kCredit packet, which uses the one spare buffer; the spare comes back with the
+// flag kFlagSpareCreditReturned on the next packet. So a credit update never needs
+// a credit, and a peer that ignores the rule overflows the posted buffers and is
+// dropped by the fabric.
+//
+// Lifetimes: a message's source slices stay registered and alive until the peer's
+// kFin (or the connection closes); read destinations stay alive until their reads
+// complete, even for a call that timed out (kAbandoned) or failed.
+//
+// Threading: every method is thread-safe (one mutex). Completions arrive on the
+// fabric's progress thread; user callbacks and handler dispatch run outside the
+// mutex.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "allocator.h"
+#include "artune/transport/transport.h"
+#include "fabric/fabric.h"
+#include "stats.h"
+#include "timer.h"
+#include "wire.h"
+
+namespace artune::transport {
+
+enum class Role { kClient, kServer };
+
+// Eager receive-buffer geometry, fixed for the connection's life (both ends post
+// the same), from the config negotiated when it was opened.
+struct Geometry {
+  uint64_t buffer_bytes = 0;
+  uint32_t buffer_count = 0;
+  uint32_t max_outstanding = 0;
+};
+Geometry GeometryFor(const Config& config);
+// `config` with its eager limits clamped to what `geometry`'s buffers can hold.
+Config ClampToGeometry(Config config, const Geometry& geometry);
+
+// A server-side request ready for its handler: the engine's reference for the reply.
+struct IncomingRequest {
+  uint64_t call_id = 0;
+  std::string method;
+  std::shared_ptr<Message> message;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  using RequestSink = std::function<void(std::shared_ptr<Connection>, IncomingRequest)>;
+  using ClosedSink = std::function<void(Connection&, const Status& why)>;
+
+  Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint,
+             RegisteredAllocator& allocator, StatsRecorder& stats, Geometry geometry,
+             Config config, uint32_t config_epoch, Timer* timer, RequestSink on_request,
+             ClosedSink on_closed);
+  ~Connection();
+
+  // Posts the receive buffers and starts the endpoint.
+  Status Start();
+
+  // New messages use `config` (clamped to the geometry); calls in flight keep theirs.
+  void SetConfig(const Config& config, uint32_t epoch);
+  const Geometry& geometry() const { return geometry_; }
+  // The largest config epoch seen in the peer's packets.
+  uint32_t peer_epoch() const { return peer_epoch_.load(std::memory_order_relaxed); }
+  bool closed() const { return closed_.load(std::memory_order_relaxed); }
+  size_t calls_in_flight() const;
+  std::string peer() const { return endpoint_->peer(); }
+
+  // Client: sends a request; `done` runs exactly once (maybe before this returns,
+  // on error). `deadline` fails the call with kTimeout.
+  void StartCall(std::string_view method, std::span<const ConstSlice> request,
+                 std::chrono::steady_clock::time_point deadline, Client::Done done);
+
+  // Server: sends the response of `call_id` (slices and the Buffers/request that
+  // keep them alive), or `status` as an error response when it is not ok.
+  void SendResponse(uint64_t call_id, const Status& status, std::vector<ConstSlice> slices,
+                    std::vector<Buffer> owned, std::shared_ptr<Message> keepalive);
+
+  // Closes the connection; calls in flight fail with `why`.
+  void Close(const Status& why);
+
+ private:
+  struct Transfer {
+    wire::RendezvousEntry entry{};
+    Buffer destination;
+    std::vector<ChunkRange> chunks;
+    size_t next_chunk = 0;
+    uint32_t in_flight = 0;
+    uint32_t done_chunks = 0;
+  };
+  // An incoming message being reassembled.
+  struct Assembly {
+    bool started = false;
+    uint32_t slice_count = 0;
+    uint32_t received = 0;
+    uint64_t announced_bytes = 0;
+    std::vector<uint8_t> have;
+    std::shared_ptr<Message> message;
+    std::vector<ConstSlice> slices;
+    std::vector<std::unique_ptr<Transfer>> transfers;
+    uint32_t reads_in_flight = 0;
+    bool had_rendezvous = false;
+    std::string method;
+  };
+  struct Call {
+    uint64_t id = 0;
+    wire::CallState state = wire::CallState::kSending;
+    Config config;  // the values this call runs under
+    Client::Done done;
+    Timer::Handle timer_handle{};
+    bool has_timer = false;
+    // What this end sent: kept until the peer's kFin.
+    std::vector<Buffer> sent_owned;
+    std::shared_ptr<Message> sent_keepalive;
+    bool awaiting_fin = false;
+    Assembly in;
+    Status failure;  // the error, once failed
+  };
+  struct ReadTarget {
+    uint64_t call_id;
+    size_t transfer;
+    ChunkRange chunk;
+  };
+  struct PendingPacket {
+    Buffer buffer;
+    uint64_t length;
+    bool credit_packet;
+  };
+  using Callbacks = std::vector<std::function<void()>>;
+
+  void OnCompletion(const fabric::Completion& completion);
+  void OnRecv(const fabric::Completion& completion, Callbacks& callbacks);
+  void OnRead(const fabric::Completion& completion, Callbacks& callbacks);
+  void OnDisconnected(const Status& why, Callbacks& callbacks);
+
+  // Parses and applies one received packet; an error drops the connection.
+  Status HandlePacket(const std::byte* data, uint64_t length, Callbacks& callbacks);
+  Status HandleSlices(Call& call, const wire::PacketHeader& header, const std::byte* entries,
+                      const std::byte* payload, Callbacks& callbacks);
+  Status HandleAnnounce(Call& call, const wire::PacketHeader& header, const std::byte* entries,
+                        Callbacks& callbacks);
+  Status BeginAssembly(Call& call, const wire::PacketHeader& header, const std::byte* payload);
+  void PostReads(Call& call, Transfer& transfer, size_t transfer_index);
+  void MaybeFinishAssembly(Call& call, Callbacks& callbacks);
+
+  // Sends a whole message (request or response) for `call`, by the plan.
+  Status SendMessageLocked(Call& call, wire::Direction direction, std::string_view method,
+                           std::span<const ConstSlice> slices);
+  Status SendControlLocked(wire::PacketKind kind, wire::Direction direction, uint64_t call_id,
+                           const Status& status);
+  Result<Buffer> NewPacketLocked();
+  void StampHeaderLocked(std::byte* packet, bool credit_packet);
+  Status PostPacketLocked(Buffer buffer, uint64_t length, bool credit_packet);
+  Status FlushPendingLocked();
+  void MaybeReturnCreditsLocked();
+
+  void Transition(Call& call, wire::CallState to, std::string_view why);
+  void CompleteCallLocked(Call& call, Result<Message> result, Callbacks& callbacks);
+  void FailCallLocked(Call& call, const Status& status, Callbacks& callbacks);
+  // Erases the call when nothing references its memory any more.
+  void MaybeEraseLocked(uint64_t call_id);
+  void OnTimeout(uint64_t call_id);
+  void FailLocked(const Status& why);
+
+  const Role role_;
+  const std::shared_ptr<fabric::Endpoint> endpoint_;
+  RegisteredAllocator& allocator_;
+  StatsRecorder& stats_;
+  const Geometry geometry_;
+  Timer* const timer_;
+  const RequestSink on_request_;
+  const ClosedSink on_closed_;
+
+  mutable std::mutex mutex_;
+  Config config_;
+  uint32_t config_epoch_ = 0;
+  std::unordered_map<uint64_t, std::unique_ptr<Call>> calls_;
+  uint64_t next_call_id_ = 1;
+  std::unordered_map<uint64_t, ReadTarget> reads_;
+  uint64_t next_read_id_ = 1;
+  std::vector<Buffer> recv_buffers_;
+  // Flow control (see the header comment).
+  uint32_t send_credits_ = 0;
+  bool spare_available_ = true;
+  uint32_t credits_to_return_ = 0;
+  bool spare_to_return_ = false;
+  std::deque<PendingPacket> pending_;
+  std::atomic<uint32_t> peer_epoch_{0};
+  std::atomic<bool> closed_{false};
+  Status close_reason_;
+  bool disconnected_ = false;  // kDisconnected delivered: no completion follows
+};
+
+}  // namespace artune::transport

@@ -1,0 +1,473 @@
+// Connection, receive side: completions, packet validation, reassembly and the
+// pipelined rendezvous reads. Every length from the peer is checked against the
+// packet, the message and the limits in wire.h before memory is allocated.
+#include <algorithm>
+#include <cstring>
+
+#include "connection.h"
+
+namespace artune::transport {
+namespace {
+
+Status Malformed(const std::string& peer, const std::string& what) {
+  return Status::ProtocolError("malformed packet from " + peer + ": " + what +
+                               "; dropping the connection");
+}
+
+}  // namespace
+
+void Connection::OnCompletion(const fabric::Completion& completion) {
+  Callbacks callbacks;
+  {
+    std::lock_guard lock(mutex_);
+    switch (completion.kind) {
+      case fabric::CompletionKind::kRecv:
+        OnRecv(completion, callbacks);
+        break;
+      case fabric::CompletionKind::kRead:
+        OnRead(completion, callbacks);
+        break;
+      case fabric::CompletionKind::kDisconnected:
+        OnDisconnected(completion.status, callbacks);
+        break;
+    }
+  }
+  for (auto& callback : callbacks) callback();
+}
+
+void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbacks) {
+  if (disconnected_ || !completion.status.ok() || completion.wr_id >= recv_buffers_.size()) {
+    return;
+  }
+  Buffer& buffer = recv_buffers_[completion.wr_id];
+  bool credit_packet = false;
+  if (completion.length >= sizeof(wire::PacketHeader)) {
+    credit_packet = static_cast<wire::PacketKind>(static_cast<uint8_t>(buffer.data()[0])) ==
+                    wire::PacketKind::kCredit;
+  }
+  Status handled = HandlePacket(buffer.data(), completion.length, callbacks);
+  if (!handled.ok()) {
+    FailLocked(handled);
+    return;
+  }
+  // Re-post before returning the credit: the peer may use it at once.
+  std::optional<Registration> registration = allocator_.Lookup(buffer.data(), buffer.size());
+  Status reposted =
+      endpoint_->PostRecv(buffer.data(), buffer.size(), registration->keys.lkey, completion.wr_id);
+  if (!reposted.ok()) return;  // closing: kDisconnected follows
+  if (credit_packet) {
+    spare_to_return_ = true;
+  } else {
+    ++credits_to_return_;
+  }
+  Status flushed = FlushPendingLocked();
+  if (!flushed.ok()) {
+    FailLocked(flushed);
+    return;
+  }
+  MaybeReturnCreditsLocked();
+}
+
+Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callbacks& callbacks) {
+  const std::string from = peer();
+  if (length < sizeof(wire::PacketHeader)) {
+    return Malformed(from, "packet of " + std::to_string(length) + " bytes");
+  }
+  wire::PacketHeader header;
+  std::memcpy(&header, data, sizeof(header));
+  const auto kind = static_cast<wire::PacketKind>(header.kind);
+  if (header.kind < 1 || header.kind > 6) {
+    return Malformed(from, "unknown packet kind " + std::to_string(header.kind));
+  }
+  if (header.direction > 1) {
+    return Malformed(from, "unknown direction " + std::to_string(header.direction));
+  }
+  const bool data_kind = kind == wire::PacketKind::kEager ||
+                         kind == wire::PacketKind::kCoalescedEager ||
+                         kind == wire::PacketKind::kAnnounce;
+  const uint64_t entry_bytes =
+      kind == wire::PacketKind::kAnnounce ? sizeof(wire::RendezvousEntry) : sizeof(wire::SliceEntry);
+  const uint64_t body = length - sizeof(header);
+  if (!data_kind && header.entry_count != 0) {
+    return Malformed(from, std::string(wire::PacketKindName(kind)) + " packet with entries");
+  }
+  if (header.entry_count > body / entry_bytes ||
+      header.entry_count * entry_bytes + header.payload_bytes != body) {
+    return Malformed(from, "entry count " + std::to_string(header.entry_count) +
+                               " and payload of " + std::to_string(header.payload_bytes) +
+                               " bytes do not match a packet of " + std::to_string(length));
+  }
+  if (header.method_bytes > header.payload_bytes) {
+    return Malformed(from, "method longer than the payload");
+  }
+
+  // Flow control and config epoch travel on every packet.
+  if (header.credits_returned > geometry_.buffer_count - send_credits_) {
+    return Malformed(from, "returned " + std::to_string(header.credits_returned) +
+                               " credits, more than it was given");
+  }
+  send_credits_ += header.credits_returned;
+  if (header.flags & wire::kFlagSpareCreditReturned) spare_available_ = true;
+  if (header.config_epoch > peer_epoch_.load(std::memory_order_relaxed)) {
+    peer_epoch_.store(header.config_epoch, std::memory_order_relaxed);
+  }
+  if (kind == wire::PacketKind::kCredit) return Status::Ok();
+
+  const auto direction = static_cast<wire::Direction>(header.direction);
+  const wire::Direction incoming =
+      role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest;
+  const std::byte* entries = data + sizeof(header);
+  const std::byte* payload = entries + header.entry_count * entry_bytes;
+
+  if (kind == wire::PacketKind::kFin) {
+    if (direction == incoming) return Malformed(from, "fin for a message it sent");
+    auto it = calls_.find(header.call_id);
+    if (it == calls_.end() || !it->second->awaiting_fin) return Status::Ok();  // stale
+    Call& call = *it->second;
+    call.awaiting_fin = false;
+    call.sent_owned.clear();
+    call.sent_keepalive.reset();
+    if (call.state == wire::CallState::kAwaitingFin) {
+      Transition(call, wire::CallState::kDone, "peer read the response");
+    }
+    MaybeEraseLocked(header.call_id);
+    return Status::Ok();
+  }
+  if (direction != incoming) {
+    return Malformed(from, std::string(wire::PacketKindName(kind)) + " in the wrong direction");
+  }
+  if (kind == wire::PacketKind::kError && role_ == Role::kServer) {
+    return Malformed(from, "error packet from a client");
+  }
+
+  auto it = calls_.find(header.call_id);
+  if (role_ == Role::kServer) {
+    if (it == calls_.end()) {
+      if (calls_.size() >= geometry_.max_outstanding) {
+        return Malformed(from, "more than " + std::to_string(geometry_.max_outstanding) +
+                                   " calls in flight (max_outstanding)");
+      }
+      auto owned = std::make_unique<Call>();
+      owned->id = header.call_id;
+      owned->state = wire::CallState::kReceivingRequest;
+      owned->config = config_;
+      it = calls_.emplace(header.call_id, std::move(owned)).first;
+      stats_.CallStarted();
+    } else if (it->second->state != wire::CallState::kReceivingRequest) {
+      return Malformed(from, "request data for call " + std::to_string(header.call_id) +
+                                 " after its request was complete");
+    }
+  } else {
+    const bool live = it != calls_.end() &&
+                      (it->second->state == wire::CallState::kAwaitingResponse ||
+                       it->second->state == wire::CallState::kReceivingResponse);
+    if (!live) {
+      // A late response (the call timed out or failed): drop it, but let the server
+      // release what it announced.
+      if (kind == wire::PacketKind::kAnnounce) {
+        return SendControlLocked(wire::PacketKind::kFin, wire::Direction::kResponse,
+                                 header.call_id, Status::Ok());
+      }
+      return Status::Ok();
+    }
+  }
+  Call& call = *it->second;
+
+  if (kind == wire::PacketKind::kError) {
+    const int code = header.status_code;
+    if (code <= 0 || code > static_cast<int>(ErrorCode::kInternal) ||
+        header.payload_bytes > wire::kMaxErrorMessageBytes) {
+      return Malformed(from, "error packet with code " + std::to_string(code));
+    }
+    std::string text(reinterpret_cast<const char*>(payload), header.payload_bytes);
+    CompleteCallLocked(call, Status(static_cast<ErrorCode>(code), std::move(text)), callbacks);
+    MaybeEraseLocked(call.id);
+    return Status::Ok();
+  }
+
+  ARTUNE_RETURN_IF_ERROR(BeginAssembly(call, header, payload));
+  if (kind == wire::PacketKind::kAnnounce) {
+    ARTUNE_RETURN_IF_ERROR(HandleAnnounce(call, header, entries, callbacks));
+  } else {
+    ARTUNE_RETURN_IF_ERROR(HandleSlices(call, header, entries, payload, callbacks));
+  }
+  MaybeFinishAssembly(call, callbacks);
+  return Status::Ok();
+}
+
+Status Connection::BeginAssembly(Call& call, const wire::PacketHeader& header,
+                                 const std::byte* payload) {
+  Assembly& in = call.in;
+  if (in.started) {
+    if (header.slice_count != in.slice_count || header.method_bytes != 0) {
+      return Malformed(peer(), "packet disagrees with its message's first packet");
+    }
+    return Status::Ok();
+  }
+  if (header.slice_count > wire::kMaxSlicesPerMessage) {
+    return Malformed(peer(), "message of " + std::to_string(header.slice_count) +
+                                 " slices (limit " +
+                                 std::to_string(wire::kMaxSlicesPerMessage) + ")");
+  }
+  if ((role_ == Role::kServer) != (header.method_bytes > 0)) {
+    return Malformed(peer(), role_ == Role::kServer ? "request without a method name"
+                                                    : "response with a method name");
+  }
+  in.started = true;
+  in.slice_count = header.slice_count;
+  in.have.assign(in.slice_count, 0);
+  in.slices.assign(in.slice_count, ConstSlice());
+  in.message = std::make_shared<Message>();
+  in.method.assign(reinterpret_cast<const char*>(payload), header.method_bytes);
+  return Status::Ok();
+}
+
+Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
+                                const std::byte* entries, const std::byte* payload,
+                                Callbacks& /*callbacks*/) {
+  Assembly& in = call.in;
+  const uint64_t data_bytes = header.payload_bytes - header.method_bytes;
+  uint64_t sum = 0;
+  for (uint32_t i = 0; i < header.entry_count; ++i) {
+    wire::SliceEntry entry;
+    std::memcpy(&entry, entries + i * sizeof(entry), sizeof(entry));
+    if (entry.slice_index >= in.slice_count || in.have[entry.slice_index]) {
+      return Malformed(peer(), "slice index " + std::to_string(entry.slice_index) +
+                                   " out of range or repeated");
+    }
+    in.have[entry.slice_index] = 1;
+    sum += entry.length;
+  }
+  if (sum != data_bytes) {
+    return Malformed(peer(), "eager entries of " + std::to_string(sum) + " bytes, payload of " +
+                                 std::to_string(data_bytes));
+  }
+  // Copy the data out of the receive buffer (it is re-posted right after).
+  std::shared_ptr<Buffer> storage;
+  if (data_bytes > 0) {
+    Result<Buffer> buffer = allocator_.Allocate(data_bytes);
+    if (!buffer.ok()) return buffer.status();
+    storage = std::make_shared<Buffer>(std::move(buffer).value());
+    std::memcpy(storage->data(), payload + header.method_bytes, data_bytes);
+    in.message->KeepAlive(storage);
+  }
+  const Protocol protocol =
+      header.entry_count > 1 ? Protocol::kCoalescedEager : Protocol::kEager;
+  uint64_t offset = 0;
+  for (uint32_t i = 0; i < header.entry_count; ++i) {
+    wire::SliceEntry entry;
+    std::memcpy(&entry, entries + i * sizeof(entry), sizeof(entry));
+    in.slices[entry.slice_index] =
+        entry.length == 0 ? ConstSlice() : ConstSlice(storage->data() + offset, entry.length);
+    offset += entry.length;
+    ++in.received;
+    stats_.CountSlice(protocol, entry.length);
+  }
+  return Status::Ok();
+}
+
+Status Connection::HandleAnnounce(Call& call, const wire::PacketHeader& header,
+                                  const std::byte* entries, Callbacks& /*callbacks*/) {
+  Assembly& in = call.in;
+  if (role_ == Role::kClient && call.state == wire::CallState::kAwaitingResponse) {
+    Transition(call, wire::CallState::kReceivingResponse, "response announced");
+  }
+  for (uint32_t i = 0; i < header.entry_count; ++i) {
+    wire::RendezvousEntry entry;
+    std::memcpy(&entry, entries + i * sizeof(entry), sizeof(entry));
+    if (entry.slice_index >= in.slice_count || in.have[entry.slice_index]) {
+      return Malformed(peer(), "announced slice index " + std::to_string(entry.slice_index) +
+                                   " out of range or repeated");
+    }
+    if (entry.length == 0 || entry.length > wire::kMaxSliceBytes) {
+      return Malformed(peer(), "announced slice of " + std::to_string(entry.length) +
+                                   " bytes (limit " + std::to_string(wire::kMaxSliceBytes) + ")");
+    }
+    // Chunks of at least 4 KiB bound the number of reads per slice.
+    if (entry.chunk_bytes == 0 || entry.chunk_bytes > entry.length ||
+        entry.chunk_bytes < std::min<uint64_t>(entry.length, 4096)) {
+      return Malformed(peer(), "chunk size " + std::to_string(entry.chunk_bytes) +
+                                   " for a slice of " + std::to_string(entry.length));
+    }
+    in.announced_bytes += entry.length;
+    if (in.announced_bytes > wire::kMaxMessageBytes) {
+      return Malformed(peer(), "message larger than " + std::to_string(wire::kMaxMessageBytes));
+    }
+    in.have[entry.slice_index] = 1;
+    in.had_rendezvous = true;
+    if (!call.failure.ok()) {
+      ++in.received;  // the call already failed: do not read, just settle the slice
+      continue;
+    }
+    Result<Buffer> destination = allocator_.Allocate(entry.length);
+    if (!destination.ok()) {
+      // Not the peer's fault: the call fails, the connection stays.
+      if (call.failure.ok()) call.failure = destination.status();
+      ++in.received;
+      continue;
+    }
+    auto transfer = std::make_unique<Transfer>();
+    transfer->entry = entry;
+    transfer->destination = std::move(destination).value();
+    in.transfers.push_back(std::move(transfer));
+    PostReads(call, *in.transfers.back(), in.transfers.size() - 1);
+  }
+  return Status::Ok();
+}
+
+void Connection::PostReads(Call& call, Transfer& transfer, size_t transfer_index) {
+  const wire::RendezvousEntry& entry = transfer.entry;
+  const uint64_t chunk_count = (entry.length + entry.chunk_bytes - 1) / entry.chunk_bytes;
+  const uint32_t depth = std::max<uint32_t>(1, call.config.pipeline_depth);
+  std::optional<Registration> registration =
+      allocator_.Lookup(transfer.destination.data(), transfer.destination.size());
+  while (transfer.in_flight < depth && transfer.next_chunk < chunk_count && call.failure.ok()) {
+    ChunkRange chunk;
+    chunk.offset = transfer.next_chunk * entry.chunk_bytes;
+    chunk.length = std::min(entry.chunk_bytes, entry.length - chunk.offset);
+    const uint64_t read_id = next_read_id_++;
+    reads_[read_id] = {call.id, transfer_index, chunk};
+    const fabric::RemoteRegion remote{entry.remote_addr + chunk.offset, entry.rkey, chunk.length};
+    Status posted = endpoint_->PostRead(remote, transfer.destination.data() + chunk.offset,
+                                        registration->keys.lkey, read_id);
+    if (!posted.ok()) {
+      reads_.erase(read_id);
+      if (call.failure.ok()) call.failure = posted;
+      return;  // the connection is closing; kDisconnected fails the call
+    }
+    ++transfer.next_chunk;
+    ++transfer.in_flight;
+    ++call.in.reads_in_flight;
+  }
+}
+
+void Connection::OnRead(const fabric::Completion& completion, Callbacks& callbacks) {
+  auto target = reads_.find(completion.wr_id);
+  if (target == reads_.end()) return;
+  const ReadTarget read = target->second;
+  reads_.erase(target);
+  auto it = calls_.find(read.call_id);
+  if (it == calls_.end()) return;
+  Call& call = *it->second;
+  Transfer& transfer = *call.in.transfers[read.transfer];
+  --transfer.in_flight;
+  --call.in.reads_in_flight;
+  if (!completion.status.ok()) {
+    if (call.failure.ok()) call.failure = completion.status;
+    // A refused read means the peer announced memory it does not have.
+    if (!disconnected_ && completion.status.code() == ErrorCode::kProtocolError) {
+      FailLocked(completion.status);
+      return;
+    }
+  } else {
+    ++transfer.done_chunks;
+  }
+  const uint64_t chunk_count =
+      (transfer.entry.length + transfer.entry.chunk_bytes - 1) / transfer.entry.chunk_bytes;
+  const bool live = call.state == wire::CallState::kReceivingRequest ||
+                    call.state == wire::CallState::kReceivingResponse;
+  if (transfer.done_chunks == chunk_count) {
+    const Protocol protocol = chunk_count > 1 || transfer.entry.chunk_bytes < transfer.entry.length
+                                  ? Protocol::kChunkedRendezvous
+                                  : Protocol::kRendezvousRead;
+    stats_.CountSlice(protocol, transfer.entry.length);
+    auto storage = std::make_shared<Buffer>(std::move(transfer.destination));
+    call.in.slices[transfer.entry.slice_index] = ConstSlice(storage->data(), storage->size());
+    call.in.message->KeepAlive(std::move(storage));
+    ++call.in.received;
+  } else if (live && call.failure.ok()) {
+    PostReads(call, transfer, read.transfer);
+  } else if (transfer.in_flight == 0 && transfer.destination) {
+    // The call failed half-way: this slice is settled without its data.
+    transfer.destination = Buffer();
+    ++call.in.received;
+  }
+  if (!live) {
+    // Timed out or failed: once the reads drain, release the peer and forget the call.
+    if (call.in.reads_in_flight == 0 && !disconnected_) {
+      Status fin = SendControlLocked(wire::PacketKind::kFin,
+                                     role_ == Role::kClient ? wire::Direction::kResponse
+                                                            : wire::Direction::kRequest,
+                                     call.id, Status::Ok());
+      if (!fin.ok()) FailLocked(fin);
+    }
+    MaybeEraseLocked(call.id);
+    return;
+  }
+  MaybeFinishAssembly(call, callbacks);
+}
+
+void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
+  Assembly& in = call.in;
+  if (!in.started || in.received < in.slice_count || in.reads_in_flight > 0) return;
+  if (call.failure.ok()) {
+    // Transfers abandoned by a failure never complete; a live one must finish.
+    for (const auto& transfer : in.transfers) {
+      if (transfer->destination) return;
+    }
+  }
+  const wire::Direction direction =
+      role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest;
+  if (in.had_rendezvous) {
+    Status fin = SendControlLocked(wire::PacketKind::kFin, direction, call.id, Status::Ok());
+    if (!fin.ok()) {
+      FailLocked(fin);
+      return;
+    }
+  }
+  if (role_ == Role::kClient) {
+    if (!call.failure.ok()) {
+      CompleteCallLocked(call, call.failure, callbacks);
+    } else {
+      for (const ConstSlice& slice : in.slices) in.message->AddSlice(slice);
+      CompleteCallLocked(call, std::move(*in.message), callbacks);
+    }
+    in.message.reset();
+    MaybeEraseLocked(call.id);
+    return;
+  }
+  if (!call.failure.ok()) {
+    Transition(call, wire::CallState::kHandling, "request failed");
+    Transition(call, wire::CallState::kSending, "error response");
+    Status sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse,
+                                    call.id, call.failure);
+    stats_.CallFailed();
+    Transition(call, wire::CallState::kDone, "error sent");
+    MaybeEraseLocked(call.id);
+    if (!sent.ok()) FailLocked(sent);
+    return;
+  }
+  for (const ConstSlice& slice : in.slices) in.message->AddSlice(slice);
+  Transition(call, wire::CallState::kHandling, "request complete");
+  IncomingRequest request{call.id, std::move(in.method), std::move(in.message)};
+  callbacks.push_back([sink = on_request_, self = shared_from_this(),
+                       request = std::move(request)]() mutable {
+    sink(std::move(self), std::move(request));
+  });
+}
+
+void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
+  disconnected_ = true;
+  closed_ = true;
+  Status reason = close_reason_.ok() ? why : close_reason_;
+  if (reason.ok()) reason = Status::Unavailable("connection to " + peer() + " closed");
+  if (reason.code() == ErrorCode::kIoError) reason = Status::Unavailable(reason.message());
+  std::vector<uint64_t> ids;
+  for (auto& [id, call] : calls_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    Call& call = *calls_[id];
+    call.in.reads_in_flight = 0;
+    FailCallLocked(call, reason, callbacks);
+  }
+  calls_.clear();
+  reads_.clear();
+  pending_.clear();
+  recv_buffers_.clear();
+  if (on_closed_) {
+    callbacks.push_back([sink = on_closed_, self = shared_from_this(), reason] {
+      sink(*self, reason);
+    });
+  }
+}
+
+}  // namespace artune::transport

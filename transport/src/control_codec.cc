@@ -1,0 +1,70 @@
+#include "control_codec.h"
+
+namespace artune::transport {
+
+control::Knobs ToKnobs(const Config& config) {
+  control::Knobs knobs;
+  knobs.set_eager_threshold(config.eager_threshold);
+  knobs.set_chunk_size(config.chunk_size);
+  knobs.set_pipeline_depth(config.pipeline_depth);
+  knobs.set_coalesce_limit(config.coalesce_limit);
+  knobs.set_max_outstanding(config.max_outstanding);
+  knobs.set_eager_buffer_count(config.eager_buffer_count);
+  knobs.set_fabric(static_cast<uint32_t>(config.fabric));
+  knobs.set_polling(static_cast<uint32_t>(config.polling));
+  knobs.set_timeout_ms(config.timeout_ms);
+  return knobs;
+}
+
+Config FromKnobs(const control::Knobs& knobs) {
+  Config config;
+  config.eager_threshold = knobs.eager_threshold();
+  config.chunk_size = knobs.chunk_size();
+  config.pipeline_depth = knobs.pipeline_depth();
+  config.coalesce_limit = knobs.coalesce_limit();
+  config.max_outstanding = knobs.max_outstanding();
+  config.eager_buffer_count = knobs.eager_buffer_count();
+  // Out-of-range enum values map to a value ValidateConfig would never see as valid
+  // input from a file; clamp to auto/event so a bad peer cannot produce UB here.
+  config.fabric = knobs.fabric() <= 2 ? static_cast<FabricKind>(knobs.fabric()) : FabricKind::kAuto;
+  config.polling =
+      knobs.polling() <= 1 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
+  config.timeout_ms = knobs.timeout_ms();
+  return config;
+}
+
+control::StatsResponse ToProto(const Stats& stats) {
+  control::StatsResponse proto;
+  for (const ProtocolStats& counters : stats.by_protocol) {
+    control::ProtocolCounters* out = proto.add_by_protocol();
+    out->set_slices(counters.slices);
+    out->set_bytes(counters.bytes);
+    for (uint64_t count : counters.slices_by_bucket) out->add_slices_by_bucket(count);
+  }
+  proto.set_calls_started(stats.calls_started);
+  proto.set_calls_completed(stats.calls_completed);
+  proto.set_calls_failed(stats.calls_failed);
+  proto.set_connections_accepted(stats.connections_accepted);
+  proto.set_connections_dropped(stats.connections_dropped);
+  return proto;
+}
+
+Stats FromProto(const control::StatsResponse& proto) {
+  Stats stats;
+  for (int p = 0; p < kProtocolCount && p < proto.by_protocol_size(); ++p) {
+    const control::ProtocolCounters& counters = proto.by_protocol(p);
+    stats.by_protocol[p].slices = counters.slices();
+    stats.by_protocol[p].bytes = counters.bytes();
+    for (int b = 0; b < kLog2BucketCount && b < counters.slices_by_bucket_size(); ++b) {
+      stats.by_protocol[p].slices_by_bucket[b] = counters.slices_by_bucket(b);
+    }
+  }
+  stats.calls_started = proto.calls_started();
+  stats.calls_completed = proto.calls_completed();
+  stats.calls_failed = proto.calls_failed();
+  stats.connections_accepted = proto.connections_accepted();
+  stats.connections_dropped = proto.connections_dropped();
+  return stats;
+}
+
+}  // namespace artune::transport

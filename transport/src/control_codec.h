@@ -1,0 +1,16 @@
+// Conversions between the transport's structs and the control-plane messages.
+#pragma once
+
+#include "artune/transport/config.h"
+#include "artune/transport/transport.h"
+#include "control.pb.h"
+
+namespace artune::transport {
+
+control::Knobs ToKnobs(const Config& config);
+// Fields are copied as they are; the caller validates the result (ValidateConfig).
+Config FromKnobs(const control::Knobs& knobs);
+control::StatsResponse ToProto(const Stats& stats);
+Stats FromProto(const control::StatsResponse& proto);
+
+}  // namespace artune::transport

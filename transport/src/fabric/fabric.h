@@ -1,0 +1,137 @@
+// The fabric interface: the few verbs-shaped operations the protocol layer needs,
+// implemented once per fabric (tcp/ now, verbs/ in issue 3).
+//
+//   memory registration   Register(addr, len) -> lkey/rkey; a peer may READ a region
+//                         by (remote_addr, rkey, length) until it is deregistered.
+//   two-sided send/recv   PostSend(sgl) delivers one message into the next receive
+//                         buffer the peer pre-posted with PostRecv. A message larger
+//                         than that buffer, or a send with no buffer posted, breaks
+//                         the connection (verbs: RNR / length error), so the protocol
+//                         layer runs credit-based flow control on top.
+//   one-sided read        PostRead copies a remote registered region into a local
+//                         registered buffer without the peer's protocol layer.
+//   completions           delivered to the endpoint's CompletionHandler on the
+//                         fabric's progress thread (busy-poll or event mode).
+//
+// No stream semantics: message boundaries are preserved, and nothing here promises
+// more ordering than verbs RC does (sends arrive in order; a read completes after
+// earlier sends on the same endpoint were posted, not necessarily delivered).
+//
+// Threading: Fabric and Endpoint methods are thread-safe. The CompletionHandler runs
+// on the progress thread only, one completion at a time per fabric; it may call
+// Post* on any endpoint (they never block on the network) but must not block.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "artune/status.h"
+#include "artune/transport/config.h"
+
+namespace artune::transport::fabric {
+
+struct MemoryKeys {
+  uint32_t lkey = 0;  // names the region in local operations (PostRecv/PostRead target)
+  uint32_t rkey = 0;  // handed to a peer so it can READ the region
+};
+
+// One scatter/gather entry of a send: bytes in registered memory (lkey), or any
+// memory when the fabric copies (the tcp fabric accepts lkey 0).
+struct SgEntry {
+  const std::byte* addr = nullptr;
+  uint64_t length = 0;
+  uint32_t lkey = 0;
+};
+
+struct RemoteRegion {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+  uint64_t length = 0;
+};
+
+enum class CompletionKind {
+  kRecv,          // a message landed in a posted receive buffer (wr_id of the PostRecv)
+  kRead,          // a PostRead finished (ok or failed: status)
+  kDisconnected,  // the endpoint is closed; delivered once, after every pending read
+                  // and receive was completed with an error. No completion follows.
+};
+
+struct Completion {
+  CompletionKind kind = CompletionKind::kRecv;
+  uint64_t wr_id = 0;
+  uint64_t length = 0;  // kRecv: bytes received
+  Status status;        // non-ok: the operation failed (kDisconnected: why)
+};
+
+class Endpoint;
+using CompletionHandler = std::function<void(Endpoint& endpoint, const Completion& completion)>;
+
+// One connection to one peer (a verbs RC queue pair). Shared ownership: the fabric
+// keeps it until kDisconnected was delivered, the protocol layer while it uses it.
+class Endpoint {
+ public:
+  virtual ~Endpoint() = default;
+
+  // Must be called once before any completion can be delivered. Posts made before
+  // Start are allowed (receive buffers must be posted before the peer may send).
+  virtual void Start(CompletionHandler handler) = 0;
+
+  // Sends one message. The sgl memory may be reused as soon as PostSend returns (the
+  // fabric sends or copies it first). kUnavailable once the endpoint is closed.
+  virtual Status PostSend(std::span<const SgEntry> sgl) = 0;
+  // Posts a receive buffer (registered, lkey) for the next incoming message.
+  virtual Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) = 0;
+  // Reads `remote` into local registered memory at `local` (remote.length bytes).
+  // The local memory must stay valid until the kRead completion for wr_id.
+  virtual Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
+                          uint64_t wr_id) = 0;
+
+  // Closes the connection: pending operations complete with errors, then
+  // kDisconnected (with `why`) is delivered on the progress thread.
+  virtual void Close(Status why) = 0;
+  // "127.0.0.1:50123" or a device/QP description, for error messages.
+  virtual std::string peer() const = 0;
+};
+
+// Called on the progress thread for each accepted connection, with the private data
+// the client sent. Return an error to refuse (the connection is closed).
+using AcceptHandler = std::function<Status(std::shared_ptr<Endpoint> endpoint,
+                                           std::span<const std::byte> private_data)>;
+
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+
+  virtual FabricKind kind() const = 0;
+
+  // Registers [addr, addr + length). Errors: kInvalidArgument (empty range),
+  // kResourceExhausted.
+  virtual Result<MemoryKeys> Register(std::byte* addr, uint64_t length) = 0;
+  // After it returns no fabric operation touches the region any more (an emulated
+  // read still being written out sends zeros in its place).
+  virtual void Deregister(const MemoryKeys& keys) = 0;
+
+  // Server side: starts accepting on `host` (port chosen by the system); returns
+  // the endpoint description a client passes to Connect ("host:port" for tcp).
+  virtual Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) = 0;
+  // Client side: connects and sends `private_data` (<= 256 bytes).
+  virtual Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
+                                                    std::span<const std::byte> private_data) = 0;
+
+  // Closes every endpoint and joins the progress thread. Idempotent.
+  virtual void Shutdown() = 0;
+};
+
+// The fabric for `kind`: kTcp (and kAuto, while no verbs fabric exists) gives the tcp
+// fabric; kVerbs is kUnsupported in this build.
+Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, PollingMode polling);
+
+// Resolves kAuto to the fabric MakeFabric would build.
+FabricKind ResolveFabricKind(FabricKind kind);
+std::string_view FabricKindName(FabricKind kind);
+
+}  // namespace artune::transport::fabric

@@ -1,0 +1,303 @@
+// The tcp fabric: registration table, listener, connector and the progress thread.
+#include "fabric/tcp/tcp_fabric.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace artune::transport::fabric::tcp {
+namespace {
+
+void TuneSocket(int fd) {
+  int one = 1;
+  // Small eager packets must leave at once: no Nagle delay on the latency path.
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+std::string AddressText(const sockaddr_in& address) {
+  char text[INET_ADDRSTRLEN] = {};
+  ::inet_ntop(AF_INET, &address.sin_addr, text, sizeof(text));
+  return std::string(text) + ":" + std::to_string(ntohs(address.sin_port));
+}
+
+// "host:port" -> IPv4 socket address (names resolved with getaddrinfo).
+Result<sockaddr_in> ParseEndpoint(const std::string& endpoint) {
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("tcp data endpoint '" + endpoint + "' is not host:port");
+  }
+  const std::string host = endpoint.substr(0, colon);
+  const std::string port = endpoint.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    return Status::InvalidArgument("cannot resolve tcp data endpoint '" + endpoint +
+                                   "': " + ::gai_strerror(rc));
+  }
+  sockaddr_in address{};
+  std::memcpy(&address, found->ai_addr, sizeof(address));
+  ::freeaddrinfo(found);
+  return address;
+}
+
+Status WriteAll(int fd, const void* data, size_t length, const std::string& what) {
+  const auto* bytes = static_cast<const char*>(data);
+  while (length > 0) {
+    ssize_t n = ::send(fd, bytes, length, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(what, errno);
+    }
+    bytes += n;
+    length -= static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+TcpFabric::TcpFabric(PollingMode polling) : polling_(polling) {}
+
+TcpFabric::~TcpFabric() { Shutdown(); }
+
+Status TcpFabric::Init() {
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) return Status::FromErrno("epoll_create1 for the tcp fabric", errno);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return Status::FromErrno("eventfd for the tcp fabric", errno);
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = nullptr;  // nullptr: the wake-up eventfd
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
+    return Status::FromErrno("epoll_ctl(eventfd)", errno);
+  }
+  progress_ = std::thread([this] { ProgressLoop(); });
+  return Status::Ok();
+}
+
+Result<MemoryKeys> TcpFabric::Register(std::byte* addr, uint64_t length) {
+  if (addr == nullptr || length == 0) {
+    return Status::InvalidArgument("cannot register an empty memory region");
+  }
+  auto region = std::make_shared<Region>();
+  region->addr = addr;
+  region->length = length;
+  std::lock_guard lock(regions_mutex_);
+  // Keys are never 0 and skip keys still in use after wrap-around.
+  do {
+    region->key = next_key_++;
+  } while (region->key == 0 || regions_.contains(region->key));
+  regions_[region->key] = region;
+  return MemoryKeys{region->key, region->key};
+}
+
+void TcpFabric::Deregister(const MemoryKeys& keys) {
+  std::shared_ptr<Region> region;
+  {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(keys.rkey);
+    if (it == regions_.end()) return;
+    region = std::move(it->second);
+    regions_.erase(it);
+  }
+  std::lock_guard lock(region->write_mutex);
+  region->revoked = true;
+}
+
+std::shared_ptr<Region> TcpFabric::FindRegion(uint32_t key) {
+  std::lock_guard lock(regions_mutex_);
+  auto it = regions_.find(key);
+  return it == regions_.end() ? nullptr : it->second;
+}
+
+Result<std::string> TcpFabric::Listen(const std::string& host, AcceptHandler on_accept) {
+  if (listen_fd_ >= 0) return Status::AlreadyExists("the tcp fabric is already listening");
+  ARTUNE_ASSIGN_OR_RETURN(sockaddr_in address, ParseEndpoint(host + ":0"));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::FromErrno("socket for the tcp data listener", errno);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      ::listen(fd, 128) != 0) {
+    Status error = Status::FromErrno("bind/listen tcp data endpoint on " + host, errno);
+    ::close(fd);
+    return error;
+  }
+  socklen_t length = sizeof(address);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  on_accept_ = std::move(on_accept);
+  listen_fd_ = fd;
+  epoll_event event{};
+  event.events = EPOLLIN;
+  event.data.ptr = this;  // the fabric itself: the listener
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
+    return Status::FromErrno("epoll_ctl(listener)", errno);
+  }
+  return AddressText(address);
+}
+
+Result<std::shared_ptr<Endpoint>> TcpFabric::Connect(const std::string& endpoint,
+                                                     std::span<const std::byte> private_data) {
+  if (private_data.size() > wire::kMaxHelloBytes) {
+    return Status::InvalidArgument("connect private data of " +
+                                   std::to_string(private_data.size()) + " bytes (limit " +
+                                   std::to_string(wire::kMaxHelloBytes) + ")");
+  }
+  ARTUNE_ASSIGN_OR_RETURN(sockaddr_in address, ParseEndpoint(endpoint));
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::FromErrno("socket for the tcp data connection", errno);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    Status error = Status::Unavailable(
+        Status::FromErrno("connect to tcp data endpoint " + endpoint, errno).message());
+    ::close(fd);
+    return error;
+  }
+  TuneSocket(fd);
+  wire::FrameHeader hello{};
+  hello.magic = wire::kTcpMagic;
+  hello.version = static_cast<uint8_t>(wire::kWireVersion);
+  hello.kind = static_cast<uint8_t>(wire::FrameKind::kHello);
+  hello.body_bytes = private_data.size();
+  Status sent = WriteAll(fd, &hello, sizeof(hello), "send hello to " + endpoint);
+  if (sent.ok()) sent = WriteAll(fd, private_data.data(), private_data.size(), "send hello");
+  if (!sent.ok()) {
+    ::close(fd);
+    return Status::Unavailable(sent.message());
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  auto created = std::make_shared<TcpEndpoint>(*this, fd, endpoint, /*awaiting_hello=*/false);
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    if (stopping_) return Status::Cancelled("the tcp fabric is shutting down");
+    endpoints_[created.get()] = created;
+  }
+  return std::shared_ptr<Endpoint>(created);
+}
+
+Status TcpFabric::WatchEndpoint(TcpEndpoint* endpoint, bool want_write) {
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLRDHUP | (want_write ? EPOLLOUT : 0u);
+  event.data.ptr = endpoint;
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, endpoint->fd(), &event) == 0) return Status::Ok();
+  if (errno == ENOENT && ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, endpoint->fd(), &event) == 0) {
+    return Status::Ok();
+  }
+  return Status::FromErrno("epoll_ctl(data connection " + endpoint->peer() + ")", errno);
+}
+
+void TcpFabric::UnwatchEndpoint(TcpEndpoint* endpoint) {
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, endpoint->fd(), nullptr);
+}
+
+void TcpFabric::Forget(TcpEndpoint* endpoint) {
+  std::lock_guard lock(endpoints_mutex_);
+  auto it = endpoints_.find(endpoint);
+  if (it == endpoints_.end()) return;
+  graveyard_.push_back(std::move(it->second));
+  endpoints_.erase(it);
+}
+
+Status TcpFabric::OnHello(TcpEndpoint& endpoint, std::span<const std::byte> private_data) {
+  if (!on_accept_) return Status::Internal("a hello arrived on a fabric that does not listen");
+  Status accepted = on_accept_(endpoint.shared_from_this(), private_data);
+  if (!accepted.ok()) return accepted.WithContext("connection from " + endpoint.peer() + " refused");
+  return Status::Ok();
+}
+
+void TcpFabric::AcceptAll() {
+  while (true) {
+    sockaddr_in address{};
+    socklen_t length = sizeof(address);
+    int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;  // EAGAIN, or a transient error: the next wake-up retries
+    TuneSocket(fd);
+    auto endpoint =
+        std::make_shared<TcpEndpoint>(*this, fd, AddressText(address), /*awaiting_hello=*/true);
+    {
+      std::lock_guard lock(endpoints_mutex_);
+      endpoints_[endpoint.get()] = endpoint;
+    }
+    if (!WatchEndpoint(endpoint.get(), false).ok()) endpoint->Teardown(Status::Unavailable("epoll"));
+  }
+}
+
+void TcpFabric::ProgressLoop() {
+  constexpr int kMaxEvents = 64;
+  epoll_event events[kMaxEvents];
+  const int timeout_ms = polling_ == PollingMode::kBusy ? 0 : -1;
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      void* target = events[i].data.ptr;
+      if (target == nullptr) {
+        uint64_t value = 0;
+        (void)!::read(wake_fd_, &value, sizeof(value));
+        continue;
+      }
+      if (target == this) {
+        AcceptAll();
+        continue;
+      }
+      auto* endpoint = static_cast<TcpEndpoint*>(target);
+      if (endpoint->torn_down()) continue;  // torn down earlier in this batch
+      if (events[i].events & EPOLLOUT) endpoint->OnWritable();
+      if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
+        endpoint->OnReadable();
+      }
+    }
+    std::vector<std::shared_ptr<TcpEndpoint>> dead;
+    {
+      std::lock_guard lock(endpoints_mutex_);
+      dead.swap(graveyard_);
+    }
+  }
+}
+
+void TcpFabric::Shutdown() {
+  std::lock_guard shutdown_lock(shutdown_mutex_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  stopping_ = true;
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+  if (progress_.joinable()) progress_.join();
+  // The progress thread is gone: tear the remaining endpoints down here.
+  std::vector<std::shared_ptr<TcpEndpoint>> remaining;
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    for (auto& [raw, endpoint] : endpoints_) remaining.push_back(endpoint);
+  }
+  for (auto& endpoint : remaining) {
+    endpoint->Teardown(Status::Cancelled("the transport is shutting down"));
+  }
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    graveyard_.clear();
+    endpoints_.clear();
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+  listen_fd_ = wake_fd_ = epoll_fd_ = -1;
+}
+
+}  // namespace artune::transport::fabric::tcp

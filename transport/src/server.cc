@@ -1,0 +1,355 @@
+// Server (transport.h): the gRPC control service, the fabric listener, the
+// connections it accepted and the worker threads that run handlers.
+#include <grpcpp/grpcpp.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <set>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "allocator.h"
+#include "artune/transport/knobs.h"
+#include "connection.h"
+#include "control.grpc.pb.h"
+#include "control_codec.h"
+#include "fabric/fabric.h"
+#include "stats.h"
+#include "wire.h"
+
+namespace artune::transport {
+namespace {
+
+// Handlers run here, off the progress thread, so a slow handler never stalls I/O.
+class WorkerPool {
+ public:
+  explicit WorkerPool(unsigned count) {
+    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~WorkerPool() { Stop(); }
+
+  void Submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_) return;
+      tasks_.push_back(std::move(task));
+    }
+    wake_.notify_one();
+  }
+
+  // Finishes the queued tasks and joins the threads.
+  void Stop() {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& thread : threads_) {
+      if (thread.joinable()) thread.join();
+    }
+  }
+
+ private:
+  void Run() {
+    std::unique_lock lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (tasks_.empty()) return;
+      std::function<void()> task = std::move(tasks_.front());
+      tasks_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> tasks_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+class ResponseWriterImpl final : public ResponseWriter {
+ public:
+  ResponseWriterImpl(RegisteredAllocator& allocator, const Message& request)
+      : allocator_(allocator), request_(request) {}
+
+  void Append(ConstSlice slice) override {
+    if (slice.empty()) {
+      slices_.push_back(slice);
+      return;
+    }
+    // Inside the request: sent zero-copy (the request lives until the peer's FIN).
+    for (const ConstSlice& held : request_.slices()) {
+      if (!held.empty() && slice.data() >= held.data() &&
+          slice.data() + slice.size() <= held.data() + held.size()) {
+        uses_request_ = true;
+        slices_.push_back(slice);
+        return;
+      }
+    }
+    // Anything else may die when the handler returns: copy it into registered memory.
+    Result<Buffer> copy = allocator_.Allocate(slice.size());
+    if (!copy.ok()) {
+      if (error_.ok()) error_ = copy.status();
+      return;
+    }
+    std::memcpy(copy->data(), slice.data(), slice.size());
+    slices_.push_back(ConstSlice(copy->data(), slice.size()));
+    owned_.push_back(std::move(copy).value());
+  }
+
+  void Append(Buffer buffer) override {
+    slices_.push_back(ConstSlice(buffer.data(), buffer.size()));
+    owned_.push_back(std::move(buffer));
+  }
+
+  Allocator& allocator() override { return allocator_; }
+
+  std::vector<ConstSlice>& slices() { return slices_; }
+  std::vector<Buffer>& owned() { return owned_; }
+  bool uses_request() const { return uses_request_; }
+  const Status& error() const { return error_; }
+
+ private:
+  RegisteredAllocator& allocator_;
+  const Message& request_;
+  std::vector<ConstSlice> slices_;
+  std::vector<Buffer> owned_;
+  bool uses_request_ = false;
+  Status error_;
+};
+
+class ServerImpl final : public Server, public control::Control::Service {
+ public:
+  ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric)
+      : config_(config),
+        fabric_(std::move(fabric)),
+        allocator_(fabric_, kAllocatorLimitBytes),
+        workers_(std::max(2u, std::thread::hardware_concurrency())) {}
+
+  ~ServerImpl() override { Shutdown(); }
+
+  Status Start(const std::string& listen_address) {
+    const size_t colon = listen_address.rfind(':');
+    if (colon == std::string::npos) {
+      return Status::InvalidArgument("listen address '" + listen_address +
+                                     "' is not host:port (port 0 picks one)");
+    }
+    std::string host = listen_address.substr(0, colon);
+    if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "0.0.0.0";
+    ARTUNE_ASSIGN_OR_RETURN(
+        data_endpoint_,
+        fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
+                                     std::span<const std::byte> private_data) {
+          return Accept(std::move(endpoint), private_data);
+        }));
+    if (host == "0.0.0.0") {
+      // Listening on every interface: advertise ":port"; clients connect to the
+      // host they reached the control plane on.
+      data_endpoint_ = data_endpoint_.substr(data_endpoint_.rfind(':'));
+    }
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(this);
+    grpc_server_ = builder.BuildAndStart();
+    if (!grpc_server_ || port == 0) {
+      return Status::Unavailable("cannot start the control plane on " + listen_address +
+                                 " (address in use or not local?)");
+    }
+    address_ = listen_address.substr(0, colon) + ":" + std::to_string(port);
+    return Status::Ok();
+  }
+
+  // --- Server -------------------------------------------------------------
+
+  void RegisterHandler(const std::string& method, Handler handler) override {
+    std::unique_lock lock(handlers_mutex_);
+    handlers_[method] = std::make_shared<Handler>(std::move(handler));
+  }
+
+  std::string address() const override { return address_; }
+  FabricKind fabric() const override { return fabric_->kind(); }
+
+  Status Reconfigure(const Config& config) override {
+    ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
+    if (fabric::ResolveFabricKind(config.fabric) != fabric_->kind()) {
+      return Status::InvalidArgument(
+          "fabric cannot change on a running server (it runs " +
+          std::string(fabric::FabricKindName(fabric_->kind())) + "); restart it instead");
+    }
+    std::lock_guard lock(mutex_);
+    config_ = config;
+    ++epoch_;
+    for (const auto& connection : connections_) connection->SetConfig(config_, epoch_);
+    return Status::Ok();
+  }
+
+  Config config() const override {
+    std::lock_guard lock(mutex_);
+    return config_;
+  }
+  Stats stats() const override { return stats_.Snapshot(); }
+  Allocator& allocator() override { return allocator_; }
+
+  void Shutdown() override {
+    std::lock_guard shutdown_lock(shutdown_mutex_);
+    if (shut_down_) return;
+    shut_down_ = true;
+    if (grpc_server_) {
+      grpc_server_->Shutdown(std::chrono::system_clock::now());
+      grpc_server_->Wait();
+    }
+    fabric_->Shutdown();  // every connection gets kDisconnected: calls fail
+    workers_.Stop();
+    std::lock_guard lock(mutex_);
+    connections_.clear();
+  }
+
+  // --- control::Control::Service -------------------------------------------
+
+  grpc::Status Handshake(grpc::ServerContext*, const control::HandshakeRequest* request,
+                         control::HandshakeResponse* response) override {
+    if (request->wire_version() != wire::kWireVersion) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "wire version " + std::to_string(request->wire_version()) +
+                              " not supported; this server speaks " +
+                              std::to_string(wire::kWireVersion) + ": use matching artune builds");
+    }
+    FillConfig(response);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status GetStats(grpc::ServerContext*, const control::StatsRequest*,
+                        control::StatsResponse* response) override {
+    *response = ToProto(stats_.Snapshot());
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Reconfigure(grpc::ServerContext*, const control::ReconfigureRequest* request,
+                           control::HandshakeResponse* response) override {
+    Status status = Reconfigure(FromKnobs(request->knobs()));
+    if (!status.ok()) {
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
+    }
+    FillConfig(response);
+    return grpc::Status::OK;
+  }
+
+ private:
+  void FillConfig(control::HandshakeResponse* response) {
+    std::lock_guard lock(mutex_);
+    response->set_wire_version(wire::kWireVersion);
+    *response->mutable_knobs() = ToKnobs(config_);
+    response->set_config_epoch(epoch_);
+    response->set_fabric(static_cast<uint32_t>(fabric_->kind()));
+    response->set_data_endpoint(data_endpoint_);
+  }
+
+  // Progress thread: a client opened a data connection.
+  Status Accept(std::shared_ptr<fabric::Endpoint> endpoint,
+                std::span<const std::byte> private_data) {
+    wire::ConnectParams params{};
+    if (private_data.size() != sizeof(params)) {
+      return Status::ProtocolError("connect parameters of " +
+                                   std::to_string(private_data.size()) + " bytes");
+    }
+    std::memcpy(&params, private_data.data(), sizeof(params));
+    if (params.wire_version != wire::kWireVersion ||
+        params.eager_buffer_count < 2 || params.eager_buffer_count > wire::kMaxEagerBufferCount ||
+        params.eager_buffer_bytes <= kEagerPacketHeaderBytes ||
+        params.eager_buffer_bytes > wire::kMaxEagerBufferBytes ||
+        params.eager_buffer_count * params.eager_buffer_bytes > kMaxEagerPoolBytes ||
+        params.max_outstanding < 1 || params.max_outstanding > 4096) {
+      return Status::ProtocolError("connect parameters out of range (wire version " +
+                                   std::to_string(params.wire_version) + ", " +
+                                   std::to_string(params.eager_buffer_count) + " buffers of " +
+                                   std::to_string(params.eager_buffer_bytes) + " bytes)");
+    }
+    const Geometry geometry{params.eager_buffer_bytes, params.eager_buffer_count,
+                            params.max_outstanding};
+    std::lock_guard lock(mutex_);
+    if (shut_down_) return Status::Cancelled("server shutting down");
+    auto connection = std::make_shared<Connection>(
+        Role::kServer, std::move(endpoint), allocator_, stats_, geometry, config_, epoch_,
+        nullptr,
+        [this](std::shared_ptr<Connection> from, IncomingRequest request) {
+          Dispatch(std::move(from), std::move(request));
+        },
+        [this](Connection& closed, const Status& why) { OnClosed(closed, why); });
+    ARTUNE_RETURN_IF_ERROR(connection->Start());
+    connections_.insert(connection);
+    stats_.ConnectionAccepted();
+    return Status::Ok();
+  }
+
+  void OnClosed(Connection& closed, const Status& why) {
+    if (why.code() != ErrorCode::kCancelled) stats_.ConnectionDropped();
+    std::lock_guard lock(mutex_);
+    for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+      if (it->get() == &closed) {
+        connections_.erase(it);
+        break;
+      }
+    }
+  }
+
+  void Dispatch(std::shared_ptr<Connection> from, IncomingRequest request) {
+    workers_.Submit([this, from = std::move(from), request = std::move(request)] {
+      std::shared_ptr<Handler> handler;
+      {
+        std::shared_lock lock(handlers_mutex_);
+        auto it = handlers_.find(request.method);
+        if (it != handlers_.end()) handler = it->second;
+      }
+      if (!handler) {
+        from->SendResponse(request.call_id,
+                           Status::NotFound("no handler for method '" + request.method +
+                                            "' on " + address_ + "; register it on the server"),
+                           {}, {}, nullptr);
+        return;
+      }
+      ResponseWriterImpl writer(allocator_, *request.message);
+      Status status = (*handler)(*request.message, writer);
+      if (status.ok() && !writer.error().ok()) status = writer.error();
+      from->SendResponse(request.call_id, status, std::move(writer.slices()),
+                         std::move(writer.owned()),
+                         writer.uses_request() ? request.message : nullptr);
+    });
+  }
+
+  mutable std::mutex mutex_;
+  Config config_;
+  uint32_t epoch_ = 1;
+  const std::shared_ptr<fabric::Fabric> fabric_;
+  RegisteredAllocator allocator_;
+  StatsRecorder stats_;
+  std::set<std::shared_ptr<Connection>> connections_;
+  std::shared_mutex handlers_mutex_;
+  std::unordered_map<std::string, std::shared_ptr<Handler>> handlers_;
+  std::unique_ptr<grpc::Server> grpc_server_;
+  std::string address_;
+  std::string data_endpoint_;
+  std::mutex shutdown_mutex_;
+  bool shut_down_ = false;
+  WorkerPool workers_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> Server::Start(const Config& config,
+                                              const std::string& listen_address) {
+  ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
+                          fabric::MakeFabric(config.fabric, config.polling));
+  auto server = std::make_unique<ServerImpl>(config, std::move(fabric));
+  ARTUNE_RETURN_IF_ERROR(server->Start(listen_address));
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace artune::transport
