@@ -26,21 +26,25 @@ namespace artune::db {
 // to ~/.local/share).
 std::string DefaultDatabasePath();
 
+// The path a command should use: `flag_value` (the global --db option) when it is
+// not empty, else DefaultDatabasePath().
+std::string ResolveDatabasePath(const std::string& flag_value);
+
 struct LatencySummary {
   double p50_us = 0, p99_us = 0, mean_us = 0, stddev_us = 0;
 };
 
 // One `artune bench` run.
 struct BenchRun {
-  int64_t id = 0;           // assigned by InsertBenchRun
-  std::string started_at;   // ISO 8601 UTC, assigned by InsertBenchRun when empty
-  std::string host;         // hostname of the client side
-  std::string peer;         // peer address, or "loopback"
-  std::string transport;    // "artune" | "grpc"
-  std::string benchmark;    // "latency" | "bandwidth" | "ps"
-  std::string scheme;       // "uniform" | "random" | "skew"
-  std::string fabric;       // "tcp" | "verbs" | "" (grpc)
-  std::map<std::string, std::string> config;      // every effective knob, as text
+  int64_t id = 0;                             // assigned by InsertBenchRun
+  std::string started_at;                     // ISO 8601 UTC, assigned by InsertBenchRun when empty
+  std::string host;                           // hostname of the client side
+  std::string peer;                           // peer address, or "loopback"
+  std::string transport;                      // "artune" | "grpc"
+  std::string benchmark;                      // "latency" | "bandwidth" | "ps"
+  std::string scheme;                         // "uniform" | "random" | "skew"
+  std::string fabric;                         // "tcp" | "verbs" | "" (grpc)
+  std::map<std::string, std::string> config;  // every effective knob, as text
   std::map<std::string, std::string> parameters;  // workload and run parameters
   uint64_t payload_bytes = 0;
   double duration_s = 0;
@@ -55,19 +59,37 @@ struct StoreInfo {
   std::string path;
   int schema_version = 0;
   std::map<std::string, int64_t> row_counts;  // table name -> rows
+  uint64_t file_bytes = 0;                    // the main database file
+  uint64_t wal_bytes = 0;                     // the write-ahead log (<path>-wal), 0 when absent
+};
+
+enum class OpenMode {
+  kCreate,    // create the file (and its directory) when missing: for writers
+  kExisting,  // fail with kNotFound when missing: for commands that only read
 };
 
 class Store {
  public:
-  // Opens (creating the file and its directory if needed) and migrates. Errors:
+  // Opens (creating the file and its directory if needed, unless mode is kExisting),
+  // switches to WAL mode and migrates to the newest schema this build knows.
+  // Errors: kNotFound (kExisting and no file: the message says how to make one),
   // kIoError (cannot create or open: the message names the path), kCorruption (not
-  // an artune database, or a schema newer than this build knows).
-  static Result<std::unique_ptr<Store>> Open(const std::string& path);
+  // a SQLite file, another application's database, or a schema newer than this
+  // build knows: the message gives both versions), kTimeout (another process held
+  // the lock past the 5 s busy timeout).
+  static Result<std::unique_ptr<Store>> Open(const std::string& path,
+                                             OpenMode mode = OpenMode::kCreate);
   virtual ~Store() = default;
 
+  // Stores the run, its config and its parameters in one transaction and returns
+  // the new id. `run.id` is ignored; an empty `run.started_at` becomes now (UTC).
+  // Errors: kInvalidArgument (an empty transport, benchmark, knob or parameter
+  // name; a count past INT64_MAX), kTimeout, kIoError.
   virtual Result<int64_t> InsertBenchRun(const BenchRun& run) = 0;
-  // Newest first; limit 0 means all.
+  // Newest first (by started_at, then id), each with its config and parameters,
+  // read from one snapshot. limit 0 means all; a negative limit is kInvalidArgument.
   virtual Result<std::vector<BenchRun>> ListBenchRuns(int limit) = 0;
+  // kNotFound when no run has this id.
   virtual Result<BenchRun> GetBenchRun(int64_t id) = 0;
   virtual Result<StoreInfo> Info() = 0;
 };

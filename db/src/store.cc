@@ -1,0 +1,305 @@
+// Store on SQLite: schema in migrations.cc, connection handling in sqlite.cc.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include "artune/db/store.h"
+#include "migrations.h"
+#include "sqlite.h"
+#include "store_internal.h"
+
+namespace artune::db {
+namespace {
+
+using sqlite::Database;
+using sqlite::Statement;
+using sqlite::Transaction;
+
+// Long enough for another process to finish inserting a run (milliseconds), short
+// enough that a stuck lock holder is reported rather than waited on forever.
+constexpr int kBusyTimeoutMs = 5000;
+
+std::string NowIso8601Utc() {
+  auto now = std::chrono::system_clock::now();
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis % 1000));
+  return text;
+}
+
+Result<int64_t> CheckedInt64(uint64_t value, const char* field) {
+  if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Status::InvalidArgument(std::string("bench run ") + field + " " + std::to_string(value) +
+                                   " is past the store's limit of " +
+                                   std::to_string(std::numeric_limits<int64_t>::max()));
+  }
+  return static_cast<int64_t>(value);
+}
+
+uint64_t FileBytes(const std::string& path) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) return 0;
+  return static_cast<uint64_t>(info.st_size);
+}
+
+// The columns of bench_runs in the order every SELECT and the INSERT use.
+constexpr std::string_view kRunColumns =
+    "id, started_at, host, peer, transport, benchmark, scheme, fabric, payload_bytes, "
+    "duration_s, rpcs, latency_p50_us, latency_p99_us, latency_mean_us, latency_stddev_us, "
+    "bandwidth_mbps, rpcs_per_s, validated";
+
+BenchRun ReadRunRow(const Statement& row) {
+  BenchRun run;
+  run.id = row.ColumnInt64(0);
+  run.started_at = row.ColumnText(1);
+  run.host = row.ColumnText(2);
+  run.peer = row.ColumnText(3);
+  run.transport = row.ColumnText(4);
+  run.benchmark = row.ColumnText(5);
+  run.scheme = row.ColumnText(6);
+  run.fabric = row.ColumnText(7);
+  run.payload_bytes = static_cast<uint64_t>(row.ColumnInt64(8));
+  run.duration_s = row.ColumnDouble(9);
+  run.rpcs = static_cast<uint64_t>(row.ColumnInt64(10));
+  run.latency.p50_us = row.ColumnDouble(11);
+  run.latency.p99_us = row.ColumnDouble(12);
+  run.latency.mean_us = row.ColumnDouble(13);
+  run.latency.stddev_us = row.ColumnDouble(14);
+  run.bandwidth_mbps = row.ColumnDouble(15);
+  run.rpcs_per_s = row.ColumnDouble(16);
+  run.validated = row.ColumnBool(17);
+  return run;
+}
+
+class SqliteStore final : public Store {
+ public:
+  explicit SqliteStore(Database db) : db_(std::move(db)) {}
+
+  Result<int64_t> InsertBenchRun(const BenchRun& run) override {
+    ARTUNE_ASSIGN_OR_RETURN(int64_t payload_bytes,
+                            CheckedInt64(run.payload_bytes, "payload_bytes"));
+    ARTUNE_ASSIGN_OR_RETURN(int64_t rpcs, CheckedInt64(run.rpcs, "rpcs"));
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kImmediate));
+
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement insert,
+        db_.Prepare("INSERT INTO bench_runs (" + std::string(kRunColumns.substr(4)) +
+                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    int column = 1;
+    ARTUNE_RETURN_IF_ERROR(
+        insert.Bind(column++, run.started_at.empty() ? NowIso8601Utc() : run.started_at));
+    for (const std::string* text :
+         {&run.host, &run.peer, &run.transport, &run.benchmark, &run.scheme, &run.fabric}) {
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, *text));
+    }
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, payload_bytes));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, run.duration_s));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, rpcs));
+    for (double value : {run.latency.p50_us, run.latency.p99_us, run.latency.mean_us,
+                         run.latency.stddev_us, run.bandwidth_mbps, run.rpcs_per_s}) {
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, value));
+    }
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, run.validated));
+    Status inserted = insert.Run();
+    if (!inserted.ok()) return inserted.WithContext("cannot store bench run");
+    const int64_t id = db_.LastInsertRowId();
+
+    ARTUNE_RETURN_IF_ERROR(InsertPairs("bench_run_config", "knob", id, run.config));
+    ARTUNE_RETURN_IF_ERROR(InsertPairs("bench_run_parameters", "name", id, run.parameters));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return id;
+  }
+
+  Result<std::vector<BenchRun>> ListBenchRuns(int limit) override {
+    if (limit < 0) {
+      return Status::InvalidArgument("bench run list limit " + std::to_string(limit) +
+                                     " is negative: pass 0 for all runs or a positive count");
+    }
+    // One snapshot for the runs and their key/value rows.
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement select,
+        db_.Prepare("SELECT " + std::string(kRunColumns) +
+                    " FROM bench_runs ORDER BY started_at DESC, id DESC LIMIT ?"));
+    // SQLite reads a negative LIMIT as "no limit".
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
+    std::vector<BenchRun> runs;
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+      if (!has_row) break;
+      runs.push_back(ReadRunRow(select));
+    }
+    for (BenchRun& run : runs) ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return runs;
+  }
+
+  Result<BenchRun> GetBenchRun(int64_t id) override {
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
+    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kRunColumns) +
+                                                          " FROM bench_runs WHERE id = ?"));
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
+    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+    if (!has_row) {
+      return Status::NotFound("no bench run with id " + std::to_string(id) + " in " + db_.path() +
+                              " (`artune results` lists the stored runs)");
+    }
+    BenchRun run = ReadRunRow(select);
+    ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return run;
+  }
+
+  Result<StoreInfo> Info() override {
+    StoreInfo info;
+    info.path = db_.path();
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
+    ARTUNE_ASSIGN_OR_RETURN(int64_t version, db_.QueryInt64("PRAGMA user_version"));
+    info.schema_version = static_cast<int>(version);
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement tables,
+        db_.Prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE "
+                    "'sqlite\\_%' ESCAPE '\\' ORDER BY name"));
+    std::vector<std::string> names;
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_row, tables.Step());
+      if (!has_row) break;
+      names.push_back(tables.ColumnText(0));
+    }
+    for (const std::string& name : names) {
+      // A table name cannot be a bound parameter; quote it as an identifier.
+      std::string quoted = "\"";
+      for (char c : name) quoted += (c == '"') ? std::string("\"\"") : std::string(1, c);
+      quoted += "\"";
+      ARTUNE_ASSIGN_OR_RETURN(info.row_counts[name],
+                              db_.QueryInt64("SELECT count(*) FROM " + quoted));
+    }
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    info.file_bytes = FileBytes(db_.path());
+    info.wal_bytes = FileBytes(db_.path() + "-wal");
+    return info;
+  }
+
+ private:
+  Status InsertPairs(std::string_view table, std::string_view key_column, int64_t run_id,
+                     const std::map<std::string, std::string>& pairs) {
+    if (pairs.empty()) return Status::Ok();
+    ARTUNE_ASSIGN_OR_RETURN(Statement insert,
+                            db_.Prepare("INSERT INTO " + std::string(table) + " (run_id, " +
+                                        std::string(key_column) + ", value) VALUES (?, ?, ?)"));
+    for (const auto& [key, value] : pairs) {
+      if (key.empty()) {
+        return Status::InvalidArgument("bench run has an empty " + std::string(key_column) +
+                                       " in " + std::string(table) + " (value \"" + value +
+                                       "\"): every entry needs a name");
+      }
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(1, run_id));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(2, key));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(3, value));
+      ARTUNE_RETURN_IF_ERROR(insert.Run());
+      ARTUNE_RETURN_IF_ERROR(insert.Reset());
+    }
+    return Status::Ok();
+  }
+
+  Status LoadPairs(BenchRun& run) {
+    ARTUNE_RETURN_IF_ERROR(
+        LoadPairs("SELECT knob, value FROM bench_run_config WHERE run_id = ?", run.id, run.config));
+    return LoadPairs("SELECT name, value FROM bench_run_parameters WHERE run_id = ?", run.id,
+                     run.parameters);
+  }
+
+  Status LoadPairs(std::string_view sql, int64_t run_id, std::map<std::string, std::string>& out) {
+    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare(sql));
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, run_id));
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+      if (!has_row) return Status::Ok();
+      out.emplace(select.ColumnText(0), select.ColumnText(1));
+    }
+  }
+
+  Database db_;
+};
+
+Status PrepareDirectory(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return Status::Ok();
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error) {
+    return Status::IoError("cannot create directory " + parent.string() + " for the database " +
+                           path + ": " + error.message() + " (pass --db with a writable path)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> OpenWithMigrations(const std::string& path, OpenMode mode,
+                                                  std::span<const Migration> migrations) {
+  if (path.empty()) return Status::InvalidArgument("the database path is empty");
+  int flags = SQLITE_OPEN_READWRITE;
+  if (mode == OpenMode::kCreate) {
+    ARTUNE_RETURN_IF_ERROR(PrepareDirectory(path));
+    flags |= SQLITE_OPEN_CREATE;
+  } else {
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) {
+      return Status::NotFound("no artune database at " + path +
+                              ": `artune bench` records runs there, or pass --db with the path "
+                              "of an existing database");
+    }
+  }
+  ARTUNE_ASSIGN_OR_RETURN(Database db, Database::Open(path, flags));
+  ARTUNE_RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)));
+
+  // The first read of the file: SQLite reports a file that is not a database (or a
+  // damaged one) here, as kCorruption.
+  if (Result<int64_t> objects = db.QueryInt64("SELECT count(*) FROM sqlite_schema");
+      !objects.ok()) {
+    if (objects.status().code() != ErrorCode::kCorruption) return objects.status();
+    return Status::Corruption(path + " is not a SQLite database, or is damaged (" +
+                              objects.status().message() +
+                              "): pass --db with the path of an artune database");
+  }
+  // Look before touching anything: switching another application's file to WAL
+  // would change it.
+  ARTUNE_RETURN_IF_ERROR(ReadSchemaVersion(db, static_cast<int>(migrations.size())).status());
+
+  ARTUNE_ASSIGN_OR_RETURN(std::string journal_mode, db.QueryText("PRAGMA journal_mode = WAL"));
+  if (journal_mode != "wal") {
+    return Status::IoError("cannot switch " + path + " to WAL mode (journal_mode stays \"" +
+                           journal_mode +
+                           "\"): the file system may lack shared-memory support; pass --db with "
+                           "a path on a local file system");
+  }
+  ARTUNE_RETURN_IF_ERROR(db.Exec("PRAGMA foreign_keys = ON"));
+  // With WAL, NORMAL loses no committed transaction when a process dies, only the
+  // last ones on power loss; FULL would fsync on every run.
+  ARTUNE_RETURN_IF_ERROR(db.Exec("PRAGMA synchronous = NORMAL"));
+  ARTUNE_RETURN_IF_ERROR(Migrate(db, migrations));
+  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db)));
+}
+
+Result<std::unique_ptr<Store>> Store::Open(const std::string& path, OpenMode mode) {
+  return OpenWithMigrations(path, mode, BuiltinMigrations());
+}
+
+}  // namespace artune::db

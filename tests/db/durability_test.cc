@@ -1,0 +1,170 @@
+// A killed writer and a concurrent reader never expose half a run.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <random>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "artune/db/store.h"
+#include "test_util.h"
+
+namespace artune::db {
+namespace {
+
+using testing::SampleRun;
+using testing::TempDir;
+
+// Enough rows per run that the kill often lands inside a transaction.
+constexpr int kKnobsPerRun = 120;
+
+// Checks that a run read back is exactly what SampleRun(sequence, kKnobsPerRun)
+// wrote, and returns its sequence (or -1 after reporting a failure).
+int CheckComplete(const BenchRun& run, int knobs) {
+  auto sequence_entry = run.parameters.find("sequence");
+  if (sequence_entry == run.parameters.end()) {
+    ADD_FAILURE() << "run " << run.id << " has no sequence parameter: parameters incomplete";
+    return -1;
+  }
+  const int sequence = std::stoi(sequence_entry->second);
+  const BenchRun want = SampleRun(sequence, knobs);
+  EXPECT_EQ(run.config.size(), static_cast<size_t>(knobs)) << "run " << run.id;
+  EXPECT_EQ(run.config, want.config) << "run " << run.id;
+  EXPECT_EQ(run.parameters, want.parameters) << "run " << run.id;
+  EXPECT_EQ(run.rpcs, want.rpcs) << "run " << run.id;
+  return sequence;
+}
+
+// The child: inserts runs numbered from `first_sequence` and reports each commit by
+// writing one byte to `ack_fd`. Never returns.
+[[noreturn]] void InsertUntilKilled(const std::string& path, int first_sequence, int ack_fd) {
+  auto store = Store::Open(path);
+  if (!store.ok()) _exit(10);
+  // Bounded: the parent kills long before this ends.
+  for (int i = 0; i < 5000; ++i) {
+    if (!(*store)->InsertBenchRun(SampleRun(first_sequence + i, kKnobsPerRun)).ok()) _exit(11);
+    const char ack = 'c';
+    if (write(ack_fd, &ack, 1) != 1) _exit(12);
+  }
+  _exit(0);
+}
+
+TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  const unsigned seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 random(seed);
+
+  int committed_total = 0;  // acknowledged by children, so certainly committed
+  int visible_total = 0;
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    int pipe_fds[2];
+    ASSERT_EQ(pipe(pipe_fds), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      close(pipe_fds[0]);
+      InsertUntilKilled(path, visible_total, pipe_fds[1]);
+    }
+    close(pipe_fds[1]);
+
+    // Kill after a random number of commits: the child is then somewhere inside
+    // its next insert (opening, binding, mid-rows or committing).
+    const int kill_after = std::uniform_int_distribution<int>(1, 40)(random);
+    int acknowledged = 0;
+    while (acknowledged < kill_after) {
+      char ack;
+      ssize_t got = read(pipe_fds[0], &ack, 1);
+      if (got < 0 && errno == EINTR) continue;
+      ASSERT_EQ(got, 1) << "child stopped before " << kill_after << " commits";
+      ++acknowledged;
+    }
+    ASSERT_EQ(kill(child, SIGKILL), 0);
+    int wait_status = 0;
+    ASSERT_EQ(waitpid(child, &wait_status, 0), child);
+    close(pipe_fds[0]);
+    ASSERT_TRUE(WIFSIGNALED(wait_status)) << "child exited with " << WEXITSTATUS(wait_status);
+    committed_total += acknowledged;
+
+    // Reopen as a new process would (WAL recovery) and look at everything.
+    auto store = Store::Open(path, OpenMode::kExisting);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto runs = (*store)->ListBenchRuns(0);
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    std::set<int> sequences;
+    for (const BenchRun& run : *runs) sequences.insert(CheckComplete(run, kKnobsPerRun));
+    ASSERT_EQ(sequences.size(), runs->size()) << "duplicate sequences";
+    // Every acknowledged run survived; nothing beyond whole runs exists; and the runs
+    // are exactly 0..n-1 (each child continued from the visible count).
+    EXPECT_GE(static_cast<int>(runs->size()), committed_total);
+    EXPECT_EQ(*sequences.begin(), 0);
+    EXPECT_EQ(*sequences.rbegin(), static_cast<int>(runs->size()) - 1);
+    auto info = (*store)->Info();
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->row_counts.at("bench_run_config"),
+              static_cast<int64_t>(runs->size()) * kKnobsPerRun);
+    EXPECT_EQ(info->row_counts.at("bench_run_parameters"), static_cast<int64_t>(runs->size()) * 2);
+    visible_total = static_cast<int>(runs->size());
+    committed_total = visible_total;
+    // The dead writer left no lock behind.
+    ASSERT_TRUE((*store)->InsertBenchRun(SampleRun(visible_total, kKnobsPerRun)).ok());
+    ++visible_total;
+    committed_total = visible_total;
+  }
+}
+
+TEST(Durability, ConcurrentReaderNeverSeesAPartialRun) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  {
+    auto created = Store::Open(path);  // create before the threads race to
+    ASSERT_TRUE(created.ok());
+  }
+  constexpr int kRuns = 300;
+  constexpr int kKnobs = 30;
+  std::atomic<bool> writer_done{false};
+  Status writer_status;
+
+  std::thread writer([&] {
+    auto store = Store::Open(path);
+    if (!store.ok()) {
+      writer_status = store.status();
+      writer_done = true;
+      return;
+    }
+    for (int i = 0; i < kRuns && writer_status.ok(); ++i) {
+      writer_status = (*store)->InsertBenchRun(SampleRun(i, kKnobs)).status();
+    }
+    writer_done = true;
+  });
+
+  auto reader = Store::Open(path, OpenMode::kExisting);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  size_t previous = 0;
+  int reads = 0;
+  bool last_pass = false;
+  while (!last_pass) {
+    last_pass = writer_done.load();  // one more read after the writer finished
+    auto runs = (*reader)->ListBenchRuns(0);
+    ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+    EXPECT_GE(runs->size(), previous) << "a committed run disappeared";
+    previous = runs->size();
+    for (const BenchRun& run : *runs) CheckComplete(run, kKnobs);
+    ++reads;
+  }
+  writer.join();
+  ASSERT_TRUE(writer_status.ok()) << writer_status.ToString();
+  EXPECT_EQ(previous, static_cast<size_t>(kRuns));
+  std::cout << "reader took " << reads << " snapshots while the writer inserted " << kRuns
+            << " runs\n";
+}
+
+}  // namespace
+}  // namespace artune::db

@@ -1,0 +1,69 @@
+// Shared by the store's tests: a temporary directory and a sample bench run.
+#pragma once
+
+#include <stdlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "artune/db/store.h"
+
+namespace artune::db::testing {
+
+// A fresh directory under $TMPDIR (or /tmp), removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/artune-db-test-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) {
+      ADD_FAILURE() << "mkdtemp failed for " << pattern;
+    }
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// A run with every field set to something distinctive; `sequence` goes into the
+// parameters and the numbers so runs can be told apart; `knobs` config entries.
+inline BenchRun SampleRun(int sequence, int knobs = 5) {
+  BenchRun run;
+  run.host = "host-a";
+  run.peer = "loopback";
+  run.transport = sequence % 2 == 0 ? "artune" : "grpc";
+  run.benchmark = "latency";
+  run.scheme = "skew";
+  run.fabric = sequence % 2 == 0 ? "tcp" : "";
+  for (int i = 0; i < knobs; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "knob_%03d", i);
+    run.config[name] = std::to_string(sequence * 1000 + i);
+  }
+  run.parameters["sequence"] = std::to_string(sequence);
+  run.parameters["buffers"] = "10";
+  run.payload_bytes = 1048576ull * 10 + static_cast<uint64_t>(sequence);
+  run.duration_s = 2.5;
+  run.rpcs = 1000 + static_cast<uint64_t>(sequence);
+  run.latency = {12.5, 40.25, 14.0, 3.5};
+  run.bandwidth_mbps = 950.5;
+  run.rpcs_per_s = 400.0 + sequence;
+  run.validated = true;
+  return run;
+}
+
+}  // namespace artune::db::testing
