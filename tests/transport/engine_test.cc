@@ -193,7 +193,8 @@ TEST_P(EngineTest, ManyAsyncCallsInFlight) {
     });
   }
   std::unique_lock lock(mutex);
-  ASSERT_TRUE(all_done.wait_for(lock, std::chrono::seconds(50), [&] { return finished == kCalls; }));
+  ASSERT_TRUE(
+      all_done.wait_for(lock, std::chrono::seconds(50), [&] { return finished == kCalls; }));
   EXPECT_EQ(valid, kCalls);
   EXPECT_EQ(server_->stats().calls_completed, static_cast<uint64_t>(kCalls));
 }

@@ -40,14 +40,14 @@ inline std::vector<ConstSlice> Views(const std::vector<std::vector<std::byte>>& 
 inline ::testing::AssertionResult SameSlices(const Message& message,
                                              const std::vector<std::vector<std::byte>>& expected) {
   if (message.slice_count() != expected.size()) {
-    return ::testing::AssertionFailure() << "slice count " << message.slice_count() << ", expected "
-                                         << expected.size();
+    return ::testing::AssertionFailure()
+           << "slice count " << message.slice_count() << ", expected " << expected.size();
   }
   for (size_t i = 0; i < expected.size(); ++i) {
     const ConstSlice got = message.slice(i);
     if (got.size() != expected[i].size()) {
-      return ::testing::AssertionFailure() << "slice " << i << " has " << got.size()
-                                           << " bytes, expected " << expected[i].size();
+      return ::testing::AssertionFailure()
+             << "slice " << i << " has " << got.size() << " bytes, expected " << expected[i].size();
     }
     if (!got.empty() && std::memcmp(got.data(), expected[i].data(), got.size()) != 0) {
       return ::testing::AssertionFailure() << "slice " << i << " content differs";

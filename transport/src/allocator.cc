@@ -8,8 +8,8 @@
 namespace artune::transport {
 namespace {
 
-constexpr int kSmallestClassLog2 = 8;   // 256 B
-constexpr int kLargestClassLog2 = 31;   // 2 GiB
+constexpr int kSmallestClassLog2 = 8;  // 256 B
+constexpr int kLargestClassLog2 = 31;  // 2 GiB
 constexpr size_t kAlignment = 4096;
 
 int ClassLog2(uint64_t size) {

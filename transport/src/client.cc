@@ -42,8 +42,7 @@ class Slots {
   explicit Slots(uint32_t limit) : limit_(limit) {}
   bool Acquire(std::chrono::steady_clock::time_point deadline) {
     std::unique_lock lock(mutex_);
-    return freed_.wait_until(lock, deadline, [this] { return in_use_ < limit_; }) &&
-           ++in_use_ > 0;
+    return freed_.wait_until(lock, deadline, [this] { return in_use_ < limit_; }) && ++in_use_ > 0;
   }
   void Release() {
     {
@@ -110,8 +109,8 @@ class ClientImpl final : public Client {
     return future.get();
   }
 
-  void CallAsync(std::string_view method, std::span<const ConstSlice> request,
-                 CallOptions options, Done done) override {
+  void CallAsync(std::string_view method, std::span<const ConstSlice> request, CallOptions options,
+                 Done done) override {
     std::shared_ptr<Connection> connection;
     Config config;
     Status refreshed = RefreshIfStale();
@@ -121,9 +120,8 @@ class ClientImpl final : public Client {
       config = config_;
     }
     if (!refreshed.ok()) return done(refreshed);
-    const auto timeout = options.timeout.count() > 0
-                             ? options.timeout
-                             : std::chrono::milliseconds(config.timeout_ms);
+    const auto timeout = options.timeout.count() > 0 ? options.timeout
+                                                     : std::chrono::milliseconds(config.timeout_ms);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     if (!slots_->Acquire(deadline)) {
       stats_.CallFailed();

@@ -35,8 +35,8 @@ Config ClampToGeometry(Config config, const Geometry& geometry) {
 
 Connection::Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint,
                        RegisteredAllocator& allocator, StatsRecorder& stats, Geometry geometry,
-                       Config config, uint32_t config_epoch, Timer* timer,
-                       RequestSink on_request, ClosedSink on_closed)
+                       Config config, uint32_t config_epoch, Timer* timer, RequestSink on_request,
+                       ClosedSink on_closed)
     : role_(role),
       endpoint_(std::move(endpoint)),
       allocator_(allocator),
@@ -190,9 +190,8 @@ void Connection::CompleteCallLocked(Call& call, Result<Message> result, Callback
              result.ok() ? "response complete" : "error response");
   if (call.done) {
     auto shared = std::make_shared<Result<Message>>(std::move(result));
-    callbacks.push_back([done = std::move(call.done), shared]() mutable {
-      done(std::move(*shared));
-    });
+    callbacks.push_back(
+        [done = std::move(call.done), shared]() mutable { done(std::move(*shared)); });
   }
 }
 
@@ -228,8 +227,7 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
   Status sent;
   if (!status.ok()) {
     stats_.CallFailed();
-    sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id,
-                             status);
+    sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id, status);
   } else {
     call.sent_owned = std::move(owned);
     call.sent_keepalive = std::move(keepalive);
@@ -243,8 +241,7 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
       call.sent_keepalive.reset();
       call.awaiting_fin = false;
       stats_.CallFailed();
-      sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id,
-                               sent);
+      sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id, sent);
     }
   }
   if (!sent.ok()) {
@@ -305,8 +302,8 @@ Status Connection::FlushPendingLocked() {
 void Connection::MaybeReturnCreditsLocked() {
   const uint32_t threshold = std::max<uint32_t>(1, geometry_.buffer_count / 2);
   if (credits_to_return_ < threshold || !spare_available_ || closed_) return;
-  Status sent = SendControlLocked(wire::PacketKind::kCredit, wire::Direction::kRequest, 0,
-                                  Status::Ok());
+  Status sent =
+      SendControlLocked(wire::PacketKind::kCredit, wire::Direction::kRequest, 0, Status::Ok());
   if (!sent.ok()) FailLocked(sent);
 }
 
@@ -330,8 +327,8 @@ Status Connection::SendControlLocked(wire::PacketKind kind, wire::Direction dire
   return PostPacketLocked(std::move(packet), length, kind == wire::PacketKind::kCredit);
 }
 
-Status Connection::SendMessageLocked(Call& call, wire::Direction direction,
-                                     std::string_view method, std::span<const ConstSlice> slices) {
+Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std::string_view method,
+                                     std::span<const ConstSlice> slices) {
   if (method.size() > wire::kMaxMethodBytes) {
     return Status::InvalidArgument("method name of " + std::to_string(method.size()) +
                                    " bytes (limit " + std::to_string(wire::kMaxMethodBytes) + ")");
@@ -341,17 +338,16 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction,
   }
   if (slices.size() > wire::kMaxSlicesPerMessage) {
     return Status::InvalidArgument("message of " + std::to_string(slices.size()) +
-                                   " slices (limit " +
-                                   std::to_string(wire::kMaxSlicesPerMessage) + ")");
+                                   " slices (limit " + std::to_string(wire::kMaxSlicesPerMessage) +
+                                   ")");
   }
   std::vector<uint64_t> sizes;
   sizes.reserve(slices.size());
   uint64_t total = 0;
   for (const ConstSlice& slice : slices) {
     if (slice.size() > wire::kMaxSliceBytes) {
-      return Status::InvalidArgument("slice of " + std::to_string(slice.size()) +
-                                     " bytes (limit " + std::to_string(wire::kMaxSliceBytes) +
-                                     ")");
+      return Status::InvalidArgument("slice of " + std::to_string(slice.size()) + " bytes (limit " +
+                                     std::to_string(wire::kMaxSliceBytes) + ")");
     }
     sizes.push_back(slice.size());
     total += slice.size();
@@ -380,8 +376,7 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction,
     ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
     const auto kind = eager.slice_indices.size() > 1 ? wire::PacketKind::kCoalescedEager
                                                      : wire::PacketKind::kEager;
-    wire::PacketHeader header =
-        header_for(kind, static_cast<uint32_t>(eager.slice_indices.size()));
+    wire::PacketHeader header = header_for(kind, static_cast<uint32_t>(eager.slice_indices.size()));
     std::byte* out = packet.data() + sizeof(header);
     for (uint32_t index : eager.slice_indices) {
       const wire::SliceEntry entry{index, static_cast<uint32_t>(slices[index].size())};
@@ -407,11 +402,11 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction,
   while (next < plan.rendezvous.size()) {
     ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
     const uint64_t method_bytes = method_sent ? 0 : method.size();
-    const uint64_t room =
-        (geometry_.buffer_bytes - sizeof(wire::PacketHeader) - method_bytes) /
-        sizeof(wire::RendezvousEntry);
+    const uint64_t room = (geometry_.buffer_bytes - sizeof(wire::PacketHeader) - method_bytes) /
+                          sizeof(wire::RendezvousEntry);
     const size_t count = std::min<size_t>(room, plan.rendezvous.size() - next);
-    wire::PacketHeader header = header_for(wire::PacketKind::kAnnounce, static_cast<uint32_t>(count));
+    wire::PacketHeader header =
+        header_for(wire::PacketKind::kAnnounce, static_cast<uint32_t>(count));
     std::byte* out = packet.data() + sizeof(header);
     for (size_t i = next; i < next + count; ++i) {
       const RendezvousTransfer& transfer = plan.rendezvous[i];

@@ -66,10 +66,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   using RequestSink = std::function<void(std::shared_ptr<Connection>, IncomingRequest)>;
   using ClosedSink = std::function<void(Connection&, const Status& why)>;
 
-  Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint,
-             RegisteredAllocator& allocator, StatsRecorder& stats, Geometry geometry,
-             Config config, uint32_t config_epoch, Timer* timer, RequestSink on_request,
-             ClosedSink on_closed);
+  Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint, RegisteredAllocator& allocator,
+             StatsRecorder& stats, Geometry geometry, Config config, uint32_t config_epoch,
+             Timer* timer, RequestSink on_request, ClosedSink on_closed);
   ~Connection();
 
   // Posts the receive buffers and starts the endpoint.

@@ -55,6 +55,12 @@ void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbac
   Status reposted =
       endpoint_->PostRecv(buffer.data(), buffer.size(), registration->keys.lkey, completion.wr_id);
   if (!reposted.ok()) return;  // closing: kDisconnected follows
+  // The fabric may re-post faster than the peer should send (tcp does), so check
+  // the credit rules here too: a peer that ignores them is dropped.
+  if (credit_packet ? spare_to_return_ : credits_to_return_ >= geometry_.buffer_count) {
+    FailLocked(Malformed(peer(), "more packets than it had credits for (flow control)"));
+    return;
+  }
   if (credit_packet) {
     spare_to_return_ = true;
   } else {
@@ -85,8 +91,8 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   const bool data_kind = kind == wire::PacketKind::kEager ||
                          kind == wire::PacketKind::kCoalescedEager ||
                          kind == wire::PacketKind::kAnnounce;
-  const uint64_t entry_bytes =
-      kind == wire::PacketKind::kAnnounce ? sizeof(wire::RendezvousEntry) : sizeof(wire::SliceEntry);
+  const uint64_t entry_bytes = kind == wire::PacketKind::kAnnounce ? sizeof(wire::RendezvousEntry)
+                                                                   : sizeof(wire::SliceEntry);
   const uint64_t body = length - sizeof(header);
   if (!data_kind && header.entry_count != 0) {
     return Malformed(from, std::string(wire::PacketKindName(kind)) + " packet with entries");
@@ -158,15 +164,15 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
                                  " after its request was complete");
     }
   } else {
-    const bool live = it != calls_.end() &&
-                      (it->second->state == wire::CallState::kAwaitingResponse ||
-                       it->second->state == wire::CallState::kReceivingResponse);
+    const bool live =
+        it != calls_.end() && (it->second->state == wire::CallState::kAwaitingResponse ||
+                               it->second->state == wire::CallState::kReceivingResponse);
     if (!live) {
       // A late response (the call timed out or failed): drop it, but let the server
       // release what it announced.
       if (kind == wire::PacketKind::kAnnounce) {
-        return SendControlLocked(wire::PacketKind::kFin, wire::Direction::kResponse,
-                                 header.call_id, Status::Ok());
+        return SendControlLocked(wire::PacketKind::kFin, wire::Direction::kResponse, header.call_id,
+                                 Status::Ok());
       }
       return Status::Ok();
     }
@@ -206,8 +212,8 @@ Status Connection::BeginAssembly(Call& call, const wire::PacketHeader& header,
   }
   if (header.slice_count > wire::kMaxSlicesPerMessage) {
     return Malformed(peer(), "message of " + std::to_string(header.slice_count) +
-                                 " slices (limit " +
-                                 std::to_string(wire::kMaxSlicesPerMessage) + ")");
+                                 " slices (limit " + std::to_string(wire::kMaxSlicesPerMessage) +
+                                 ")");
   }
   if ((role_ == Role::kServer) != (header.method_bytes > 0)) {
     return Malformed(peer(), role_ == Role::kServer ? "request without a method name"
@@ -232,8 +238,8 @@ Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
     wire::SliceEntry entry;
     std::memcpy(&entry, entries + i * sizeof(entry), sizeof(entry));
     if (entry.slice_index >= in.slice_count || in.have[entry.slice_index]) {
-      return Malformed(peer(), "slice index " + std::to_string(entry.slice_index) +
-                                   " out of range or repeated");
+      return Malformed(
+          peer(), "slice index " + std::to_string(entry.slice_index) + " out of range or repeated");
     }
     in.have[entry.slice_index] = 1;
     sum += entry.length;
@@ -251,8 +257,7 @@ Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
     std::memcpy(storage->data(), payload + header.method_bytes, data_bytes);
     in.message->KeepAlive(storage);
   }
-  const Protocol protocol =
-      header.entry_count > 1 ? Protocol::kCoalescedEager : Protocol::kEager;
+  const Protocol protocol = header.entry_count > 1 ? Protocol::kCoalescedEager : Protocol::kEager;
   uint64_t offset = 0;
   for (uint32_t i = 0; i < header.entry_count; ++i) {
     wire::SliceEntry entry;
@@ -385,10 +390,10 @@ void Connection::OnRead(const fabric::Completion& completion, Callbacks& callbac
   if (!live) {
     // Timed out or failed: once the reads drain, release the peer and forget the call.
     if (call.in.reads_in_flight == 0 && !disconnected_) {
-      Status fin = SendControlLocked(wire::PacketKind::kFin,
-                                     role_ == Role::kClient ? wire::Direction::kResponse
-                                                            : wire::Direction::kRequest,
-                                     call.id, Status::Ok());
+      Status fin = SendControlLocked(
+          wire::PacketKind::kFin,
+          role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest, call.id,
+          Status::Ok());
       if (!fin.ok()) FailLocked(fin);
     }
     MaybeEraseLocked(call.id);
@@ -429,8 +434,8 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
   if (!call.failure.ok()) {
     Transition(call, wire::CallState::kHandling, "request failed");
     Transition(call, wire::CallState::kSending, "error response");
-    Status sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse,
-                                    call.id, call.failure);
+    Status sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call.id,
+                                    call.failure);
     stats_.CallFailed();
     Transition(call, wire::CallState::kDone, "error sent");
     MaybeEraseLocked(call.id);
@@ -440,10 +445,10 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
   for (const ConstSlice& slice : in.slices) in.message->AddSlice(slice);
   Transition(call, wire::CallState::kHandling, "request complete");
   IncomingRequest request{call.id, std::move(in.method), std::move(in.message)};
-  callbacks.push_back([sink = on_request_, self = shared_from_this(),
-                       request = std::move(request)]() mutable {
-    sink(std::move(self), std::move(request));
-  });
+  callbacks.push_back(
+      [sink = on_request_, self = shared_from_this(), request = std::move(request)]() mutable {
+        sink(std::move(self), std::move(request));
+      });
 }
 
 void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
@@ -464,9 +469,8 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
   pending_.clear();
   recv_buffers_.clear();
   if (on_closed_) {
-    callbacks.push_back([sink = on_closed_, self = shared_from_this(), reason] {
-      sink(*self, reason);
-    });
+    callbacks.push_back(
+        [sink = on_closed_, self = shared_from_this(), reason] { sink(*self, reason); });
   }
 }
 

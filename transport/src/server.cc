@@ -142,12 +142,11 @@ class ServerImpl final : public Server, public control::Control::Service {
     }
     std::string host = listen_address.substr(0, colon);
     if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "0.0.0.0";
-    ARTUNE_ASSIGN_OR_RETURN(
-        data_endpoint_,
-        fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
-                                     std::span<const std::byte> private_data) {
-          return Accept(std::move(endpoint), private_data);
-        }));
+    ARTUNE_ASSIGN_OR_RETURN(data_endpoint_,
+                            fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
+                                                         std::span<const std::byte> private_data) {
+                              return Accept(std::move(endpoint), private_data);
+                            }));
     if (host == "0.0.0.0") {
       // Listening on every interface: advertise ":port"; clients connect to the
       // host they reached the control plane on.
@@ -179,9 +178,9 @@ class ServerImpl final : public Server, public control::Control::Service {
   Status Reconfigure(const Config& config) override {
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
     if (fabric::ResolveFabricKind(config.fabric) != fabric_->kind()) {
-      return Status::InvalidArgument(
-          "fabric cannot change on a running server (it runs " +
-          std::string(fabric::FabricKindName(fabric_->kind())) + "); restart it instead");
+      return Status::InvalidArgument("fabric cannot change on a running server (it runs " +
+                                     std::string(fabric::FabricKindName(fabric_->kind())) +
+                                     "); restart it instead");
     }
     std::lock_guard lock(mutex_);
     config_ = config;
@@ -256,12 +255,12 @@ class ServerImpl final : public Server, public control::Control::Service {
                 std::span<const std::byte> private_data) {
     wire::ConnectParams params{};
     if (private_data.size() != sizeof(params)) {
-      return Status::ProtocolError("connect parameters of " +
-                                   std::to_string(private_data.size()) + " bytes");
+      return Status::ProtocolError("connect parameters of " + std::to_string(private_data.size()) +
+                                   " bytes");
     }
     std::memcpy(&params, private_data.data(), sizeof(params));
-    if (params.wire_version != wire::kWireVersion ||
-        params.eager_buffer_count < 2 || params.eager_buffer_count > wire::kMaxEagerBufferCount ||
+    if (params.wire_version != wire::kWireVersion || params.eager_buffer_count < 2 ||
+        params.eager_buffer_count > wire::kMaxEagerBufferCount ||
         params.eager_buffer_bytes <= kEagerPacketHeaderBytes ||
         params.eager_buffer_bytes > wire::kMaxEagerBufferBytes ||
         params.eager_buffer_count * params.eager_buffer_bytes > kMaxEagerPoolBytes ||
@@ -276,8 +275,7 @@ class ServerImpl final : public Server, public control::Control::Service {
     std::lock_guard lock(mutex_);
     if (shut_down_) return Status::Cancelled("server shutting down");
     auto connection = std::make_shared<Connection>(
-        Role::kServer, std::move(endpoint), allocator_, stats_, geometry, config_, epoch_,
-        nullptr,
+        Role::kServer, std::move(endpoint), allocator_, stats_, geometry, config_, epoch_, nullptr,
         [this](std::shared_ptr<Connection> from, IncomingRequest request) {
           Dispatch(std::move(from), std::move(request));
         },
@@ -309,8 +307,8 @@ class ServerImpl final : public Server, public control::Control::Service {
       }
       if (!handler) {
         from->SendResponse(request.call_id,
-                           Status::NotFound("no handler for method '" + request.method +
-                                            "' on " + address_ + "; register it on the server"),
+                           Status::NotFound("no handler for method '" + request.method + "' on " +
+                                            address_ + "; register it on the server"),
                            {}, {}, nullptr);
         return;
       }

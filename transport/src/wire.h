@@ -54,18 +54,18 @@ enum class Direction : uint8_t { kRequest = 0, kResponse = 1 };
 inline constexpr uint8_t kFlagSpareCreditReturned = 1;  // see Connection's credit rules
 
 struct PacketHeader {
-  uint8_t kind;           // PacketKind
-  uint8_t direction;      // Direction of the message this packet belongs to
-  uint8_t flags;          // kFlag*
-  uint8_t method_bytes;   // request, first packet of the message: method name length
-  uint32_t entry_count;   // SliceEntry / RendezvousEntry records after the header
-  uint64_t call_id;       // chosen by the client, unique per connection
-  uint32_t slice_count;   // total slices of the message (every packet repeats it)
-  uint32_t payload_bytes;  // bytes after the entry table: method name, then data or error text
+  uint8_t kind;               // PacketKind
+  uint8_t direction;          // Direction of the message this packet belongs to
+  uint8_t flags;              // kFlag*
+  uint8_t method_bytes;       // request, first packet of the message: method name length
+  uint32_t entry_count;       // SliceEntry / RendezvousEntry records after the header
+  uint64_t call_id;           // chosen by the client, unique per connection
+  uint32_t slice_count;       // total slices of the message (every packet repeats it)
+  uint32_t payload_bytes;     // bytes after the entry table: method name, then data or error text
   uint32_t credits_returned;  // receive buffers the sender re-posted since its last packet
-  int32_t status_code;    // kError: the ErrorCode
-  uint32_t config_epoch;  // sender's config epoch (a response with a newer one makes the
-                          // client refresh its config through the control plane)
+  int32_t status_code;        // kError: the ErrorCode
+  uint32_t config_epoch;      // sender's config epoch (a response with a newer one makes the
+                              // client refresh its config through the control plane)
   uint32_t reserved;
 };
 static_assert(sizeof(PacketHeader) == 40);
@@ -115,10 +115,10 @@ enum class FrameKind : uint8_t {
 std::string_view FrameKindName(FrameKind kind);
 
 struct FrameHeader {
-  uint16_t magic;     // kTcpMagic
-  uint8_t version;    // kWireVersion (low byte)
-  uint8_t kind;       // FrameKind
-  uint32_t status;    // kReadResponse: 0 ok, else ReadStatus
+  uint16_t magic;   // kTcpMagic
+  uint8_t version;  // kWireVersion (low byte)
+  uint8_t kind;     // FrameKind
+  uint32_t status;  // kReadResponse: 0 ok, else ReadStatus
   uint64_t body_bytes;
   uint64_t id;
 };
@@ -134,8 +134,8 @@ static_assert(sizeof(ReadRequestBody) == 24);
 
 enum class ReadStatus : uint32_t {
   kOk = 0,
-  kBadKey = 1,          // no region registered under the rkey
-  kOutOfBounds = 2,     // [addr, addr + length) is not inside the region
+  kBadKey = 1,       // no region registered under the rkey
+  kOutOfBounds = 2,  // [addr, addr + length) is not inside the region
 };
 
 inline constexpr uint64_t kMaxHelloBytes = 256;

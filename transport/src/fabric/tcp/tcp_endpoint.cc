@@ -67,8 +67,7 @@ Status TcpEndpoint::PostSend(std::span<const SgEntry> sgl) {
   return SendFrame(MakeHeader(wire::FrameKind::kSend, total, 0), sgl);
 }
 
-Status TcpEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/,
-                             uint64_t wr_id) {
+Status TcpEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/, uint64_t wr_id) {
   std::lock_guard lock(post_mutex_);
   if (post_closed_) return Status::Unavailable("connection to " + peer_ + " is closed");
   posted_recvs_.push_back({addr, length, wr_id});
@@ -165,8 +164,8 @@ Status TcpEndpoint::SendFrame(const wire::FrameHeader& header, std::span<const S
 void TcpEndpoint::SendReadResponse(uint64_t id, wire::ReadStatus status,
                                    std::shared_ptr<Region> region, const std::byte* data,
                                    uint64_t length) {
-  wire::FrameHeader header = MakeHeader(wire::FrameKind::kReadResponse, length, id,
-                                        static_cast<uint32_t>(status));
+  wire::FrameHeader header =
+      MakeHeader(wire::FrameKind::kReadResponse, length, id, static_cast<uint32_t>(status));
   std::lock_guard lock(send_mutex_);
   if (send_closed_) return;
   OutChunk chunk;
@@ -201,8 +200,8 @@ Status TcpEndpoint::WriteChunkLocked(OutChunk& chunk, bool& complete) {
       const uint64_t region_left = chunk.region_bytes - region_done;
       if (chunk.region->revoked) {
         // The owner deregistered the region: keep the framing, send zeros.
-        iov[count++] = {const_cast<std::byte*>(kZeros), std::min<uint64_t>(region_left,
-                                                                           sizeof(kZeros))};
+        iov[count++] = {const_cast<std::byte*>(kZeros),
+                        std::min<uint64_t>(region_left, sizeof(kZeros))};
       } else {
         iov[count++] = {const_cast<std::byte*>(chunk.region_data + region_done), region_left};
       }
@@ -304,7 +303,7 @@ void TcpEndpoint::Deliver(const Completion& completion) {
 
 void TcpEndpoint::OnReadable() {
   uint64_t budget = kReadBudgetBytes;
-  while (!torn_down_ && budget > 0) {
+  while (!torn_down_) {
     // Consume what is buffered.
     bool progressed = true;
     while (progressed && !torn_down_) {
@@ -335,12 +334,14 @@ void TcpEndpoint::OnReadable() {
     }
     if (torn_down_) return;
     if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
+    // Out of budget: everything buffered was parsed above; what is left in the
+    // socket keeps it readable, so epoll (level-triggered) comes back here.
+    if (budget == 0) return;
 
     // Receive more: large bodies straight into their destination.
     ssize_t n = 0;
     if (have_header_ && body_remaining_ >= kDirectReceiveBytes) {
-      n = ::recv(fd_, body_dest_ + (body_total_ - body_remaining_), body_remaining_,
-                 MSG_DONTWAIT);
+      n = ::recv(fd_, body_dest_ + (body_total_ - body_remaining_), body_remaining_, MSG_DONTWAIT);
       if (n > 0) body_remaining_ -= static_cast<uint64_t>(n);
     } else {
       if (in_begin_ > 0 && in_end_ == in_.size()) {
@@ -423,8 +424,8 @@ Status TcpEndpoint::OnHeader() {
       }
       const uint64_t expected = header_.status == 0 ? it->second.length : 0;
       if (header_.body_bytes != expected) {
-        return bad("read response of " + std::to_string(header_.body_bytes) +
-                   " bytes, requested " + std::to_string(it->second.length));
+        return bad("read response of " + std::to_string(header_.body_bytes) + " bytes, requested " +
+                   std::to_string(it->second.length));
       }
       current_read_ = it->second;
       pending_reads_.erase(it);

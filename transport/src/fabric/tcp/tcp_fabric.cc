@@ -212,7 +212,8 @@ void TcpFabric::Forget(TcpEndpoint* endpoint) {
 Status TcpFabric::OnHello(TcpEndpoint& endpoint, std::span<const std::byte> private_data) {
   if (!on_accept_) return Status::Internal("a hello arrived on a fabric that does not listen");
   Status accepted = on_accept_(endpoint.shared_from_this(), private_data);
-  if (!accepted.ok()) return accepted.WithContext("connection from " + endpoint.peer() + " refused");
+  if (!accepted.ok())
+    return accepted.WithContext("connection from " + endpoint.peer() + " refused");
   return Status::Ok();
 }
 
@@ -230,7 +231,8 @@ void TcpFabric::AcceptAll() {
       std::lock_guard lock(endpoints_mutex_);
       endpoints_[endpoint.get()] = endpoint;
     }
-    if (!WatchEndpoint(endpoint.get(), false).ok()) endpoint->Teardown(Status::Unavailable("epoll"));
+    if (!WatchEndpoint(endpoint.get(), false).ok())
+      endpoint->Teardown(Status::Unavailable("epoll"));
   }
 }
 
