@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <random>
 #include <set>
 #include <thread>
@@ -63,7 +64,7 @@ TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
 
   int committed_total = 0;  // acknowledged by children, so certainly committed
   int visible_total = 0;
-  for (int round = 0; round < 6; ++round) {
+  for (int round = 0; round < 12; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     int pipe_fds[2];
     ASSERT_EQ(pipe(pipe_fds), 0);
@@ -86,6 +87,10 @@ TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
       ASSERT_EQ(got, 1) << "child stopped before " << kill_after << " commits";
       ++acknowledged;
     }
+    // A random extra delay spreads the kill over the whole insert rather than only
+    // its first microseconds (this is where to kill, not a wait for anything).
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(std::uniform_int_distribution<int>(0, 3000)(random)));
     ASSERT_EQ(kill(child, SIGKILL), 0);
     int wait_status = 0;
     ASSERT_EQ(waitpid(child, &wait_status, 0), child);
@@ -112,7 +117,6 @@ TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
               static_cast<int64_t>(runs->size()) * kKnobsPerRun);
     EXPECT_EQ(info->row_counts.at("bench_run_parameters"), static_cast<int64_t>(runs->size()) * 2);
     visible_total = static_cast<int>(runs->size());
-    committed_total = visible_total;
     // The dead writer left no lock behind.
     ASSERT_TRUE((*store)->InsertBenchRun(SampleRun(visible_total, kKnobsPerRun)).ok());
     ++visible_total;
