@@ -250,10 +250,11 @@ struct Http2ConnectionDecoder::Impl {
   void OnHeaderField(Side& side, std::string_view name, std::string_view value) {
     if (name == ":path") {
       stats.client_side = side.index;
-      StreamState* stream = FindOrCreateStream(side.header_block_stream);
-      if (stream != nullptr) {
-        stream->method.assign(value);
-        stream->is_recv_tensor = value == kRecvTensorMethod;
+      // The stream was created (or refused, when too many) by its HEADERS frame.
+      auto it = streams.find(side.header_block_stream);
+      if (it != streams.end()) {
+        it->second.method.assign(value);
+        it->second.is_recv_tensor = value == kRecvTensorMethod;
       }
     } else if (name == ":status") {
       stats.client_side = 1 - side.index;
