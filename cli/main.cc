@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
 
   // One line per subcommand file, in the order `artune --help` lists them.
   RegisterConfig(app, context);
+  RegisterProbe(app, context);
   RegisterCompletions(app, context);
 
   try {
