@@ -63,8 +63,25 @@ struct call_scratch {
   struct iotrace_call_record record;
   struct iotrace_iovec iovecs[IOTRACE_MAX_IOVECS];
 };
+
+/* Progress of copying one call's bytes (--decode). It lives in a map, not on the
+ * stack, on purpose: the verifier then sees its fields as unknown values and
+ * checks the bpf_loop callback once, instead of walking every iteration with
+ * exact constants until it gives up. */
+struct copy_state {
+  __u64 remaining;     /* transferred bytes still to copy */
+  __u64 offset;        /* of the next byte within the call's transfer */
+  __u64 iovec_offset;  /* within the current iovec */
+  __u64 dropped;       /* bytes not copied */
+  __u32 iovec_index;
+  __u32 iovec_count;
+  __u32 fill;          /* bytes waiting in data[] */
+  __u32 records;       /* data records written */
+};
+
 struct data_scratch {
-  struct iotrace_data_record record;
+  struct copy_state state;
+  struct iotrace_data_record record; /* record and data[] go out as one piece */
   /* Twice the chunk, so that `fill < CHUNK` plus a copy of at most CHUNK bytes
    * stays inside the buffer in a way the verifier can prove. */
   __u8 data[2 * IOTRACE_DATA_CHUNK];
@@ -164,27 +181,15 @@ static __always_inline int enter_msg_call(__u32 syscall, long fd, __u64 user_msg
   return enter_call(syscall, fd, (__u64)msg.msg_iov, msg.msg_iovlen, false);
 }
 
-struct copy_state {
-  __u64 remaining;     /* transferred bytes still to copy */
-  __u64 offset;        /* of the next byte within the call's transfer */
-  __u64 iovec_offset;  /* within the current iovec */
-  __u32 iovec_index;
-  __u32 iovec_count;
-  __u32 fill;          /* bytes waiting in the data scratch */
-  __u32 records;
-  __u64 dropped;
-};
-
-static __always_inline bool flush_data(struct copy_state* state) {
-  __u32 zero = 0;
-  struct data_scratch* scratch = bpf_map_lookup_elem(&data_buffer, &zero);
-  if (!scratch) return false;
+/* Sends the bytes waiting in the data scratch as one data record. */
+static __always_inline void flush_data(struct data_scratch* scratch) {
+  struct copy_state* state = &scratch->state;
   __u32 fill = state->fill;
-  if (fill == 0) return true;
+  if (fill == 0) return;
   if (fill > IOTRACE_DATA_CHUNK) fill = IOTRACE_DATA_CHUNK;
   scratch->record.length = fill;
   scratch->record.offset = state->offset - fill;
-  if (bpf_ringbuf_output(&events, scratch, sizeof(scratch->record) + fill, 0)) {
+  if (bpf_ringbuf_output(&events, &scratch->record, sizeof(scratch->record) + fill, 0)) {
     /* Stop copying: the bytes that reach user space stay one contiguous prefix
      * of the transfer, and the rest is reported as one gap. */
     __sync_fetch_and_add(&counters.data_lost, 1);
@@ -194,18 +199,18 @@ static __always_inline bool flush_data(struct copy_state* state) {
     state->records++;
   }
   state->fill = 0;
-  return true;
 }
 
-/* One step of the copy: moves up to one chunk from the current iovec into the
- * data scratch, flushing it to the ring when full. Returns 1 to stop. */
+/* One step of the copy: moves bytes of the current iovec into the data scratch
+ * (at most up to the end of the iovec or of the chunk), flushing a full chunk to
+ * the ring. Returns 1 to stop. */
 static long copy_step(__u64 index, void* context) {
-  struct copy_state* state = context;
-  if (state->remaining == 0) return 1;
   __u32 zero = 0;
   struct call_scratch* call = bpf_map_lookup_elem(&call_buffer, &zero);
   struct data_scratch* scratch = bpf_map_lookup_elem(&data_buffer, &zero);
   if (!call || !scratch) return 1;
+  struct copy_state* state = &scratch->state;
+  if (state->remaining == 0) return 1;
   __u32 i = state->iovec_index;
   if (i >= state->iovec_count || i >= IOTRACE_MAX_IOVECS) return 1;
   __u64 length = call->iovecs[i].length;
@@ -230,7 +235,7 @@ static long copy_step(__u64 index, void* context) {
   state->offset += n;
   state->iovec_offset += n;
   state->remaining -= n;
-  if (state->fill >= IOTRACE_DATA_CHUNK || state->remaining == 0) flush_data(state);
+  if (state->fill >= IOTRACE_DATA_CHUNK || state->remaining == 0) flush_data(scratch);
   return 0;
 }
 
@@ -282,30 +287,35 @@ static __always_inline int exit_call(long ret) {
   record->iovec_recorded = recorded;
 
   if (capture_data && ret > 0) {
-    __u32 zero_key = 0;
-    struct data_scratch* data = bpf_map_lookup_elem(&data_buffer, &zero_key);
+    struct data_scratch* data = bpf_map_lookup_elem(&data_buffer, &zero);
     if (data) {
       data->record.kind = IOTRACE_RECORD_DATA;
       data->record.syscall = call->syscall;
       data->record.tid = tid;
       data->record.end_ns = record->end_ns;
       data->record.connection = call->connection;
-      struct copy_state state = {};
-      state.remaining = (__u64)ret;
-      if (state.remaining > max_data_bytes_per_call) {
-        state.dropped = state.remaining - max_data_bytes_per_call;
-        state.remaining = max_data_bytes_per_call;
+      struct copy_state* state = &data->state;
+      state->remaining = (__u64)ret;
+      state->dropped = 0;
+      if (state->remaining > max_data_bytes_per_call) {
+        state->dropped = state->remaining - max_data_bytes_per_call;
+        state->remaining = max_data_bytes_per_call;
       }
-      state.iovec_count = recorded;
+      state->offset = 0;
+      state->iovec_offset = 0;
+      state->iovec_index = 0;
+      state->iovec_count = recorded;
+      state->fill = 0;
+      state->records = 0;
       /* Each step passes an empty or finished iovec, copies up to the end of an
        * iovec, or fills a chunk: this many steps always suffice. */
       __u64 steps = 2 * (__u64)recorded + max_data_bytes_per_call / IOTRACE_DATA_CHUNK + 2;
       if (steps > 8000000) steps = 8000000; /* bpf_loop's limit */
-      bpf_loop((__u32)steps, copy_step, &state, 0);
-      flush_data(&state);
-      state.dropped += state.remaining;
-      record->data_records = state.records;
-      record->data_bytes_dropped = state.dropped;
+      bpf_loop((__u32)steps, copy_step, NULL, 0);
+      flush_data(data);
+      state->dropped += state->remaining;
+      record->data_records = state->records;
+      record->data_bytes_dropped = state->dropped;
     }
   }
 

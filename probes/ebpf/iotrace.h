@@ -2,9 +2,10 @@
  * space reader (iotrace_backend.cc). Plain C, included by both sides: the BPF side
  * gets the __u32 family from vmlinux.h, user space from <linux/types.h>.
  *
- * Every record starts with a __u32 `kind`. Sizes are variable: a call record ends
- * with `iovec_recorded` raw struct iovec entries, a data record with `length`
- * bytes; the ring buffer gives the reader each record's total size.
+ * Every record starts with a __u32 `kind`. Sizes are variable: a call record is
+ * followed by `iovec_recorded` raw struct iovec entries, a data record by `length`
+ * bytes (no flexible array members: the header is also compiled as ISO C++); the
+ * ring buffer gives the reader each record's total size.
  *
  * Version this layout with IOTRACE_LAYOUT_VERSION when fields change: the BPF
  * object and the reader are always built together, so the version only guards
@@ -20,8 +21,9 @@
 
 /* UIO_MAXIOV: the kernel rejects calls with more iovecs than this. */
 #define IOTRACE_MAX_IOVECS 1024
-/* Payload bytes carried by one data record (--decode). */
-#define IOTRACE_DATA_CHUNK 16384
+/* Payload bytes carried by one data record (--decode); the BPF side keeps twice
+ * this in a per-CPU map, whose values are limited to 32 KiB. */
+#define IOTRACE_DATA_CHUNK 8192
 #define IOTRACE_TASK_COMM_LEN 16
 
 enum iotrace_record_kind {
@@ -75,7 +77,7 @@ struct iotrace_call_record {
   __u64 end_ns;             /* at exit */
   __u64 data_bytes_dropped; /* transferred bytes not copied (--decode limit, ring full) */
   struct iotrace_connection connection;
-  struct iotrace_iovec iovecs[]; /* iovec_recorded entries */
+  /* followed by iovec_recorded struct iotrace_iovec */
 };
 
 struct iotrace_data_record {
@@ -86,7 +88,7 @@ struct iotrace_data_record {
   __u64 offset; /* of data[0] within the call's transferred bytes */
   __u64 end_ns; /* end_ns of the call it belongs to */
   struct iotrace_connection connection;
-  __u8 data[];
+  /* followed by `length` bytes */
 };
 
 /* Counters the program keeps in its .bss; the reader reports them. */

@@ -15,6 +15,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -103,11 +104,20 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
+// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d, what a dual-stack listener sees)
+// become plain IPv4, as a packet capture would show them.
 Endpoint MakeEndpoint(uint16_t family, const uint8_t* address, uint16_t port) {
+  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  constexpr uint16_t kAfInet6 = 10;
   Endpoint endpoint;
-  endpoint.family = family == 10 ? Endpoint::Family::kIpv6 : Endpoint::Family::kIpv4;
-  std::memcpy(endpoint.address.data(), address, family == 10 ? 16 : 4);
   endpoint.port = port;
+  if (family == kAfInet6 && std::memcmp(address, kMappedPrefix, sizeof(kMappedPrefix)) != 0) {
+    endpoint.family = Endpoint::Family::kIpv6;
+    std::memcpy(endpoint.address.data(), address, 16);
+  } else {
+    endpoint.family = Endpoint::Family::kIpv4;
+    std::memcpy(endpoint.address.data(), family == kAfInet6 ? address + 12 : address, 4);
+  }
   return endpoint;
 }
 
@@ -259,12 +269,25 @@ class EbpfBackend final : public CaptureBackend {
     }
   }
 
+  // When both ends of a connection belong to the traced process(es), every byte of a
+  // flow is seen twice: by the sender's call and by the receiver's. The side that
+  // delivers bytes first owns the flow's stream; the other side's copy is skipped.
+  bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes) {
+    const auto [owner, inserted] = stream_owner_is_sender_.emplace(flow, from_sender);
+    if (owner->second == from_sender) return true;
+    counters_.detail["duplicate_stream_bytes_skipped"] += bytes;
+    return false;
+  }
+
   void HandleData(const iotrace_data_record* record, size_t size) {
     const size_t length = std::min<size_t>(record->length, size - sizeof(*record));
-    const FlowKey flow = MakeFlow(record->connection, IsSend(record->syscall));
+    const bool send = IsSend(record->syscall);
+    const FlowKey flow = MakeFlow(record->connection, send);
     OpenFlowOnce(flow, record->end_ns);
+    if (!OwnsStream(flow, send, length)) return;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(record) + sizeof(*record);
     StreamSegment segment{flow, record->end_ns + realtime_offset_ns_,
-                          std::span<const uint8_t>(record->data, length)};
+                          std::span<const uint8_t>(bytes, length)};
     sink_->OnStreamBytes(segment);
     counters_.detail["decoded_bytes"] += length;
   }
@@ -283,13 +306,17 @@ class EbpfBackend final : public CaptureBackend {
     const size_t available = (size - sizeof(*record)) / sizeof(iotrace_iovec);
     const size_t recorded = std::min<size_t>(record->iovec_recorded, available);
     event.iovec_lengths.reserve(recorded);
+    const auto* iovecs = reinterpret_cast<const uint8_t*>(record) + sizeof(*record);
     for (size_t i = 0; i < recorded; ++i) {
-      event.iovec_lengths.push_back(static_cast<uint32_t>(record->iovecs[i].length));
+      iotrace_iovec iovec;
+      std::memcpy(&iovec, iovecs + i * sizeof(iovec), sizeof(iovec));
+      event.iovec_lengths.push_back(static_cast<uint32_t>(iovec.length));
     }
     if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
 
     OpenFlowOnce(event.flow, record->start_ns);
-    if (record->data_bytes_dropped > 0) {
+    if (record->data_bytes_dropped > 0 &&
+        OwnsStream(event.flow, send, record->data_bytes_dropped)) {
       sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
                          record->end_ns + realtime_offset_ns_);
       counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
@@ -306,6 +333,7 @@ class EbpfBackend final : public CaptureBackend {
   EventSink* sink_ = nullptr;  // set during Run only
   uint64_t realtime_offset_ns_ = 0;
   std::set<FlowKey> open_flows_;
+  std::map<FlowKey, bool> stream_owner_is_sender_;
   BackendCounters counters_;
 };
 

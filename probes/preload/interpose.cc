@@ -136,8 +136,8 @@ __attribute__((constructor)) void OpenRing() {
   struct stat info;
   void* mapping = MAP_FAILED;
   if (fstat(fd, &info) == 0 && static_cast<size_t>(info.st_size) > kRingHeaderBytes) {
-    mapping = mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED,
-                   fd, 0);
+    mapping =
+        mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
   Real().close(fd);
   if (mapping == MAP_FAILED) {
@@ -197,7 +197,8 @@ FdState Classify(int fd, const struct stat& info, Connection* connection) {
     sockaddr_storage local{}, remote{};
     socklen_t local_length = sizeof(local), remote_length = sizeof(remote);
     if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &type_length) != 0) return kUnknown;
-    if (type == SOCK_STREAM && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0 &&
+    if (type == SOCK_STREAM &&
+        getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) == 0 &&
         (local.ss_family == AF_INET || local.ss_family == AF_INET6)) {
       if (getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &remote_length) != 0) {
         return kUnknown;  // not connected yet: ask again on the next call
@@ -270,8 +271,8 @@ uint64_t RecordData(Call call, const Connection& connection, const iovec* iov, i
   int index = 0;
   size_t within = 0;
   while (copied < wanted) {
-    const uint32_t chunk =
-        static_cast<uint32_t>(wanted - copied < kDataChunkBytes ? wanted - copied : kDataChunkBytes);
+    const uint32_t chunk = static_cast<uint32_t>(
+        wanted - copied < kDataChunkBytes ? wanted - copied : kDataChunkBytes);
     uint8_t* slot = Reserve(ring, AlignRecord(sizeof(DataRecord) + chunk));
     if (slot == nullptr) break;  // the rest becomes one gap
     auto* record = reinterpret_cast<DataRecord*>(slot);
@@ -284,7 +285,8 @@ uint64_t RecordData(Call call, const Connection& connection, const iovec* iov, i
     while (filled < chunk && index < iovcnt) {
       const size_t available = iov[index].iov_len - within;
       const size_t n = available < chunk - filled ? available : chunk - filled;
-      memcpy(record->data + filled, static_cast<const uint8_t*>(iov[index].iov_base) + within, n);
+      memcpy(DataBytes(record) + filled, static_cast<const uint8_t*>(iov[index].iov_base) + within,
+             n);
       filled += static_cast<uint32_t>(n);
       within += n;
       if (within == iov[index].iov_len) {
@@ -305,7 +307,9 @@ void RecordCall(Call call, int fd, const Connection& connection, const iovec* io
     dropped = RecordData(call, connection, iov, iovcnt, static_cast<uint64_t>(result), end_ns);
   }
   const uint32_t recorded =
-      iovcnt < 0 ? 0u : (static_cast<size_t>(iovcnt) > kMaxIovecs ? kMaxIovecs : static_cast<uint32_t>(iovcnt));
+      iovcnt < 0
+          ? 0u
+          : (static_cast<size_t>(iovcnt) > kMaxIovecs ? kMaxIovecs : static_cast<uint32_t>(iovcnt));
   uint8_t* slot = Reserve(ring, AlignRecord(sizeof(CallRecord) + recorded * sizeof(uint32_t)));
   if (slot == nullptr) return;
   auto* record = reinterpret_cast<CallRecord*>(slot);
@@ -321,7 +325,7 @@ void RecordCall(Call call, int fd, const Connection& connection, const iovec* io
   record->data_bytes_dropped = dropped;
   record->connection = connection;
   for (uint32_t i = 0; i < recorded; ++i) {
-    record->lengths[i] = static_cast<uint32_t>(iov[i].iov_len);
+    CallLengths(record)[i] = static_cast<uint32_t>(iov[i].iov_len);
   }
   Publish(ring, slot, RecordType::kCall);
 }
@@ -329,8 +333,7 @@ void RecordCall(Call call, int fd, const Connection& connection, const iovec* io
 // Runs `perform` (the real call); when fd is a traced TCP socket, records it.
 // errno is what the real call left, whatever the recording did.
 template <typename Perform>
-ssize_t Traced(Call call, int fd, bool any_fd_type, const iovec* iov, int iovcnt,
-               Perform perform) {
+ssize_t Traced(Call call, int fd, bool any_fd_type, const iovec* iov, int iovcnt, Perform perform) {
   Connection connection;
   const int entry_errno = errno;
   if (!LookupTcp(fd, any_fd_type, &connection)) {
@@ -380,7 +383,8 @@ ARTUNE_EXPORT ssize_t recvmsg(int fd, msghdr* message, int flags) {
 }
 
 ARTUNE_EXPORT ssize_t writev(int fd, const iovec* iov, int iovcnt) {
-  return Traced(Call::kWritev, fd, true, iov, iovcnt, [&] { return Real().writev(fd, iov, iovcnt); });
+  return Traced(Call::kWritev, fd, true, iov, iovcnt,
+                [&] { return Real().writev(fd, iov, iovcnt); });
 }
 
 ARTUNE_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
@@ -390,9 +394,8 @@ ARTUNE_EXPORT ssize_t readv(int fd, const iovec* iov, int iovcnt) {
 ARTUNE_EXPORT ssize_t sendto(int fd, const void* buffer, size_t length, int flags,
                              const sockaddr* address, socklen_t address_length) {
   const iovec one{const_cast<void*>(buffer), length};
-  return Traced(Call::kSendto, fd, false, &one, 1, [&] {
-    return Real().sendto(fd, buffer, length, flags, address, address_length);
-  });
+  return Traced(Call::kSendto, fd, false, &one, 1,
+                [&] { return Real().sendto(fd, buffer, length, flags, address, address_length); });
 }
 
 ARTUNE_EXPORT ssize_t recvfrom(int fd, void* buffer, size_t length, int flags, sockaddr* address,

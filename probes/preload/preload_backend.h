@@ -16,21 +16,14 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 
 #include "artune/probes/backend.h"
 #include "artune/probes/preload_options.h"
 
 namespace artune::probes {
 
-class PreloadBackend : public CaptureBackend {
- public:
-  // The command's exit status once Run() has returned, else nullopt.
-  virtual std::optional<int> command_exit_code() const = 0;
-};
-
 // Checks the options (kInvalidArgument: empty command, bad ring size).
-Result<std::unique_ptr<PreloadBackend>> CreatePreloadBackend(const PreloadOptions& options);
+Result<std::unique_ptr<CaptureBackend>> CreatePreloadBackend(const PreloadOptions& options);
 
 // Where libartune_preload.so is, by the search order of PreloadOptions::library_path.
 Result<std::string> FindPreloadLibrary(const std::string& explicit_path);

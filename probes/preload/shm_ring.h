@@ -43,8 +43,8 @@ struct RingHeader {
   uint32_t capture_bytes;  // 1: also copy the transferred bytes (data records)
   uint64_t capacity;       // data bytes, a power of two
   uint64_t max_capture_bytes_per_call;
-  alignas(64) uint64_t head;  // producers: next position to reserve
-  alignas(64) uint64_t tail;  // consumer: next position to read
+  alignas(64) uint64_t head;             // producers: next position to reserve
+  alignas(64) uint64_t tail;             // consumer: next position to read
   alignas(64) uint64_t records_dropped;  // overruns: records that did not fit
   uint64_t bytes_dropped;
   uint64_t records_published;
@@ -72,7 +72,7 @@ struct Connection {
   uint8_t remote_address[16];
   uint16_t local_port;
   uint16_t remote_port;
-  uint16_t family;  // AF_INET or AF_INET6
+  uint16_t family;     // AF_INET or AF_INET6
   uint8_t from_start;  // 1: the library saw the connect()/accept() of this socket
   uint8_t reserved;
 };
@@ -95,14 +95,14 @@ struct CallRecord {
   uint32_t pid;
   uint32_t tid;
   int32_t fd;
-  uint32_t iovec_count;  // as passed (1 for the one-buffer calls)
+  uint32_t iovec_count;     // as passed (1 for the one-buffer calls)
   uint32_t iovec_recorded;  // lengths[] entries that follow (at most kMaxIovecs)
-  int64_t result;  // bytes transferred, or -errno
-  uint64_t start_ns;  // CLOCK_MONOTONIC
+  int64_t result;           // bytes transferred, or -errno
+  uint64_t start_ns;        // CLOCK_MONOTONIC
   uint64_t end_ns;
   uint64_t data_bytes_dropped;  // transferred bytes not copied (limit, ring full)
   Connection connection;
-  uint32_t lengths[];  // iovec_recorded entries, then padding to 8 bytes
+  // followed by iovec_recorded uint32_t lengths (CallLengths), then padding to 8
 };
 
 struct DataRecord {
@@ -112,8 +112,18 @@ struct DataRecord {
   uint64_t offset;  // of data[0] within the call's transferred bytes
   uint64_t end_ns;
   Connection connection;
-  uint8_t data[];
+  // followed by `length` bytes (DataBytes)
 };
+
+// The variable parts after the fixed headers (no flexible array members in ISO C++).
+inline uint32_t* CallLengths(CallRecord* record) { return reinterpret_cast<uint32_t*>(record + 1); }
+inline const uint32_t* CallLengths(const CallRecord* record) {
+  return reinterpret_cast<const uint32_t*>(record + 1);
+}
+inline uint8_t* DataBytes(DataRecord* record) { return reinterpret_cast<uint8_t*>(record + 1); }
+inline const uint8_t* DataBytes(const DataRecord* record) {
+  return reinterpret_cast<const uint8_t*>(record + 1);
+}
 
 struct CloseRecord {
   RecordHeader header;

@@ -50,6 +50,10 @@ const char* BackendKindName(BackendKind kind) {
   switch (kind) {
     case BackendKind::kPcap:
       return "pcap";
+    case BackendKind::kEbpf:
+      return "ebpf";
+    case BackendKind::kPreload:
+      return "preload";
   }
   return "unknown";
 }

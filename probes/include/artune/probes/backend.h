@@ -21,13 +21,17 @@
 #include <string>
 #include <string_view>
 
+#include "artune/probes/ebpf_options.h"
 #include "artune/probes/event.h"
+#include "artune/probes/preload_options.h"
 #include "artune/status.h"
 
 namespace artune::probes {
 
 enum class BackendKind : uint8_t {
-  kPcap,  // libpcap: live interface or saved pcap/pcapng file (probes/pcap/)
+  kPcap,     // libpcap: live interface or saved pcap/pcapng file (probes/pcap/)
+  kEbpf,     // syscall tracepoints of one process, libbpf CO-RE (probes/ebpf/)
+  kPreload,  // runs a command with an LD_PRELOAD interposer (probes/preload/)
 };
 const char* BackendKindName(BackendKind kind);
 
@@ -43,6 +47,8 @@ struct PcapOptions {
 struct BackendOptions {
   BackendKind kind = BackendKind::kPcap;
   PcapOptions pcap;
+  EbpfOptions ebpf;
+  PreloadOptions preload;
 };
 
 // Counters every backend keeps. `events_lost` is the number the user must see:
@@ -80,6 +86,9 @@ class CaptureBackend {
   virtual Status Run(EventSink& sink, const StopCondition& stop) = 0;
   // A snapshot; valid after Run (and inside on_tick).
   virtual BackendCounters counters() const = 0;
+  // The exit status of the command the backend ran (preload: `--exec -- CMD`; 128 +
+  // signal number when a signal ended it), once Run() has returned; else nullopt.
+  virtual std::optional<int> command_exit_code() const { return std::nullopt; }
 };
 
 // Makes the backend `options.kind` selects; checks option consistency

@@ -1,0 +1,428 @@
+// The artune side of the preload backend: owns the shared ring, starts the command
+// with the library injected, and turns ring records into events.
+#include "preload/preload_backend.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "preload/shm_ring.h"
+
+extern char** environ;
+
+namespace artune::probes {
+namespace {
+
+using preload::CallRecord;
+using preload::CloseRecord;
+using preload::Connection;
+using preload::DataRecord;
+using preload::RecordHeader;
+using preload::RecordType;
+using preload::RingHeader;
+
+constexpr const char* kLibraryName = "libartune_preload.so";
+
+uint64_t NowNs(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
+// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d, what a dual-stack listener sees)
+// become plain IPv4, as a packet capture would show them.
+Endpoint MakeEndpoint(uint16_t family, const uint8_t* address, uint16_t port) {
+  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  Endpoint endpoint;
+  endpoint.port = port;
+  if (family == AF_INET6 && std::memcmp(address, kMappedPrefix, sizeof(kMappedPrefix)) != 0) {
+    endpoint.family = Endpoint::Family::kIpv6;
+    std::memcpy(endpoint.address.data(), address, 16);
+  } else {
+    endpoint.family = Endpoint::Family::kIpv4;
+    std::memcpy(endpoint.address.data(), family == AF_INET6 ? address + 12 : address, 4);
+  }
+  return endpoint;
+}
+
+FlowKey LocalToRemote(const Connection& connection) {
+  return {MakeEndpoint(connection.family, connection.local_address, connection.local_port),
+          MakeEndpoint(connection.family, connection.remote_address, connection.remote_port)};
+}
+
+bool IsSend(uint32_t call) {
+  const auto syscall = static_cast<IoSyscall>(call);
+  return syscall == IoSyscall::kSendmsg || syscall == IoSyscall::kWritev ||
+         syscall == IoSyscall::kSendto || syscall == IoSyscall::kWrite;
+}
+
+FlowKey MakeFlow(const Connection& connection, uint32_t call) {
+  const FlowKey flow = LocalToRemote(connection);
+  return IsSend(call) ? flow : flow.Reversed();
+}
+
+// The shared memory object: created here, named in the command's environment,
+// unlinked when the backend goes away.
+class SharedRing {
+ public:
+  ~SharedRing() {
+    if (header_ != nullptr) munmap(header_, mapping_bytes_);
+    if (!name_.empty()) shm_unlink(name_.c_str());
+  }
+
+  Status Create(const PreloadOptions& options) {
+    static std::atomic<uint32_t> sequence{0};
+    name_ = "/artune-preload-" + std::to_string(getpid()) + "-" + std::to_string(sequence++);
+    const int fd = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      const int error = errno;
+      name_.clear();
+      return Status::FromErrno(
+          "creating the shared capture ring with shm_open (is /dev/shm "
+          "mounted and writable?)",
+          error);
+    }
+    mapping_bytes_ = preload::kRingHeaderBytes + options.ring_bytes;
+    void* mapping = MAP_FAILED;
+    if (ftruncate(fd, static_cast<off_t>(mapping_bytes_)) == 0) {
+      mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    const int error = errno;
+    close(fd);
+    if (mapping == MAP_FAILED) {
+      return Status::FromErrno("sizing the shared capture ring to " +
+                                   std::to_string(mapping_bytes_) + " bytes (lower the ring size)",
+                               error);
+    }
+    header_ = static_cast<RingHeader*>(mapping);
+    header_->version = preload::kRingVersion;
+    header_->capacity = options.ring_bytes;
+    header_->capture_bytes = options.capture_bytes ? 1 : 0;
+    header_->max_capture_bytes_per_call = options.capture_max_bytes_per_call;
+    __atomic_store_n(&header_->magic, preload::kRingMagic, __ATOMIC_RELEASE);
+    return Status::Ok();
+  }
+
+  const std::string& name() const { return name_; }
+  RingHeader* header() const { return header_; }
+
+ private:
+  std::string name_;
+  RingHeader* header_ = nullptr;
+  size_t mapping_bytes_ = 0;
+};
+
+class PreloadBackend final : public CaptureBackend {
+ public:
+  explicit PreloadBackend(PreloadOptions options) : options_(std::move(options)) {}
+
+  ~PreloadBackend() override {
+    if (child_ > 0 && !exit_code_) {  // Start() without Run(): do not leave it behind
+      kill(child_, SIGKILL);
+      waitpid(child_, nullptr, 0);
+    }
+  }
+
+  BackendKind kind() const override { return BackendKind::kPreload; }
+  std::optional<int> command_exit_code() const override { return exit_code_; }
+
+  Status Start() override {
+    ARTUNE_ASSIGN_OR_RETURN(const std::string library, FindPreloadLibrary(options_.library_path));
+    ARTUNE_RETURN_IF_ERROR(ring_.Create(options_));
+
+    std::vector<std::string> environment;
+    std::string preload_value = library;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      const std::string_view variable(*entry);
+      if (variable.starts_with("LD_PRELOAD=")) {
+        // Keep what the user preloads; ours goes first so it wraps libc, not them.
+        if (variable.size() > 11) preload_value += ":" + std::string(variable.substr(11));
+      } else if (!variable.starts_with(std::string(preload::kRingEnvironmentVariable) + "=")) {
+        environment.emplace_back(variable);
+      }
+    }
+    environment.push_back("LD_PRELOAD=" + preload_value);
+    environment.push_back(std::string(preload::kRingEnvironmentVariable) + "=" + ring_.name());
+
+    std::vector<char*> argv;
+    for (auto& argument : options_.command) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (auto& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
+
+    pid_t child = 0;
+    const int error = posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data());
+    if (error != 0) {
+      return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
+                    "cannot run '" + options_.command[0] + "': " + std::strerror(error) +
+                        " (check the command and PATH)");
+    }
+    child_ = child;
+    realtime_offset_ns_ = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_MONOTONIC);
+    return Status::Ok();
+  }
+
+  Status Run(EventSink& sink, const StopCondition& stop) override {
+    if (child_ <= 0) return Status::Internal("preload backend: Run() before a successful Start()");
+    sink_ = &sink;
+    const auto started = std::chrono::steady_clock::now();
+    auto next_tick = started + stop.tick_interval;
+    std::optional<std::chrono::steady_clock::time_point> terminate_sent;
+    bool killed = false;
+    while (!exit_code_) {
+      const size_t consumed = ConsumeAvailable();
+      ReapChild();
+      const auto now = std::chrono::steady_clock::now();
+      if (stop.on_tick && now >= next_tick) {
+        stop.on_tick(counters());
+        next_tick = now + stop.tick_interval;
+      }
+      const bool stop_now = (stop.stop_requested != nullptr && stop.stop_requested->load()) ||
+                            (stop.duration && now - started >= *stop.duration);
+      if (stop_now && !terminate_sent && !exit_code_) {
+        kill(child_, SIGTERM);
+        terminate_sent = now;
+      }
+      if (terminate_sent && !killed && !exit_code_ &&
+          now - *terminate_sent >= std::chrono::milliseconds(options_.terminate_grace_ms)) {
+        kill(child_, SIGKILL);
+        killed = true;
+      }
+      if (consumed == 0 && !exit_code_) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    // The command has exited: what its processes published is all there is.
+    ConsumeAvailable();
+    const uint64_t head = __atomic_load_n(&ring_.header()->head, __ATOMIC_ACQUIRE);
+    abandoned_bytes_ = head - __atomic_load_n(&ring_.header()->tail, __ATOMIC_RELAXED);
+    const uint64_t end_ns = NowNs(CLOCK_REALTIME);
+    for (const FlowKey& flow : open_flows_) sink.OnFlowClose(flow, FlowEnd::kCaptureStop, end_ns);
+    open_flows_.clear();
+    sink_ = nullptr;
+    if (ring_corrupted_) {
+      return Status::Corruption(
+          "the shared capture ring was overwritten by the traced command "
+          "(a record with an impossible size); events after it are lost");
+    }
+    return Status::Ok();
+  }
+
+  BackendCounters counters() const override {
+    BackendCounters result = counters_;
+    if (ring_.header() != nullptr) {
+      const RingHeader* header = ring_.header();
+      const uint64_t dropped = __atomic_load_n(&header->records_dropped, __ATOMIC_RELAXED);
+      result.events_lost = dropped + (abandoned_bytes_ > 0 ? 1 : 0);
+      result.detail["ring_records_dropped"] = dropped;
+      result.detail["ring_bytes_dropped"] =
+          __atomic_load_n(&header->bytes_dropped, __ATOMIC_RELAXED);
+      result.detail["untraced_fds"] = __atomic_load_n(&header->untraced_fds, __ATOMIC_RELAXED);
+      if (abandoned_bytes_ > 0) result.detail["ring_bytes_abandoned"] = abandoned_bytes_;
+    }
+    if (exit_code_) result.detail["command_exit_code"] = static_cast<uint64_t>(*exit_code_);
+    return result;
+  }
+
+ private:
+  void ReapChild() {
+    int status = 0;
+    const pid_t reaped = waitpid(child_, &status, WNOHANG);
+    if (reaped != child_) return;
+    exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  // Reads every published record at the tail; returns how many it read.
+  size_t ConsumeAvailable() {
+    RingHeader* header = ring_.header();
+    uint8_t* data = preload::RingData(header);
+    const uint64_t capacity = header->capacity;
+    size_t consumed = 0;
+    while (!ring_corrupted_) {
+      const uint64_t tail = header->tail;
+      if (tail == __atomic_load_n(&header->head, __ATOMIC_ACQUIRE)) break;
+      auto* record = reinterpret_cast<RecordHeader*>(data + (tail & (capacity - 1)));
+      const auto type = static_cast<RecordType>(__atomic_load_n(&record->type, __ATOMIC_ACQUIRE));
+      if (type == RecordType::kUnpublished) break;  // still being written
+      const uint32_t size = record->size;
+      if (size < sizeof(RecordHeader) || size % 8 != 0 ||
+          (tail & (capacity - 1)) + size > capacity) {
+        ring_corrupted_ = true;
+        break;
+      }
+      Dispatch(type, reinterpret_cast<const uint8_t*>(record), size);
+      std::memset(record, 0, size);
+      __atomic_store_n(&header->tail, tail + size, __ATOMIC_RELEASE);
+      ++consumed;
+    }
+    return consumed;
+  }
+
+  void Dispatch(RecordType type, const uint8_t* bytes, uint32_t size) {
+    switch (type) {
+      case RecordType::kCall:
+        if (size >= sizeof(CallRecord))
+          HandleCall(reinterpret_cast<const CallRecord*>(bytes), size);
+        return;
+      case RecordType::kData:
+        if (size >= sizeof(DataRecord))
+          HandleData(reinterpret_cast<const DataRecord*>(bytes), size);
+        return;
+      case RecordType::kClose:
+        if (size >= sizeof(CloseRecord)) HandleClose(*reinterpret_cast<const CloseRecord*>(bytes));
+        return;
+      case RecordType::kPadding:
+      case RecordType::kUnpublished:
+        return;
+    }
+    ++counters_.detail["unknown_records"];
+  }
+
+  void OpenFlowOnce(const FlowKey& flow, const Connection& connection, uint64_t monotonic_ns) {
+    if (open_flows_.insert(flow).second) {
+      sink_->OnFlowOpen(flow,
+                        connection.from_start ? FlowOrigin::kHandshake : FlowOrigin::kMidStream,
+                        monotonic_ns + realtime_offset_ns_);
+    }
+  }
+
+  // When both ends of a connection belong to the traced process(es), every byte of a
+  // flow is seen twice: by the sender's call and by the receiver's. The side that
+  // delivers bytes first owns the flow's stream; the other side's copy is skipped.
+  bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes) {
+    const auto [owner, inserted] = stream_owner_is_sender_.emplace(flow, from_sender);
+    if (owner->second == from_sender) return true;
+    counters_.detail["duplicate_stream_bytes_skipped"] += bytes;
+    return false;
+  }
+
+  void HandleData(const DataRecord* record, uint32_t size) {
+    const size_t length = std::min<size_t>(record->length, size - sizeof(*record));
+    const FlowKey flow = MakeFlow(record->connection, record->call);
+    OpenFlowOnce(flow, record->connection, record->end_ns);
+    if (!OwnsStream(flow, IsSend(record->call), length)) return;
+    sink_->OnStreamBytes(
+        StreamSegment{flow, record->end_ns + realtime_offset_ns_,
+                      std::span<const uint8_t>(preload::DataBytes(record), length)});
+    counters_.detail["decoded_bytes"] += length;
+  }
+
+  void HandleCall(const CallRecord* record, uint32_t size) {
+    IoCallEvent event;
+    event.syscall = static_cast<IoSyscall>(record->call);
+    event.pid = record->pid;
+    event.tid = record->tid;
+    event.fd = record->fd;
+    event.flow = MakeFlow(record->connection, record->call);
+    event.result = record->result;
+    event.start_ns = record->start_ns;
+    event.end_ns = record->end_ns;
+    const size_t available = (size - sizeof(*record)) / sizeof(uint32_t);
+    const size_t recorded = std::min<size_t>(record->iovec_recorded, available);
+    const uint32_t* lengths = preload::CallLengths(record);
+    event.iovec_lengths.assign(lengths, lengths + recorded);
+    if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
+
+    OpenFlowOnce(event.flow, record->connection, record->start_ns);
+    if (record->data_bytes_dropped > 0 &&
+        OwnsStream(event.flow, IsSend(record->call), record->data_bytes_dropped)) {
+      sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
+                         record->end_ns + realtime_offset_ns_);
+      counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
+    }
+    sink_->OnIoCall(event);
+    ++counters_.events_seen;
+    if (record->result > 0) counters_.bytes_seen += static_cast<uint64_t>(record->result);
+    ++counters_.detail[std::string("calls_") + IoSyscallName(event.syscall)];
+  }
+
+  void HandleClose(const CloseRecord& record) {
+    const FlowKey outgoing = LocalToRemote(record.connection);
+    const uint64_t timestamp = record.timestamp_ns + realtime_offset_ns_;
+    for (const FlowKey& flow : {outgoing, outgoing.Reversed()}) {
+      if (open_flows_.erase(flow) > 0) sink_->OnFlowClose(flow, FlowEnd::kFin, timestamp);
+    }
+  }
+
+  PreloadOptions options_;
+  SharedRing ring_;
+  pid_t child_ = -1;
+  std::optional<int> exit_code_;
+  EventSink* sink_ = nullptr;  // set during Run only
+  uint64_t realtime_offset_ns_ = 0;
+  uint64_t abandoned_bytes_ = 0;
+  bool ring_corrupted_ = false;
+  std::set<FlowKey> open_flows_;
+  std::map<FlowKey, bool> stream_owner_is_sender_;
+  BackendCounters counters_;
+};
+
+bool IsReadableFile(const std::filesystem::path& path) { return access(path.c_str(), R_OK) == 0; }
+
+}  // namespace
+
+Result<std::string> FindPreloadLibrary(const std::string& explicit_path) {
+  std::vector<std::filesystem::path> candidates;
+  if (!explicit_path.empty()) {
+    candidates.emplace_back(explicit_path);
+  } else {
+    if (const char* from_environment = std::getenv("ARTUNE_PRELOAD_LIBRARY");
+        from_environment != nullptr && from_environment[0] != '\0') {
+      candidates.emplace_back(from_environment);
+    }
+    std::error_code error;
+    const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error) {
+      candidates.push_back(executable.parent_path() / kLibraryName);
+      candidates.push_back(executable.parent_path().parent_path() / "lib" / "artune" /
+                           kLibraryName);
+    }
+#ifdef ARTUNE_PRELOAD_BUILD_PATH
+    candidates.emplace_back(ARTUNE_PRELOAD_BUILD_PATH);
+#endif
+  }
+  std::string tried;
+  for (const auto& candidate : candidates) {
+    if (IsReadableFile(candidate)) {
+      std::error_code error;
+      const auto absolute = std::filesystem::absolute(candidate, error);
+      return error ? candidate.string() : absolute.string();
+    }
+    tried += (tried.empty() ? "" : ", ") + candidate.string();
+  }
+  return Status::NotFound(std::string(kLibraryName) + " not found (tried: " + tried +
+                          "): build the artune_preload target, or point ARTUNE_PRELOAD_LIBRARY "
+                          "at the library");
+}
+
+Result<std::unique_ptr<CaptureBackend>> CreatePreloadBackend(const PreloadOptions& options) {
+  if (options.command.empty() || options.command[0].empty()) {
+    return Status::InvalidArgument("--exec needs a command: artune probe --exec -- CMD ARGS");
+  }
+  const uint64_t ring = options.ring_bytes;
+  if (ring < (64u << 10) || (ring & (ring - 1)) != 0 || ring > (1ull << 32)) {
+    return Status::InvalidArgument("preload ring size " + std::to_string(ring) +
+                                   " must be a power of two between 64 KiB and 4 GiB");
+  }
+  return std::unique_ptr<CaptureBackend>(std::make_unique<PreloadBackend>(options));
+}
+
+}  // namespace artune::probes

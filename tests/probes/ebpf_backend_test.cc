@@ -1,0 +1,159 @@
+// The ebpf backend against a real process with known socket I/O (iovec_traffic):
+// every iovec length, count and byte must come back exactly. Needs root (or
+// CAP_BPF + CAP_PERFMON) and kernel BTF; skips with the reason otherwise.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <thread>
+
+#include "artune/probes/backend.h"
+#include "traced_run.h"
+
+namespace artune::probes {
+namespace {
+
+using testing::CollectingSink;
+
+void SkipUnlessEbpfPossible() {
+  struct stat info {};
+  if (geteuid() != 0) GTEST_SKIP() << "the ebpf backend needs root (CAP_BPF + CAP_PERFMON)";
+  if (stat("/sys/kernel/btf/vmlinux", &info) != 0)
+    GTEST_SKIP() << "no kernel BTF at /sys/kernel/btf/vmlinux";
+}
+
+struct TracedHelper {
+  int exit_code = -1;
+  BackendCounters counters;
+};
+
+// Starts the helper (waiting on stdin), traces it from Start() until it exits.
+TracedHelper TraceHelper(EbpfOptions options, const std::vector<std::string>& arguments,
+                         CollectingSink& sink) {
+  TracedHelper result;
+  int go_fd = -1;
+  const pid_t pid = testing::SpawnHelper(arguments, &go_fd);
+  EXPECT_GT(pid, 0);
+  if (pid <= 0) return result;
+  if (options.comm.empty()) options.pid = static_cast<uint32_t>(pid);
+  BackendOptions backend_options;
+  backend_options.kind = BackendKind::kEbpf;
+  backend_options.ebpf = options;
+  auto backend = CreateCaptureBackend(backend_options);
+  EXPECT_TRUE(backend.ok()) << backend.status().ToString();
+  Status started = backend.ok() ? (*backend)->Start() : backend.status();
+  EXPECT_TRUE(started.ok()) << started.ToString();
+  EXPECT_EQ(write(go_fd, "g", 1), 1);  // attached: let it run
+  close(go_fd);
+
+  std::atomic<bool> exited{false};
+  std::thread reaper([&] {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    exited = true;
+  });
+  if (started.ok()) {
+    StopCondition stop;
+    stop.stop_requested = &exited;
+    stop.duration = std::chrono::seconds(50);  // bound, should the helper hang
+    const Status ran = (*backend)->Run(sink, stop);
+    EXPECT_TRUE(ran.ok()) << ran.ToString();
+    result.counters = (*backend)->counters();
+  } else {
+    kill(pid, SIGKILL);
+  }
+  reaper.join();
+  return result;
+}
+
+TEST(EbpfBackendTest, RecoversEveryIovecLengthOfEveryCall) {
+  SkipUnlessEbpfPossible();
+  CollectingSink sink;
+  const auto traced = TraceHelper({}, {"script", "--wait"}, sink);
+  EXPECT_EQ(traced.exit_code, 0);
+  EXPECT_EQ(traced.counters.events_lost, 0u);
+  testing::ExpectScriptRecovered(sink);
+  EXPECT_TRUE(sink.streams.empty()) << "bytes are copied only with decode";
+  for (const auto& [flow, origin] : sink.opened) EXPECT_EQ(origin, FlowOrigin::kMidStream);
+  for (const auto& [flow, end] : sink.closed) EXPECT_EQ(end, FlowEnd::kCaptureStop);
+}
+
+TEST(EbpfBackendTest, DecodeCopiesTheTransferredBytesExactly) {
+  SkipUnlessEbpfPossible();
+  CollectingSink sink;
+  EbpfOptions options;
+  options.decode = true;
+  const auto traced = TraceHelper(options, {"script", "--wait"}, sink);
+  EXPECT_EQ(traced.exit_code, 0);
+  EXPECT_EQ(traced.counters.events_lost, 0u);
+  testing::ExpectScriptRecovered(sink);
+  const auto sends = sink.SendCalls();
+  ASSERT_FALSE(sends.empty());
+  testing::ExpectScriptBytes(sink, sends[0].flow);
+  EXPECT_EQ(traced.counters.detail.at("duplicate_stream_bytes_skipped"), testing::ScriptBytes())
+      << "the receiving side's copy of the same bytes is skipped";
+}
+
+TEST(EbpfBackendTest, DecodeLimitBecomesAGap) {
+  SkipUnlessEbpfPossible();
+  CollectingSink sink;
+  EbpfOptions options;
+  options.decode = true;
+  options.decode_max_bytes_per_call = 4096;
+  const auto traced = TraceHelper(options, {"script", "--wait"}, sink);
+  EXPECT_EQ(traced.exit_code, 0);
+  const auto sends = sink.SendCalls();
+  ASSERT_FALSE(sends.empty());
+  uint64_t expected_gap = 0;
+  for (const auto& send : sends) {
+    if (send.result > 4096) expected_gap += static_cast<uint64_t>(send.result) - 4096;
+  }
+  EXPECT_EQ(sink.gaps[sends[0].flow], expected_gap);
+  EXPECT_EQ(sink.streams[sends[0].flow].size() + expected_gap, testing::ScriptBytes());
+}
+
+TEST(EbpfBackendTest, TracesByProcessName) {
+  SkipUnlessEbpfPossible();
+  CollectingSink sink;
+  EbpfOptions options;
+  options.comm = "iovec_traffic";
+  const auto traced = TraceHelper(options, {"script", "--wait"}, sink);
+  EXPECT_EQ(traced.exit_code, 0);
+  testing::ExpectScriptRecovered(sink);
+}
+
+TEST(EbpfBackendTest, MissingProcessIsNotFound) {
+  SkipUnlessEbpfPossible();
+  const pid_t pid = testing::SpawnHelper({"exit", "0"});
+  ASSERT_GT(pid, 0);
+  waitpid(pid, nullptr, 0);  // reaped: the pid no longer exists
+  BackendOptions options;
+  options.kind = BackendKind::kEbpf;
+  options.ebpf.pid = static_cast<uint32_t>(pid);
+  auto backend = CreateCaptureBackend(options);
+  ASSERT_TRUE(backend.ok());
+  const Status started = (*backend)->Start();
+  EXPECT_EQ(started.code(), ErrorCode::kNotFound) << started.ToString();
+}
+
+TEST(EbpfBackendTest, OptionsAreChecked) {
+  BackendOptions options;
+  options.kind = BackendKind::kEbpf;
+  EXPECT_EQ(CreateCaptureBackend(options).status().code(), ErrorCode::kInvalidArgument);
+  options.ebpf.pid = 1;
+  options.ebpf.comm = "both";
+  EXPECT_EQ(CreateCaptureBackend(options).status().code(), ErrorCode::kInvalidArgument);
+  options.ebpf.pid.reset();
+  options.ebpf.comm = "a_name_longer_than_15";
+  EXPECT_EQ(CreateCaptureBackend(options).status().code(), ErrorCode::kInvalidArgument);
+  options.ebpf.comm = "ok";
+  options.ebpf.ring_buffer_bytes = 3 << 20;
+  EXPECT_EQ(CreateCaptureBackend(options).status().code(), ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace artune::probes

@@ -1,0 +1,185 @@
+// Tracing overhead benchmark: runs iovec_traffic's loopback throughput modes
+// untraced, under the ebpf backend and under the preload backend, alternating, and
+// prints the median of each with the loss relative to untraced and the events lost.
+//   stream:   sendmsg of 256 x 4 KiB iovecs (1 MiB per call), bytes/s
+//   pingpong: 64-byte request (sendmsg, 2 iovecs) / response (send), round trips/s
+// Usage: trace_overhead_bench [SECONDS_PER_RUN=3] [REPEATS=3]
+// The ebpf rows need root; without it they are skipped with the reason.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "artune/probes/backend.h"
+
+using namespace artune::probes;  // NOLINT: a benchmark program
+using artune::Status;
+
+namespace {
+
+class CountingSink : public EventSink {
+ public:
+  void OnFlowOpen(const FlowKey&, FlowOrigin, uint64_t) override {}
+  void OnStreamBytes(const StreamSegment& segment) override { bytes += segment.bytes.size(); }
+  void OnStreamGap(const FlowKey&, uint64_t, uint64_t) override {}
+  void OnFlowClose(const FlowKey&, FlowEnd, uint64_t) override {}
+  void OnIoCall(const IoCallEvent& event) override { iovecs += event.iovec_lengths.size(); }
+  uint64_t bytes = 0;
+  uint64_t iovecs = 0;
+};
+
+struct Measurement {
+  double rate = 0;
+  uint64_t events = 0;
+  uint64_t lost = 0;
+};
+
+double ParseRate(const std::string& output) {
+  const auto space = output.find(' ');
+  return space == std::string::npos ? 0 : std::atof(output.c_str() + space + 1);
+}
+
+// Runs the helper with its stdout in a pipe; `traced` (optional) attaches first.
+Measurement RunUntracedOrEbpf(const std::string& mode, double seconds, bool ebpf, bool decode) {
+  int out[2], in[2];
+  if (pipe(out) != 0 || pipe(in) != 0) return {};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(in[0], STDIN_FILENO);
+    close(out[0]);
+    close(in[1]);
+    execl(ARTUNE_IOVEC_TRAFFIC_HELPER, "iovec_traffic", mode.c_str(),
+          std::to_string(seconds).c_str(), "--wait", nullptr);
+    _exit(127);
+  }
+  close(out[1]);
+  close(in[0]);
+  Measurement result;
+  std::unique_ptr<CaptureBackend> backend;
+  if (ebpf) {
+    BackendOptions options;
+    options.kind = BackendKind::kEbpf;
+    options.ebpf.pid = static_cast<uint32_t>(pid);
+    options.ebpf.decode = decode;
+    auto created = CreateCaptureBackend(options);
+    Status started = created.ok() ? (*created)->Start() : created.status();
+    if (!started.ok()) {
+      std::fprintf(stderr, "ebpf: %s\n", started.ToString().c_str());
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      return {};
+    }
+    backend = std::move(*created);
+  }
+  std::atomic<bool> exited{false};
+  std::string output;
+  std::thread reader([&] {
+    char buffer[256];
+    ssize_t n;
+    while ((n = read(out[0], buffer, sizeof(buffer))) > 0) output.append(buffer, n);
+    waitpid(pid, nullptr, 0);
+    exited = true;
+  });
+  if (write(in[1], "g", 1) != 1) std::perror("go");
+  if (backend) {
+    CountingSink sink;
+    StopCondition stop;
+    stop.stop_requested = &exited;
+    (void)backend->Run(sink, stop);
+    result.events = backend->counters().events_seen;
+    result.lost = backend->counters().events_lost;
+  }
+  reader.join();
+  close(out[0]);
+  close(in[1]);
+  result.rate = ParseRate(output);
+  return result;
+}
+
+Measurement RunPreload(const std::string& mode, double seconds, bool capture_bytes) {
+  int out[2];
+  if (pipe(out) != 0) return {};
+  // The helper's stdout goes to our pipe: preserve it across the backend's spawn.
+  const int saved_stdout = dup(STDOUT_FILENO);
+  dup2(out[1], STDOUT_FILENO);
+  close(out[1]);
+  BackendOptions options;
+  options.kind = BackendKind::kPreload;
+  options.preload.command = {ARTUNE_IOVEC_TRAFFIC_HELPER, mode, std::to_string(seconds)};
+  options.preload.capture_bytes = capture_bytes;
+  auto created = CreateCaptureBackend(options);
+  Status started = created.ok() ? (*created)->Start() : created.status();
+  dup2(saved_stdout, STDOUT_FILENO);
+  close(saved_stdout);
+  if (!started.ok()) {
+    std::fprintf(stderr, "preload: %s\n", started.ToString().c_str());
+    close(out[0]);
+    return {};
+  }
+  std::string output;
+  std::thread reader([&] {
+    char buffer[256];
+    ssize_t n;
+    while ((n = read(out[0], buffer, sizeof(buffer))) > 0) output.append(buffer, n);
+  });
+  CountingSink sink;
+  StopCondition stop;
+  (void)(*created)->Run(sink, stop);
+  reader.join();
+  close(out[0]);
+  Measurement result;
+  result.rate = ParseRate(output);
+  result.events = (*created)->counters().events_seen;
+  result.lost = (*created)->counters().events_lost;
+  return result;
+}
+
+Measurement Median(std::vector<Measurement> runs) {
+  std::sort(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.rate < b.rate; });
+  return runs[runs.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
+  const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
+  const bool root = geteuid() == 0;
+  for (const std::string mode : {"stream", "pingpong"}) {
+    std::vector<Measurement> base, ebpf, ebpf_decode, preload, preload_bytes;
+    for (int r = 0; r < repeats; ++r) {
+      base.push_back(RunUntracedOrEbpf(mode, seconds, false, false));
+      if (root) ebpf.push_back(RunUntracedOrEbpf(mode, seconds, true, false));
+      if (root) ebpf_decode.push_back(RunUntracedOrEbpf(mode, seconds, true, true));
+      preload.push_back(RunPreload(mode, seconds, false));
+      preload_bytes.push_back(RunPreload(mode, seconds, true));
+    }
+    const Measurement b = Median(base);
+    const char* unit = mode == "stream" ? "MB/s" : "round trips/s";
+    const double scale = mode == "stream" ? 1e-6 : 1.0;
+    std::printf("%s (%d x %.1f s, median)\n", mode.c_str(), repeats, seconds);
+    std::printf("  %-22s %12.1f %s\n", "untraced", b.rate * scale, unit);
+    auto row = [&](const char* name, const std::vector<Measurement>& runs) {
+      if (runs.empty()) {
+        std::printf("  %-22s skipped: needs root\n", name);
+        return;
+      }
+      const Measurement m = Median(runs);
+      std::printf("  %-22s %12.1f %s  loss %5.1f%%  events %llu  lost %llu\n", name, m.rate * scale,
+                  unit, 100.0 * (1.0 - m.rate / b.rate), static_cast<unsigned long long>(m.events),
+                  static_cast<unsigned long long>(m.lost));
+    };
+    row("ebpf", ebpf);
+    row("ebpf --decode", ebpf_decode);
+    row("preload", preload);
+    row("preload + bytes", preload_bytes);
+  }
+  return 0;
+}
