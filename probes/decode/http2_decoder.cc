@@ -96,6 +96,9 @@ struct Http2ConnectionDecoder::Impl {
   int server_side_hint = 1;
   Side sides[2];
   std::unordered_map<uint32_t, StreamState> streams;
+  uint64_t stream_opens[2] = {0, 0};  // HEADERS on a stream id above all seen before
+  uint32_t highest_stream_id = 0;
+  bool fed[2] = {false, false};  // bytes seen on the side
   uint64_t now_ns = 0;
 
   Impl(uint64_t id, GrpcMessageObserver& obs, DecodeErrorCounts& errs, const DecoderLimits& lim)
@@ -109,8 +112,22 @@ struct Http2ConnectionDecoder::Impl {
     }
   }
 
+  // Which side is the client, from the strongest evidence there is: the preface or
+  // decoded :path/:status; else which side opens new streams more often (joined
+  // midway, only streams in flight at the join can be opened by a response); else
+  // the caller's hint.
+  int ClientSide() const {
+    if (stats.client_side >= 0) return stats.client_side;
+    // Votes count only when both directions are seen: with one direction, that
+    // side "opens" every stream whichever role it has.
+    if (fed[0] && fed[1] && stream_opens[0] != stream_opens[1]) {
+      return stream_opens[0] > stream_opens[1] ? 0 : 1;
+    }
+    return 1 - server_side_hint;
+  }
+
   MessageDirection DirectionOf(int side) const {
-    const int client = stats.client_side >= 0 ? stats.client_side : 1 - server_side_hint;
+    const int client = ClientSide();
     return side == client ? MessageDirection::kRequest : MessageDirection::kResponse;
   }
 
@@ -333,6 +350,7 @@ struct Http2ConnectionDecoder::Impl {
     switch (f.type) {
       case kFrameData: {
         ++stats.data_frames;
+        highest_stream_id = std::max(highest_stream_id, f.stream_id);
         StreamState* stream = FindOrCreateStream(f.stream_id);
         if (stream != nullptr && !stream->headers_seen[side.index] &&
             !stream->counted_midway[side.index]) {
@@ -342,6 +360,10 @@ struct Http2ConnectionDecoder::Impl {
         break;
       }
       case kFrameHeaders: {
+        if (f.stream_id > highest_stream_id) {
+          highest_stream_id = f.stream_id;
+          ++stream_opens[side.index];
+        }
         side.header_block_open = (f.flags & kFlagEndHeaders) == 0;
         side.header_block_stream = f.stream_id;
         side.header_block_failed = false;
@@ -501,6 +523,8 @@ struct Http2ConnectionDecoder::Impl {
   // offset to resume at, or -1 when more bytes are needed / none found yet.
   long FindResyncPoint(Side& side, bool buffer_full) {
     const std::vector<uint8_t>& buffer = side.resync;
+    long undecided = -1;
+    long full_candidate = -1;
     for (size_t start = side.resync_scan_from; start + kFrameHeaderSize <= buffer.size(); ++start) {
       size_t offset = start;
       size_t chained = 0;
@@ -522,16 +546,22 @@ struct Http2ConnectionDecoder::Impl {
       }
       if (chained >= limits.resync_chain_frames) return static_cast<long>(start);
       if (broken) continue;
+      // Undecided (the chain runs past the buffered bytes): remember it, but keep
+      // looking, since a later confirmed chain wins over an unconfirmed one (bytes of
+      // a preface or payload often look like the header of a long frame).
       if (ran_out) {
-        // Undecided: wait for more bytes, unless the buffer cannot grow and at least
-        // two headers agree.
-        if (buffer_full && chained >= 2) return static_cast<long>(start);
-        side.resync_scan_from = start;
-        return -1;
+        if (undecided < 0) undecided = static_cast<long>(start);
+        if (buffer_full && chained >= 2 && full_candidate < 0) {
+          full_candidate = static_cast<long>(start);
+        }
       }
     }
+    // A full buffer cannot grow: accept a chain of two if there is one.
+    if (full_candidate >= 0) return full_candidate;
     side.resync_scan_from =
-        buffer.size() >= kFrameHeaderSize ? buffer.size() - kFrameHeaderSize + 1 : 0;
+        undecided >= 0
+            ? static_cast<size_t>(undecided)
+            : (buffer.size() >= kFrameHeaderSize ? buffer.size() - kFrameHeaderSize + 1 : 0);
     return -1;
   }
 
@@ -670,6 +700,7 @@ void Http2ConnectionDecoder::Feed(int side, std::span<const uint8_t> bytes, uint
   if (!s.started) impl_->StartSide(s, FlowOrigin::kMidStream);
   if (bytes.empty()) return;
   impl_->now_ns = timestamp_ns;
+  impl_->fed[side & 1] = true;
   impl_->Feed(s, bytes.data(), bytes.size());
 }
 
@@ -712,6 +743,8 @@ void Http2ConnectionDecoder::End(int side) {
 }
 
 const ConnectionDecodeStats& Http2ConnectionDecoder::stats() const { return impl_->stats; }
+
+int Http2ConnectionDecoder::client_side() const { return impl_->ClientSide(); }
 
 const char* DecodeErrorName(DecodeError error) {
   switch (error) {

@@ -135,8 +135,8 @@ class PcapBackend : public CaptureBackend {
       case PCAP_ERROR_PERM_DENIED:
         return Status::PermissionDenied(
             "capturing on " + options_.interface + " is not permitted (" + detail +
-            "): run as root, or grant the capabilities with `sudo setcap "
-            "cap_net_raw,cap_net_admin+eip $(command -v artune)`, or trace one process "
+            "): run as root, or grant CAP_NET_RAW and CAP_NET_ADMIN (`sudo setcap "
+            "cap_net_raw,cap_net_admin+eip $(command -v artune)`), or trace one process "
             "without privileges with --exec -- CMD");
       case PCAP_ERROR_NO_SUCH_DEVICE:
         return Status::NotFound("no network interface named " + options_.interface +

@@ -27,7 +27,13 @@ ProbeSession::Connection* ProbeSession::Lookup(const FlowKey& flow, int& side) {
   connection->key = key;
   connection->decoder = std::make_unique<Http2ConnectionDecoder>(
       connection->id, static_cast<GrpcMessageObserver&>(*this), errors_, options_.decoder_limits);
+  // Clients connect from ephemeral ports (Linux: 32768-60999): when exactly one
+  // side uses one, the other is the server; otherwise the lower port is.
+  const auto ephemeral = [](uint16_t port) { return port >= 32768 && port <= 60999; };
   int server_side = key.source.port < key.destination.port ? 0 : 1;
+  if (ephemeral(key.source.port) != ephemeral(key.destination.port)) {
+    server_side = ephemeral(key.source.port) ? 1 : 0;
+  }
   if (options_.server_port) {
     if (key.source.port == *options_.server_port) server_side = 0;
     if (key.destination.port == *options_.server_port) server_side = 1;
@@ -80,13 +86,10 @@ Profile ProbeSession::Finish(const std::string& backend_name, const BackendCount
     const ConnectionDecodeStats& stats = connection->decoder->stats();
     ConnectionProfile profile;
     profile.id = connection->id;
-    const int client_side = stats.client_side;
-    // Without a known role, the lower port is the server (ephemeral ports are high).
-    const bool side0_is_client =
-        client_side >= 0 ? client_side == 0 : key.source.port > key.destination.port;
+    const bool side0_is_client = connection->decoder->client_side() == 0;
     profile.client = (side0_is_client ? key.source : key.destination).ToString();
     profile.server = (side0_is_client ? key.destination : key.source).ToString();
-    profile.roles_known = client_side >= 0;
+    profile.roles_known = stats.client_side >= 0;
     profile.joined_midway = stats.joined_midway;
     profile.data_frames = stats.data_frames;
     profile.data_bytes = stats.data_bytes;

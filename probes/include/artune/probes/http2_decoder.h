@@ -116,6 +116,9 @@ class Http2ConnectionDecoder {
   void End(int side);
 
   const ConnectionDecodeStats& stats() const;
+  // The side taken as the client now: stats().client_side when the stream said so,
+  // else the side that opened more new streams, else the opposite of the hint.
+  int client_side() const;
 
  private:
   struct Impl;
