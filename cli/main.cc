@@ -23,6 +23,8 @@ int main(int argc, char** argv) {
   RegisterConfig(app, context);
   RegisterProbe(app, context);
   RegisterCompletions(app, context);
+  RegisterResults(app, context);
+  RegisterDb(app, context);
 
   try {
     app.parse(argc, argv);
