@@ -736,6 +736,11 @@ void Http2ConnectionDecoder::End(int side) {
       ++it;
     }
   }
+  if (s.phase == Phase::kResync && !s.resync.empty()) {
+    // Bytes still waiting for a frame boundary when the stream ended: discarded.
+    impl.errors.Add(DecodeError::kResyncDiscard);
+    impl.stats.discarded_bytes += s.resync.size();
+  }
   s.phase = Phase::kFrameHeader;
   s.header_have = 0;
   s.resync.clear();
