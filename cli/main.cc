@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   // One line per subcommand file, in the order `artune --help` lists them.
   RegisterConfig(app, context);
   RegisterProbe(app, context);
+  RegisterBench(app, context);
+  RegisterServe(app, context);
   RegisterCompletions(app, context);
   RegisterResults(app, context);
   RegisterDb(app, context);

@@ -2,6 +2,7 @@
 // durations: runs complete, every reply validated, calls counted. No timing checks.
 #include <gtest/gtest.h>
 
+#include "artune/tuner/bench_record.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 
@@ -10,7 +11,10 @@ namespace {
 
 std::unique_ptr<BenchTransport> MakeTransport(const std::string& name) {
   if (name == "grpc") return MakeGrpcBenchTransport();
-  return nullptr;
+  // The tcp fabric: runs on every machine (verbs is exercised by the lab).
+  transport::Config config;
+  config.fabric = transport::FabricKind::kTcp;
+  return MakeArtuneBenchTransport(config);
 }
 
 class LoopbackTest : public ::testing::TestWithParam<std::string> {
@@ -88,7 +92,31 @@ TEST_P(LoopbackTest, ConnectToNothingIsUnavailable) {
   EXPECT_EQ(channel.status().code(), ErrorCode::kUnavailable);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, LoopbackTest, ::testing::Values("grpc"),
+TEST_P(LoopbackTest, StoredRecordCarriesConfigAndParameters) {
+  PayloadSpec spec;
+  spec.scheme = Scheme::kSkew;
+  spec.buffer_count = 3;
+  auto payload = GeneratePayload(spec);
+  ASSERT_TRUE(payload.ok());
+  RunOptions options;
+  options.kind = BenchmarkKind::kBandwidth;
+  RunResult result;
+  result.validated = true;
+  result.rpcs = 7;
+  db::BenchRun record = MakeBenchRunRecord(*transport_, "loopback", *payload, options, result);
+  EXPECT_EQ(record.transport, GetParam());
+  EXPECT_EQ(record.benchmark, "bandwidth");
+  EXPECT_EQ(record.scheme, "skew");
+  EXPECT_EQ(record.parameters.at("skew_weights"), "10,30,60");
+  EXPECT_EQ(record.parameters.at("buffers"), "3");
+  EXPECT_FALSE(record.config.empty());
+  if (GetParam() == "artune") {
+    EXPECT_EQ(record.config.at("fabric"), "tcp");
+  }
+  EXPECT_EQ(record.rpcs, 7u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, LoopbackTest, ::testing::Values("artune", "grpc"),
                          [](const auto& info) { return info.param; });
 
 }  // namespace

@@ -1,0 +1,356 @@
+// artune bench: the TF-gRPC-Bench benchmarks (P2P latency, P2P bandwidth, PS
+// throughput) over the embedded transport and stock gRPC, side by side; every run
+// validated and stored. Thin over the tuner library (artune/tuner/benchmark.h).
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "artune/db/store.h"
+#include "artune/tuner/bench_record.h"
+#include "artune/tuner/bench_transport.h"
+#include "artune/tuner/benchmark.h"
+#include "command.h"
+#include "knob_flags.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct BenchFlags {
+  KnobFlags knobs;
+  std::string transport = "artune";
+  std::string benchmark = "latency";
+  std::string scheme = "uniform";
+  std::string classes;  // empty: the scheme's default
+  uint32_t buffers = 10;
+  uint64_t small_bytes = 10, medium_bytes = 10 * 1024, large_bytes = 1024 * 1024;
+  std::string size_mode = "fixed";
+  std::string skew = "large";
+  uint64_t seed = 1;
+  double warmup_s = 1;
+  double duration_s = 5;
+  uint32_t inflight = 8;
+  uint32_t servers = 2;
+  uint32_t clients = 3;
+  std::string peer;
+  int grpc_threads = 2;
+  bool json = false;
+};
+
+struct TransportRun {
+  std::string transport;
+  std::string fabric;
+  tuner::RunResult result;
+  int64_t run_id = 0;
+};
+
+Result<tuner::PayloadSpec> SpecFromFlags(const BenchFlags& flags) {
+  tuner::PayloadSpec spec;
+  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
+  std::string classes = flags.classes;
+  if (classes.empty()) classes = spec.scheme == tuner::Scheme::kRandom ? "S,M,L" : "S";
+  ARTUNE_ASSIGN_OR_RETURN(spec.classes, tuner::ParseClasses(classes));
+  spec.buffer_count = flags.buffers;
+  spec.class_bytes = {flags.small_bytes, flags.medium_bytes, flags.large_bytes};
+  spec.size_mode =
+      flags.size_mode == "random" ? tuner::SizeMode::kRandomInClass : tuner::SizeMode::kFixed;
+  ARTUNE_ASSIGN_OR_RETURN(spec.skew, tuner::ParseSkewWeights(flags.skew));
+  spec.seed = flags.seed;
+  ARTUNE_RETURN_IF_ERROR(tuner::ValidateSpec(spec));
+  return spec;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  std::ostringstream out;
+  if (bytes >= 1024 * 1024) {
+    out << std::fixed << std::setprecision(2) << bytes / (1024.0 * 1024.0) << " MiB";
+  } else if (bytes >= 1024) {
+    out << std::fixed << std::setprecision(1) << bytes / 1024.0 << " KiB";
+  } else {
+    out << bytes << " B";
+  }
+  return out.str();
+}
+
+// One line redrawn on stderr (only when it is a terminal).
+tuner::ProgressFn MakeProgress(const Context& context, const std::string& label) {
+  if (!ShowProgress(context)) return {};
+  return [label](const tuner::Progress& p) {
+    std::fprintf(stderr, "\r\033[K%s: %s %.1f/%.1f s, %llu calls", label.c_str(),
+                 p.warming_up ? "warming up" : "measuring", p.elapsed_s, p.phase_s,
+                 static_cast<unsigned long long>(p.rpcs));
+    std::fflush(stderr);
+  };
+}
+
+Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
+                            const transport::Config& config, const tuner::Payload& payload,
+                            tuner::RunOptions options, db::Store& store, Context& context) {
+  std::unique_ptr<tuner::BenchTransport> transport;
+  if (transport_name == "grpc") {
+    tuner::GrpcBenchOptions grpc_options;
+    grpc_options.server_threads = flags.grpc_threads;
+    grpc_options.timeout = std::chrono::milliseconds(config.timeout_ms);
+    transport = tuner::MakeGrpcBenchTransport(grpc_options);
+  } else {
+    ARTUNE_ASSIGN_OR_RETURN(transport, tuner::MakeBenchTransport(transport_name, config));
+  }
+  uint32_t server_count = options.kind == tuner::BenchmarkKind::kPs ? options.servers : 1;
+  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
+  std::vector<std::string> addresses;
+  if (flags.peer.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(servers, tuner::StartLoopbackServers(*transport, server_count));
+    for (auto& server : servers) addresses.push_back(server->address());
+  } else {
+    for (uint32_t i = 0; i < server_count; ++i) {
+      ARTUNE_ASSIGN_OR_RETURN(std::string address,
+                              tuner::ServerAddressFor(transport_name, flags.peer, i));
+      addresses.push_back(address);
+    }
+  }
+  options.progress = MakeProgress(context, transport_name + " " + flags.benchmark);
+  auto result = tuner::RunBenchmark(*transport, addresses, payload, options);
+  if (options.progress) std::fprintf(stderr, "\r\033[K");
+  if (!result.ok()) return result.status().WithContext(transport_name + " " + flags.benchmark);
+
+  TransportRun run;
+  run.transport = transport_name;
+  run.fabric = transport->fabric();
+  run.result = *result;
+  db::BenchRun record = tuner::MakeBenchRunRecord(
+      *transport, flags.peer.empty() ? "loopback" : flags.peer, payload, options, *result);
+  ARTUNE_ASSIGN_OR_RETURN(run.run_id, store.InsertBenchRun(record));
+  return run;
+}
+
+ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
+                     const tuner::Payload& payload) {
+  const tuner::RunResult& r = run.result;
+  ordered_json j;
+  j["run_id"] = run.run_id;
+  j["transport"] = run.transport;
+  j["fabric"] = run.fabric;
+  j["benchmark"] = flags.benchmark;
+  j["scheme"] = std::string(tuner::SchemeName(payload.spec().scheme));
+  j["classes"] = payload.spec().scheme == tuner::Scheme::kSkew
+                     ? "S,M,L"
+                     : tuner::FormatClasses(payload.spec().classes);
+  j["buffers"] = payload.buffer_count();
+  j["payload_bytes"] = payload.total_bytes();
+  j["peer"] = flags.peer.empty() ? "loopback" : flags.peer;
+  j["rpcs"] = r.rpcs;
+  j["duration_s"] = r.duration_s;
+  j["latency_us"] = {{"p50", r.latency_us.p50},      {"p99", r.latency_us.p99},
+                     {"mean", r.latency_us.mean},    {"stddev", r.latency_us.stddev},
+                     {"min", r.latency_us.min},      {"max", r.latency_us.max},
+                     {"samples", r.latency_us.count}};
+  j["bandwidth_mbps"] = r.bandwidth_mbps;
+  j["rpcs_per_s"] = r.rpcs_per_s;
+  j["validated"] = r.validated;
+  if (!r.validated) j["validation_error"] = r.validation_error;
+  return j;
+}
+
+// artune over grpc: > 1 means artune is better (for latency: grpc / artune).
+struct Speedups {
+  double latency_p50 = 0, bandwidth = 0, rpcs_per_s = 0;
+};
+Speedups Compare(const tuner::RunResult& artune, const tuner::RunResult& grpc) {
+  Speedups s;
+  if (artune.latency_us.p50 > 0) s.latency_p50 = grpc.latency_us.p50 / artune.latency_us.p50;
+  if (grpc.bandwidth_mbps > 0) s.bandwidth = artune.bandwidth_mbps / grpc.bandwidth_mbps;
+  if (grpc.rpcs_per_s > 0) s.rpcs_per_s = artune.rpcs_per_s / grpc.rpcs_per_s;
+  return s;
+}
+
+void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
+                const tuner::Payload& payload, const tuner::RunOptions& options) {
+  const auto& spec = payload.spec();
+  std::cout << "benchmark  " << flags.benchmark;
+  if (options.kind == tuner::BenchmarkKind::kPs) {
+    std::cout << " (" << options.servers << " servers x " << options.clients << " clients)";
+  }
+  std::cout << "\npayload    " << tuner::SchemeName(spec.scheme) << ", " << payload.buffer_count()
+            << " buffers";
+  if (spec.scheme == tuner::Scheme::kSkew) {
+    std::cout << ", weights S,M,L " << tuner::FormatSkewWeights(spec.skew);
+  } else {
+    std::cout << " of " << tuner::FormatClasses(spec.classes);
+  }
+  std::cout << ", " << HumanBytes(payload.total_bytes()) << " per call (seed " << spec.seed
+            << ")\npeer       " << (flags.peer.empty() ? "loopback" : flags.peer) << "\n\n";
+  std::cout << std::left << std::setw(10) << "transport" << std::setw(7) << "fabric" << std::right
+            << std::setw(10) << "calls" << std::setw(11) << "p50 us" << std::setw(11) << "p99 us"
+            << std::setw(11) << "mean us" << std::setw(11) << "stddev" << std::setw(11) << "MB/s"
+            << std::setw(11) << "RPC/s" << std::setw(11) << "validated" << std::setw(7) << "run"
+            << "\n";
+  for (const TransportRun& run : runs) {
+    const auto& r = run.result;
+    std::cout << std::left << std::setw(10) << run.transport << std::setw(7)
+              << (run.fabric.empty() ? "-" : run.fabric) << std::right << std::setw(10) << r.rpcs
+              << std::fixed << std::setprecision(1) << std::setw(11) << r.latency_us.p50
+              << std::setw(11) << r.latency_us.p99 << std::setw(11) << r.latency_us.mean
+              << std::setw(11) << r.latency_us.stddev << std::setw(11) << r.bandwidth_mbps
+              << std::setw(11) << r.rpcs_per_s << std::setw(11) << (r.validated ? "yes" : "NO")
+              << std::setw(7) << run.run_id << "\n";
+  }
+  if (runs.size() == 2) {
+    Speedups s = Compare(runs[0].result, runs[1].result);
+    std::cout << std::setprecision(2) << "\nartune vs grpc: p50 latency " << s.latency_p50
+              << "x lower, bandwidth " << s.bandwidth << "x, RPC/s " << s.rpcs_per_s << "x\n";
+  }
+  for (const TransportRun& run : runs) {
+    if (!run.result.validated) {
+      std::cout << run.transport << ": validation failed: " << run.result.validation_error << "\n";
+    }
+  }
+}
+
+Status Bench(const BenchFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+  ARTUNE_ASSIGN_OR_RETURN(tuner::PayloadSpec spec, SpecFromFlags(flags));
+  tuner::RunOptions options;
+  ARTUNE_ASSIGN_OR_RETURN(options.kind, tuner::ParseBenchmark(flags.benchmark));
+  options.warmup_s = flags.warmup_s;
+  options.duration_s = flags.duration_s;
+  options.inflight = flags.inflight;
+  options.servers = flags.servers;
+  options.clients = flags.clients;
+  ARTUNE_RETURN_IF_ERROR(tuner::ValidateRunOptions(options));
+  ARTUNE_ASSIGN_OR_RETURN(tuner::Payload payload, tuner::GeneratePayload(spec));
+  ARTUNE_ASSIGN_OR_RETURN(auto store,
+                          db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
+
+  std::vector<std::string> transports;
+  if (flags.transport == "both") {
+    transports = {"artune", "grpc"};
+  } else {
+    transports = {flags.transport};
+  }
+  std::vector<TransportRun> runs;
+  for (const std::string& name : transports) {
+    ARTUNE_ASSIGN_OR_RETURN(TransportRun run,
+                            RunOne(name, flags, loaded.config, payload, options, *store, context));
+    runs.push_back(std::move(run));
+  }
+
+  bool validated = true;
+  for (const auto& run : runs) validated = validated && run.result.validated;
+  if (flags.json) {
+    ordered_json out;
+    if (runs.size() == 1) {
+      out = RunJson(runs[0], flags, payload);
+    } else {
+      out["transport"] = "both";
+      out["benchmark"] = flags.benchmark;
+      out["scheme"] = std::string(tuner::SchemeName(spec.scheme));
+      out["payload_bytes"] = payload.total_bytes();
+      out["validated"] = validated;
+      out["runs"] = ordered_json::array();
+      for (const auto& run : runs) out["runs"].push_back(RunJson(run, flags, payload));
+      Speedups s = Compare(runs[0].result, runs[1].result);
+      out["artune_vs_grpc"] = {
+          {"latency_p50", s.latency_p50}, {"bandwidth", s.bandwidth}, {"rpcs_per_s", s.rpcs_per_s}};
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    PrintHuman(runs, flags, payload, options);
+  }
+  if (!validated) {
+    return Status::Corruption(
+        "a reply failed validation (payload checksum mismatch); the run "
+        "is stored with validated = false");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterBench(CLI::App& root, Context& context) {
+  auto flags = std::make_shared<BenchFlags>();
+  auto* command = root.add_subcommand(
+      "bench",
+      "Run a TF-gRPC-Bench benchmark (P2P latency, P2P bandwidth, PS throughput) over the "
+      "embedded transport and/or stock gRPC; every reply is validated and every run stored");
+  command
+      ->add_option("--transport", flags->transport,
+                   "artune (the embedded transport), grpc (stock gRPC over HTTP/2), or both "
+                   "(side by side)")
+      ->check(CLI::IsMember({"artune", "grpc", "both"}))
+      ->capture_default_str();
+  command
+      ->add_option("--benchmark", flags->benchmark,
+                   "latency (echo, one call at a time), bandwidth (server acknowledges, "
+                   "--inflight calls in flight; MB/s), ps (--servers x --clients, every "
+                   "client calls every server; RPC/s)")
+      ->check(CLI::IsMember({"latency", "bandwidth", "ps"}))
+      ->capture_default_str();
+  command
+      ->add_option("--scheme", flags->scheme,
+                   "uniform (buffers split evenly over --classes), random (>= 2 classes, "
+                   "random placement), skew (classes by --skew weights)")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  command->add_option("--classes", flags->classes,
+                      "Buffer classes: S [1 B,1 KiB), M [1 KiB,1 MiB), L [1 MiB,10 MiB], e.g. "
+                      "S,M,L (default: S for uniform, S,M,L for random; skew ignores it)");
+  command->add_option("--buffers", flags->buffers, "Buffers per payload")
+      ->check(CLI::Range(1u, tuner::kMaxBuffers))
+      ->capture_default_str();
+  command->add_option("--small-bytes", flags->small_bytes, "Size of a Small buffer (1..1023)")
+      ->capture_default_str();
+  command
+      ->add_option("--medium-bytes", flags->medium_bytes, "Size of a Medium buffer (1024..1048575)")
+      ->capture_default_str();
+  command
+      ->add_option("--large-bytes", flags->large_bytes,
+                   "Size of a Large buffer (1048576..10485760)")
+      ->capture_default_str();
+  command
+      ->add_option("--size-mode", flags->size_mode,
+                   "fixed (every buffer of a class has the class size) or random (seeded "
+                   "uniform sizes over each class's range)")
+      ->check(CLI::IsMember({"fixed", "random"}))
+      ->capture_default_str();
+  command
+      ->add_option("--skew", flags->skew,
+                   "Skew bias: large (S,M,L = 10,30,60), medium (20,60,20), small (60,30,10), "
+                   "or three weights S,M,L such as 5,15,80")
+      ->capture_default_str();
+  command->add_option("--seed", flags->seed, "Payload seed (same seed, same payload)")
+      ->capture_default_str();
+  command->add_option("--warmup", flags->warmup_s, "Warm-up seconds (calls made, not measured)")
+      ->capture_default_str();
+  command->add_option("--duration", flags->duration_s, "Measured seconds")->capture_default_str();
+  command
+      ->add_option("--inflight", flags->inflight,
+                   "Calls in flight: bandwidth per connection, ps per client-server pair")
+      ->capture_default_str();
+  command->add_option("--servers", flags->servers, "ps: parameter servers")->capture_default_str();
+  command->add_option("--clients", flags->clients, "ps: clients (workers)")->capture_default_str();
+  command->add_option("--peer", flags->peer,
+                      "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
+                      "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
+                      "the servers run in this process on 127.0.0.1");
+  command
+      ->add_option("--grpc-threads", flags->grpc_threads,
+                   "Completion-queue threads of a loopback stock gRPC server")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
+  AddKnobFlags(*command, flags->knobs);
+  command->footer(
+      "Examples:\n"
+      "  artune bench --transport both --scheme uniform --classes S\n"
+      "  artune bench --transport both --benchmark bandwidth --scheme skew\n"
+      "  artune bench --transport both --benchmark ps --servers 2 --clients 3 --classes M\n"
+      "Exit code 3 when a reply fails validation (the run is still stored).");
+  command->callback([flags, &context] {
+    RunCommand(context, [&]() -> Status { return Bench(*flags, context); });
+  });
+}
+
+}  // namespace artune::cli

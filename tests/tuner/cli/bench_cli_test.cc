@@ -1,0 +1,160 @@
+// `artune bench` and `artune serve` as a user runs them: the --json shape, exit
+// codes, storage, and a bench against a separate serve process on loopback.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+};
+
+class BenchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/artune-bench-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs artune with a private config home and database; stdout captured, stderr
+  // passed through.
+  std::string Prefix() const {
+    return "env -u ARTUNE_CONFIG -u ARTUNE_DB XDG_CONFIG_HOME=" + dir_ + " " +
+           std::string(ARTUNE_BINARY) + " --db " + dir_ + "/test.db ";
+  }
+  Outcome Run(const std::string& args) const {
+    Outcome outcome;
+    FILE* pipe = popen((Prefix() + args).c_str(), "r");
+    if (pipe == nullptr) return outcome;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.out.append(buffer, n);
+    int status = pclose(pipe);
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return outcome;
+  }
+
+  std::string dir_;
+};
+
+constexpr const char* kQuick = " --warmup 0.05 --duration 0.2 --set fabric=tcp ";
+
+void ExpectRunShape(const nlohmann::json& j, const std::string& transport) {
+  EXPECT_EQ(j.at("transport"), transport);
+  EXPECT_TRUE(j.at("benchmark").is_string());
+  EXPECT_TRUE(j.at("scheme").is_string());
+  EXPECT_GT(j.at("payload_bytes").get<uint64_t>(), 0u);
+  for (const char* key : {"p50", "p99", "mean", "stddev"}) {
+    EXPECT_TRUE(j.at("latency_us").at(key).is_number()) << key;
+  }
+  EXPECT_TRUE(j.at("bandwidth_mbps").is_number());
+  EXPECT_TRUE(j.at("rpcs_per_s").is_number());
+  EXPECT_EQ(j.at("validated"), true);
+  EXPECT_GT(j.at("run_id").get<int64_t>(), 0);
+  EXPECT_GT(j.at("rpcs").get<uint64_t>(), 0u);
+}
+
+TEST_F(BenchCliTest, JsonHasTheDocumentedFields) {
+  Outcome o = Run(std::string("bench --transport artune --benchmark latency --scheme uniform "
+                              "--classes S --json") +
+                  kQuick);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out);
+  ExpectRunShape(j, "artune");
+  EXPECT_EQ(j.at("payload_bytes"), 100);
+  EXPECT_EQ(j.at("fabric"), "tcp");
+}
+
+TEST_F(BenchCliTest, BothTransportsSideBySide) {
+  Outcome o = Run(std::string("bench --transport both --benchmark bandwidth --scheme skew "
+                              "--buffers 3 --json") +
+                  kQuick);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j.at("transport"), "both");
+  ASSERT_EQ(j.at("runs").size(), 2u);
+  ExpectRunShape(j["runs"][0], "artune");
+  ExpectRunShape(j["runs"][1], "grpc");
+  EXPECT_TRUE(j.at("artune_vs_grpc").at("bandwidth").is_number());
+  // Two runs stored, with different ids.
+  EXPECT_NE(j["runs"][0]["run_id"], j["runs"][1]["run_id"]);
+}
+
+TEST_F(BenchCliTest, PsJson) {
+  Outcome o = Run(std::string("bench --transport grpc --benchmark ps --servers 2 --clients 2 "
+                              "--classes M --json") +
+                  kQuick);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  ExpectRunShape(nlohmann::json::parse(o.out), "grpc");
+}
+
+TEST_F(BenchCliTest, HumanOutputIsATable) {
+  Outcome o = Run(std::string("bench --transport grpc") + kQuick);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_NE(o.out.find("p50 us"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("grpc"), std::string::npos);
+}
+
+TEST_F(BenchCliTest, BadWorkloadIsAUsageError) {
+  Outcome o = Run("bench --scheme random --classes S --json");
+  EXPECT_EQ(o.exit_code, 2);
+  o = Run("bench --large-bytes 5");
+  EXPECT_EQ(o.exit_code, 2);
+  o = Run("bench --set eager_threshold=banana");
+  EXPECT_EQ(o.exit_code, 2);
+}
+
+TEST_F(BenchCliTest, BenchAgainstAServeProcess) {
+  int out_pipe[2];
+  ASSERT_EQ(pipe(out_pipe), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out_pipe[1], STDOUT_FILENO);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    std::string config_home = "XDG_CONFIG_HOME=" + dir_;
+    putenv(config_home.data());
+    unsetenv("ARTUNE_CONFIG");
+    execl(ARTUNE_BINARY, ARTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--servers", "1",
+          "--json", "--set", "fabric=tcp", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  // The first line says where it listens.
+  std::string line;
+  char c;
+  while (read(out_pipe[0], &c, 1) == 1 && c != '\n') line += c;
+  ASSERT_FALSE(line.empty()) << "serve printed nothing";
+  auto listening = nlohmann::json::parse(line);
+  std::string base = listening.at("base");
+  ASSERT_EQ(listening.at("servers").size(), 2u);
+
+  Outcome o = Run("bench --transport both --peer " + base + " --json" + kQuick);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out_pipe[0]);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out);
+  ExpectRunShape(j["runs"][0], "artune");
+  ExpectRunShape(j["runs"][1], "grpc");
+  EXPECT_EQ(j["runs"][0]["peer"], base);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "serve did not stop cleanly";
+}
+
+}  // namespace

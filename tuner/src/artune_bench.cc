@@ -1,0 +1,165 @@
+// The embedded transport under benchmark: payload buffers copied once into the
+// client's registered allocator (so every call sends them zero-copy), the server
+// echoing the request's own slices (zero-copy too) or acknowledging a checksum.
+#include <cstring>
+#include <mutex>
+
+#include "artune/transport/knobs.h"
+#include "artune/transport/transport.h"
+#include "artune/tuner/bench_transport.h"
+#include "artune/tuner/checksum.h"
+
+namespace artune::tuner {
+namespace {
+
+std::string FabricName(transport::FabricKind fabric) {
+  switch (fabric) {
+    case transport::FabricKind::kTcp:
+      return "tcp";
+    case transport::FabricKind::kVerbs:
+      return "verbs";
+    case transport::FabricKind::kAuto:
+      return "auto";
+  }
+  return "?";
+}
+
+std::string_view MethodName(BenchMethod method) {
+  return method == BenchMethod::kEcho ? kArtuneEchoMethod : kArtuneAckMethod;
+}
+
+Status Validate(BenchMethod method, const transport::Message& reply, const Payload& payload) {
+  return method == BenchMethod::kEcho ? ValidateEcho(reply.slices(), payload)
+                                      : ValidateAck(reply.slices(), payload);
+}
+
+class ArtuneBenchServer final : public BenchServer {
+ public:
+  explicit ArtuneBenchServer(std::unique_ptr<transport::Server> server)
+      : server_(std::move(server)) {
+    server_->RegisterHandler(
+        std::string(kArtuneEchoMethod),
+        [](const transport::Message& request, transport::ResponseWriter& response) {
+          // Request slices go back as they are: zero-copy.
+          for (const auto& slice : request.slices()) response.Append(slice);
+          return Status::Ok();
+        });
+    server_->RegisterHandler(
+        std::string(kArtuneAckMethod),
+        [](const transport::Message& request, transport::ResponseWriter& response) {
+          auto encoded = EncodeAck(ComputeAck(request.slices()));
+          response.Append(transport::ConstSlice(encoded));  // copied
+          return Status::Ok();
+        });
+  }
+  ~ArtuneBenchServer() override { Shutdown(); }
+
+  std::string address() const override { return server_->address(); }
+  void Shutdown() override {
+    std::call_once(shutdown_once_, [this] { server_->Shutdown(); });
+  }
+
+ private:
+  std::unique_ptr<transport::Server> server_;
+  std::once_flag shutdown_once_;
+};
+
+class ArtunePreparedPayload final : public PreparedPayload {
+ public:
+  explicit ArtunePreparedPayload(const Payload& payload) : payload_(payload) {}
+  const Payload& payload() const override { return payload_; }
+
+  const Payload& payload_;
+  std::vector<transport::Buffer> buffers;  // registered copies of the payload buffers
+  std::vector<transport::ConstSlice> slices;
+};
+
+class ArtuneBenchChannel final : public BenchChannel {
+ public:
+  explicit ArtuneBenchChannel(std::unique_ptr<transport::Client> client)
+      : client_(std::move(client)) {}
+
+  Result<std::unique_ptr<PreparedPayload>> Prepare(const Payload& payload) override {
+    auto prepared = std::make_unique<ArtunePreparedPayload>(payload);
+    for (size_t i = 0; i < payload.buffer_count(); ++i) {
+      auto source = payload.buffer(i);
+      ARTUNE_ASSIGN_OR_RETURN(transport::Buffer buffer,
+                              client_->allocator().Allocate(source.size()));
+      std::memcpy(buffer.data(), source.data(), source.size());
+      prepared->slices.emplace_back(buffer.data(), source.size());
+      prepared->buffers.push_back(std::move(buffer));
+    }
+    return std::unique_ptr<PreparedPayload>(std::move(prepared));
+  }
+
+  Status Call(BenchMethod method, const PreparedPayload& prepared) override {
+    const auto& payload = static_cast<const ArtunePreparedPayload&>(prepared);
+    ARTUNE_ASSIGN_OR_RETURN(transport::Message reply,
+                            client_->Call(MethodName(method), payload.slices));
+    return Validate(method, reply, payload.payload());
+  }
+
+  void CallAsync(BenchMethod method, const PreparedPayload& prepared, CallDone done) override {
+    const auto& payload = static_cast<const ArtunePreparedPayload&>(prepared);
+    client_->CallAsync(
+        MethodName(method), payload.slices, {},
+        [method, &payload, done = std::move(done)](Result<transport::Message> reply) {
+          done(reply.ok() ? Validate(method, *reply, payload.payload()) : reply.status());
+        });
+  }
+
+  transport::Client& client() { return *client_; }
+
+ private:
+  std::unique_ptr<transport::Client> client_;
+};
+
+class ArtuneBenchTransport final : public BenchTransport {
+ public:
+  explicit ArtuneBenchTransport(const transport::Config& config) : config_(config) {}
+
+  std::string_view name() const override { return "artune"; }
+
+  Result<std::unique_ptr<BenchServer>> StartServer(const std::string& listen_address) override {
+    ARTUNE_ASSIGN_OR_RETURN(auto server, transport::Server::Start(config_, listen_address));
+    RememberFabric(server->fabric());
+    return std::unique_ptr<BenchServer>(new ArtuneBenchServer(std::move(server)));
+  }
+
+  Result<std::unique_ptr<BenchChannel>> Connect(const std::string& server_address) override {
+    auto client = transport::Client::Connect(config_, server_address);
+    if (!client.ok()) {
+      return client.status().WithContext("cannot connect to the artune bench server at " +
+                                         server_address);
+    }
+    RememberFabric((*client)->fabric());
+    return std::unique_ptr<BenchChannel>(new ArtuneBenchChannel(std::move(*client)));
+  }
+
+  std::map<std::string, std::string> EffectiveConfig() const override {
+    return transport::ConfigToMap(config_);
+  }
+
+  std::string fabric() const override {
+    std::lock_guard lock(mutex_);
+    return fabric_;
+  }
+
+ private:
+  void RememberFabric(transport::FabricKind fabric) {
+    std::lock_guard lock(mutex_);
+    fabric_ = FabricName(fabric);
+  }
+
+  transport::Config config_;
+  mutable std::mutex mutex_;
+  std::string fabric_;
+};
+
+}  // namespace
+
+std::unique_ptr<BenchTransport> MakeArtuneBenchTransport(const transport::Config& config) {
+  return std::make_unique<ArtuneBenchTransport>(config);
+}
+
+}  // namespace artune::tuner

@@ -1,0 +1,71 @@
+#include "artune/tuner/bench_record.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace artune::tuner {
+namespace {
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+std::string Number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> RunParameters(const PayloadSpec& spec,
+                                                 const RunOptions& options) {
+  std::map<std::string, std::string> p;
+  p["scheme"] = std::string(SchemeName(spec.scheme));
+  p["classes"] = spec.scheme == Scheme::kSkew ? "S,M,L" : FormatClasses(spec.classes);
+  p["buffers"] = std::to_string(spec.buffer_count);
+  p["small_bytes"] = std::to_string(spec.class_bytes[0]);
+  p["medium_bytes"] = std::to_string(spec.class_bytes[1]);
+  p["large_bytes"] = std::to_string(spec.class_bytes[2]);
+  p["size_mode"] = spec.size_mode == SizeMode::kFixed ? "fixed" : "random";
+  p["skew_weights"] = FormatSkewWeights(spec.skew);
+  p["seed"] = std::to_string(spec.seed);
+  p["benchmark"] = std::string(BenchmarkName(options.kind));
+  p["warmup_s"] = Number(options.warmup_s);
+  p["duration_s"] = Number(options.duration_s);
+  p["inflight"] = std::to_string(options.inflight);
+  if (options.kind == BenchmarkKind::kPs) {
+    p["servers"] = std::to_string(options.servers);
+    p["clients"] = std::to_string(options.clients);
+  }
+  return p;
+}
+
+db::BenchRun MakeBenchRunRecord(const BenchTransport& transport, const std::string& peer,
+                                const Payload& payload, const RunOptions& options,
+                                const RunResult& result) {
+  db::BenchRun run;
+  run.host = Hostname();
+  run.peer = peer;
+  run.transport = std::string(transport.name());
+  run.benchmark = std::string(BenchmarkName(options.kind));
+  run.scheme = std::string(SchemeName(payload.spec().scheme));
+  run.fabric = transport.fabric();
+  run.config = transport.EffectiveConfig();
+  run.parameters = RunParameters(payload.spec(), options);
+  if (!result.validated) run.parameters["validation_error"] = result.validation_error;
+  run.payload_bytes = result.payload_bytes;
+  run.duration_s = result.duration_s;
+  run.rpcs = result.rpcs;
+  run.latency = {result.latency_us.p50, result.latency_us.p99, result.latency_us.mean,
+                 result.latency_us.stddev};
+  run.bandwidth_mbps = result.bandwidth_mbps;
+  run.rpcs_per_s = result.rpcs_per_s;
+  run.validated = result.validated;
+  return run;
+}
+
+}  // namespace artune::tuner
