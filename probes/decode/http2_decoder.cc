@@ -18,7 +18,8 @@ namespace {
 
 constexpr std::string_view kClientPreface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 constexpr std::string_view kUnknownMethod = "unknown";
-constexpr size_t kControlPayloadKept = 16;  // enough for RST_STREAM, GOAWAY's first fields
+constexpr size_t kControlPayloadKept = 16;
+constexpr size_t kResyncScanStep = 256;  // enough for RST_STREAM, GOAWAY's first fields
 
 enum class Phase : uint8_t {
   kPreface,       // at the start of a handshake flow: client preface or server SETTINGS
@@ -82,7 +83,8 @@ struct Side {
   uint32_t pending_end_stream = 0;  // HEADERS with END_STREAM waiting for CONTINUATION
   std::vector<uint8_t> resync;
   size_t resync_scan_from = 0;
-  std::vector<uint8_t> replay;  // bytes to decode again after resynchronising
+  size_t resync_scanned_size = 0;  // buffer size at the last scan
+  std::vector<uint8_t> replay;     // bytes to decode again after resynchronising
 };
 
 }  // namespace
@@ -154,6 +156,7 @@ struct Http2ConnectionDecoder::Impl {
     side.phase = Phase::kResync;
     side.resync.clear();
     side.resync_scan_from = 0;
+    side.resync_scanned_size = 0;
     side.header_have = 0;
     if (side.header_block_open) {
       LoseHpack(side);
@@ -577,6 +580,10 @@ struct Http2ConnectionDecoder::Impl {
       data += take;
       size -= take;
       const bool full = side.resync.size() >= limits.resync_buffer_bytes;
+      // Rescanning costs O(buffer): with tiny segments, scan only every
+      // kResyncScanStep new bytes (and when full, and at the end of the stream).
+      if (!full && side.resync.size() - side.resync_scanned_size < kResyncScanStep) continue;
+      side.resync_scanned_size = side.resync.size();
       const long point = FindResyncPoint(side, full);
       if (point >= 0) {
         if (point > 0) {
@@ -588,6 +595,7 @@ struct Http2ConnectionDecoder::Impl {
         side.resync.clear();
         side.resync.shrink_to_fit();
         side.resync_scan_from = 0;
+        side.resync_scanned_size = 0;
         side.phase = Phase::kFrameHeader;
         return;
       }
@@ -600,6 +608,7 @@ struct Http2ConnectionDecoder::Impl {
         stats.discarded_bytes += drop;
         side.resync.erase(side.resync.begin(), side.resync.begin() + static_cast<long>(drop));
         side.resync_scan_from = 0;
+        side.resync_scanned_size = 0;
       }
     }
   }
@@ -720,6 +729,20 @@ void Http2ConnectionDecoder::End(int side) {
   Impl& impl = *impl_;
   Side& s = impl.sides[side & 1];
   if (!s.started) return;
+  if (s.phase == Phase::kResync && !s.resync.empty()) {
+    // A last scan over what is buffered: frames may still be complete in it.
+    const long point = impl.FindResyncPoint(s, /*buffer_full=*/false);
+    if (point >= 0) {
+      if (point > 0) {
+        impl.errors.Add(DecodeError::kResyncDiscard);
+        impl.stats.discarded_bytes += static_cast<uint64_t>(point);
+      }
+      std::vector<uint8_t> rest(s.resync.begin() + point, s.resync.end());
+      s.resync.clear();
+      s.phase = Phase::kFrameHeader;
+      impl.Feed(s, rest.data(), rest.size());
+    }
+  }
   if ((s.phase == Phase::kFrameHeader && s.header_have > 0) || s.phase == Phase::kFramePayload ||
       (s.phase == Phase::kPreface && s.preface_matched > 0 &&
        s.preface_matched < kClientPreface.size())) {
