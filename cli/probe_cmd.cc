@@ -1,11 +1,15 @@
 // artune probe: watch live gRPC traffic (or a saved capture), decode it and print
 // the profile of its messages per method. Thin over artune_probes.
 //
-// Backend selection is one flag per backend (--pcap today); each backend's own
-// options sit beside it, so --ebpf --pid PID and --exec -- CMD can join later.
+// Backend selection is one flag per backend (--pcap, --ebpf, --exec); each
+// backend's own options sit beside it. With --exec, artune exits with the
+// command's exit status.
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "artune/probes/backend.h"
 #include "artune/probes/profile_output.h"
@@ -17,6 +21,12 @@ namespace {
 
 struct ProbeOptions {
   bool pcap = false;
+  bool ebpf = false;
+  uint32_t pid = 0;
+  std::string comm;
+  bool decode = false;
+  bool exec = false;
+  std::vector<std::string> command;
   std::string interface;
   uint16_t port = 0;
   std::string filter;
@@ -50,16 +60,39 @@ class InterruptScope {
   struct sigaction previous_term_ {};
 };
 
-Status RunProbe(const ProbeOptions& options, const Context& context) {
-  if (!options.pcap) {
-    return Status::InvalidArgument("artune probe: choose a backend: --pcap (see --help)");
+Result<probes::BackendOptions> SelectBackend(const ProbeOptions& options) {
+  if (options.pcap + options.ebpf + options.exec != 1) {
+    return Status::InvalidArgument(
+        "artune probe: choose one backend: --pcap, --ebpf --pid PID|--comm NAME, or "
+        "--exec -- CMD ARGS (see --help)");
   }
   probes::BackendOptions backend_options;
-  backend_options.kind = probes::BackendKind::kPcap;
-  backend_options.pcap.interface = options.interface;
-  backend_options.pcap.read_file = options.read_file;
-  backend_options.pcap.filter = options.filter;
-  if (options.port != 0) backend_options.pcap.port = options.port;
+  if (options.pcap) {
+    backend_options.kind = probes::BackendKind::kPcap;
+    backend_options.pcap.interface = options.interface;
+    backend_options.pcap.read_file = options.read_file;
+    backend_options.pcap.filter = options.filter;
+    if (options.port != 0) backend_options.pcap.port = options.port;
+  } else if (options.ebpf) {
+    backend_options.kind = probes::BackendKind::kEbpf;
+    if (options.pid != 0) backend_options.ebpf.pid = options.pid;
+    backend_options.ebpf.comm = options.comm;
+    backend_options.ebpf.decode = options.decode;
+  } else {
+    if (options.command.empty()) {
+      return Status::InvalidArgument(
+          "--exec needs a command after --: artune probe --exec -- CMD ARGS");
+    }
+    backend_options.kind = probes::BackendKind::kPreload;
+    backend_options.preload.command = options.command;
+  }
+  return backend_options;
+}
+
+// `command_exit_code`: set to the --exec command's exit status.
+Status RunProbe(const ProbeOptions& options, const Context& context,
+                std::optional<int>& command_exit_code) {
+  ARTUNE_ASSIGN_OR_RETURN(const probes::BackendOptions backend_options, SelectBackend(options));
   if (options.duration_s < 0) {
     return Status::InvalidArgument(
         "--duration " + std::to_string(options.duration_s) +
@@ -86,7 +119,7 @@ Status RunProbe(const ProbeOptions& options, const Context& context) {
       const double elapsed =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       std::fprintf(stderr,
-                   "\r\033[K%.0f s  packets %llu  lost %llu  stream %s  messages %llu  errors %llu",
+                   "\r\033[K%.0f s  events %llu  lost %llu  stream %s  messages %llu  errors %llu",
                    elapsed, static_cast<unsigned long long>(counters.events_seen),
                    static_cast<unsigned long long>(counters.events_lost),
                    probes::FormatBytes(counters.bytes_seen).c_str(),
@@ -107,6 +140,7 @@ Status RunProbe(const ProbeOptions& options, const Context& context) {
   } else {
     std::cout << probes::FormatProfileTable(profile);
   }
+  command_exit_code = backend->command_exit_code();
   return Status::Ok();
 }
 
@@ -133,6 +167,28 @@ void RegisterProbe(CLI::App& root, Context& context) {
   iface->excludes(read);
   port->excludes(filter);
   for (auto* option : {iface, read, port, filter}) option->needs(pcap);
+  auto* ebpf = command->add_flag(
+      "--ebpf", options->ebpf,
+      "Backend: eBPF syscall tracepoints of one process, exact iovec lists (root or "
+      "CAP_BPF+CAP_PERFMON)");
+  auto* pid = command->add_option("--pid", options->pid, "ebpf: trace this process")
+                  ->check(CLI::Range(1u, 4194304u));
+  auto* comm = command->add_option("--comm", options->comm,
+                                   "ebpf: trace processes with this name (/proc/PID/comm)");
+  auto* decode = command->add_flag(
+      "--decode", options->decode,
+      "ebpf: also copy the transferred bytes to decode HTTP/2 + gRPC messages (costs a copy "
+      "of all traffic)");
+  pid->excludes(comm);
+  for (auto* option : {pid, comm, decode}) option->needs(ebpf);
+  auto* exec = command->add_flag(
+      "--exec", options->exec,
+      "Backend: run CMD (after --) with an LD_PRELOAD interposer; no privileges; artune "
+      "exits with CMD's status");
+  command->add_option("command", options->command, "--exec: the command and its arguments")
+      ->type_name("CMD ARGS");
+  for (auto* flag : {pcap, ebpf}) flag->excludes(exec);
+  pcap->excludes(ebpf);
   command
       ->add_option("--duration", options->duration_s,
                    "Stop after SEC seconds (default: until Ctrl-C or end of file)")
@@ -142,9 +198,18 @@ void RegisterProbe(CLI::App& root, Context& context) {
       "Examples:\n"
       "  artune probe --pcap --iface lo --port 50051 --duration 30\n"
       "  artune probe --pcap --read capture.pcapng --json\n"
-      "Live capture needs root or CAP_NET_RAW+CAP_NET_ADMIN.");
-  command->callback(
-      [options, &context] { RunCommand(context, [&]() { return RunProbe(*options, context); }); });
+      "  artune probe --ebpf --pid 4242 --decode --duration 30\n"
+      "  artune probe --exec -- python train.py --ps_hosts=...\n"
+      "Live capture needs root or CAP_NET_RAW+CAP_NET_ADMIN; --ebpf needs root or "
+      "CAP_BPF+CAP_PERFMON and kernel BTF; --exec needs nothing (it finds "
+      "libartune_preload.so via $ARTUNE_PRELOAD_LIBRARY, next to artune, or in "
+      "<prefix>/lib/artune/).");
+  command->callback([options, &context] {
+    std::optional<int> command_exit_code;
+    RunCommand(context, [&]() { return RunProbe(*options, context, command_exit_code); });
+    // --exec: when the capture itself succeeded, artune exits with the command's status.
+    if (context.exit_code == kExitOk && command_exit_code) context.exit_code = *command_exit_code;
+  });
 }
 
 }  // namespace artune::cli

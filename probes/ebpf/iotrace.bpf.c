@@ -101,6 +101,15 @@ struct {
   __type(value, struct data_scratch);
 } data_buffer SEC(".maps");
 
+/* Wake the reader only when the ring is filling up: a wakeup per record would
+ * cost the traced program more than the record itself. The reader also drains
+ * on its own every poll interval (100 ms), so nothing waits longer than that. */
+static __always_inline __u64 wakeup_flag(void) {
+  __u64 pending = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+  __u64 size = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+  return pending > size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline bool process_is_traced(__u32 tgid) {
   if (target_tgid != 0 && tgid != target_tgid) return false;
   if (target_comm[0] == '\0') return true;
@@ -189,7 +198,8 @@ static __always_inline void flush_data(struct data_scratch* scratch) {
   if (fill > IOTRACE_DATA_CHUNK) fill = IOTRACE_DATA_CHUNK;
   scratch->record.length = fill;
   scratch->record.offset = state->offset - fill;
-  if (bpf_ringbuf_output(&events, &scratch->record, sizeof(scratch->record) + fill, 0)) {
+  if (bpf_ringbuf_output(&events, &scratch->record, sizeof(scratch->record) + fill,
+                         wakeup_flag())) {
     /* Stop copying: the bytes that reach user space stay one contiguous prefix
      * of the transfer, and the rest is reported as one gap. */
     __sync_fetch_and_add(&counters.data_lost, 1);
@@ -322,7 +332,7 @@ static __always_inline int exit_call(long ret) {
   __u32 size = recorded * sizeof(struct iotrace_iovec);
   if (size > IOTRACE_MAX_IOVECS * sizeof(struct iotrace_iovec))
     size = IOTRACE_MAX_IOVECS * sizeof(struct iotrace_iovec);
-  if (bpf_ringbuf_output(&events, scratch, sizeof(*record) + size, 0))
+  if (bpf_ringbuf_output(&events, scratch, sizeof(*record) + size, wakeup_flag()))
     __sync_fetch_and_add(&counters.records_lost, 1);
 done:
   bpf_map_delete_elem(&inflight, &tid);

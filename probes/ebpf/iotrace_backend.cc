@@ -200,7 +200,9 @@ class EbpfBackend final : public CaptureBackend {
     auto next_tick = started + stop.tick_interval;
     Status result;
     while (true) {
+      // The program wakes us only when the ring is an eighth full; drain anyway.
       int polled = ring_buffer__poll(ring_, 100);
+      if (polled >= 0) polled = ring_buffer__consume(ring_);
       if (polled < 0 && polled != -EINTR) {
         result = Status::IoError(std::string("polling the BPF ring buffer failed: ") +
                                  std::strerror(-polled));
