@@ -153,12 +153,13 @@ static __always_inline bool lookup_tcp_socket(int fd, struct iotrace_connection*
   connection->family = family;
   connection->local_port = BPF_CORE_READ(sk, __sk_common.skc_num);
   connection->remote_port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+  /* Explicit sizes: BPF_CORE_READ_INTO on an array destination reads one element. */
   if (family == AF_INET) {
-    BPF_CORE_READ_INTO(connection->local_address, sk, __sk_common.skc_rcv_saddr);
-    BPF_CORE_READ_INTO(connection->remote_address, sk, __sk_common.skc_daddr);
+    bpf_core_read(connection->local_address, 4, &sk->__sk_common.skc_rcv_saddr);
+    bpf_core_read(connection->remote_address, 4, &sk->__sk_common.skc_daddr);
   } else {
-    BPF_CORE_READ_INTO(connection->local_address, sk, __sk_common.skc_v6_rcv_saddr);
-    BPF_CORE_READ_INTO(connection->remote_address, sk, __sk_common.skc_v6_daddr);
+    bpf_core_read(connection->local_address, 16, &sk->__sk_common.skc_v6_rcv_saddr);
+    bpf_core_read(connection->remote_address, 16, &sk->__sk_common.skc_v6_daddr);
   }
   return true;
 }

@@ -67,6 +67,12 @@ inline void ExpectScriptRecovered(const CollectingSink& sink) {
   const auto script = IovecScript();
   const auto sends = sink.SendCalls();
   ASSERT_EQ(sends.size(), script.size());
+  // The helper talks over 127.0.0.1 from an ephemeral port to an ephemeral port.
+  EXPECT_EQ(sends[0].flow.source.ToString().rfind("127.0.0.1:", 0), 0u) << sends[0].flow.ToString();
+  EXPECT_EQ(sends[0].flow.destination.ToString().rfind("127.0.0.1:", 0), 0u)
+      << sends[0].flow.ToString();
+  EXPECT_NE(sends[0].flow.source.port, 0);
+  EXPECT_NE(sends[0].flow.destination.port, 0);
   for (size_t i = 0; i < script.size(); ++i) {
     SCOPED_TRACE("scripted call " + std::to_string(i));
     EXPECT_EQ(sends[i].syscall, ExpectedSyscall(script[i].kind));
