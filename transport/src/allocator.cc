@@ -1,6 +1,7 @@
 // The registered-memory pool behind RegisteredAllocator.
 #include "allocator.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 #include <string>
@@ -10,7 +11,9 @@ namespace {
 
 constexpr int kSmallestClassLog2 = 8;  // 256 B
 constexpr int kLargestClassLog2 = 31;  // 2 GiB
-constexpr size_t kAlignment = 4096;
+// Page-aligned blocks (smaller classes: aligned to their size, as aligned_alloc
+// needs the size to be a multiple of the alignment).
+constexpr uint64_t kAlignment = 4096;
 
 int ClassLog2(uint64_t size) {
   int log2 = std::bit_width(size - 1);
@@ -57,7 +60,8 @@ class RegisteredAllocator::Pool final : public Buffer::Owner,
           std::to_string(class_bytes) + " more requested, limit " + std::to_string(limit_) +
           "; release Buffers or Messages, or lower the calls in flight");
     }
-    auto* data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, class_bytes));
+    auto* data = static_cast<std::byte*>(
+        std::aligned_alloc(std::min<uint64_t>(kAlignment, class_bytes), class_bytes));
     if (data == nullptr) {
       return Status::ResourceExhausted("out of memory allocating " + std::to_string(class_bytes) +
                                        " bytes of registered memory");

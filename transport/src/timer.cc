@@ -35,8 +35,10 @@ void Timer::Run() {
       continue;
     }
     auto first = pending_.begin();
-    if (Clock::now() < first->first.first) {
-      wake_.wait_until(lock, first->first.first);
+    // A copy: Cancel may erase the entry while this thread waits.
+    const Clock::time_point deadline = first->first.first;
+    if (Clock::now() < deadline) {
+      wake_.wait_until(lock, deadline);
       continue;
     }
     std::function<void()> action = std::move(first->second);
