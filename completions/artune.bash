@@ -24,7 +24,7 @@ _artune() {
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
-    'probe') words='--help -h --pcap --iface --read --port --filter --duration --json'; value_options='--iface|--read|--port|--filter|--duration' ;;
+    'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --duration --json'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
