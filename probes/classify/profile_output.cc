@@ -243,7 +243,8 @@ std::string FormatProfileTable(const Profile& profile) {
   auto emit = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size(); ++c) {
       const bool numeric = c >= 2 && c <= 7;
-      out << (c ? "  " : "") << Pad(cells[c], widths[c], numeric);
+      const bool last = c + 1 == cells.size();
+      out << (c ? "  " : "") << (last ? cells[c] : Pad(cells[c], widths[c], numeric));
     }
     out << "\n";
   };

@@ -139,8 +139,8 @@ class PcapBackend : public CaptureBackend {
             "cap_net_raw,cap_net_admin+eip $(command -v artune)`), or trace one process "
             "without privileges with --exec -- CMD");
       case PCAP_ERROR_NO_SUCH_DEVICE:
-        return Status::NotFound("no network interface named " + options_.interface +
-                                ": list them with `ip link` (loopback is usually lo)");
+        return Status::Unavailable("no network interface named " + options_.interface +
+                                   ": list them with `ip link` (loopback is usually lo)");
       case PCAP_ERROR_IFACE_NOT_UP:
         return Status::Unavailable("interface " + options_.interface +
                                    " is down: bring it up with `ip link set " + options_.interface +

@@ -76,8 +76,9 @@ class CaptureBackend {
   virtual ~CaptureBackend() = default;
   virtual BackendKind kind() const = 0;
   // Acquires the capture resources. Errors: kPermissionDenied (says which rights are
-  // missing and the unprivileged alternative), kNotFound (no such interface or
-  // file), kInvalidArgument (bad filter), kUnavailable (other start failures).
+  // missing and the unprivileged alternative), kUnavailable (no such interface,
+  // interface down, other start failures), kNotFound (no such capture file),
+  // kInvalidArgument (bad filter, unreadable file format).
   virtual Status Start() = 0;
   // Emits events to `sink` until the stop condition holds or the input ends (a saved
   // file). A live backend stops within ~100 ms of stop_requested, after draining
