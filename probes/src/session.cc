@@ -44,9 +44,21 @@ ProbeSession::Connection* ProbeSession::Lookup(const FlowKey& flow, int& side) {
   return raw;
 }
 
-void ProbeSession::OnFlowOpen(const FlowKey& flow, FlowOrigin origin, uint64_t) {
+void ProbeSession::OnFlowOpen(const FlowKey& flow, FlowOrigin origin, uint64_t timestamp_ns) {
   int side = 0;
-  if (Connection* c = Lookup(flow, side)) c->decoder->Begin(side, origin);
+  Connection* c = Lookup(flow, side);
+  if (c == nullptr) return;
+  if (origin == FlowOrigin::kHandshake && c->closed[side]) {
+    // A new SYN on a direction that already ended: the 4-tuple is reused by a new
+    // connection, and the old one's state is final.
+    const FlowKey key = c->key;
+    RecordConnection(*c);
+    connections_.erase(key);
+    c = Lookup(flow, side);
+    if (c == nullptr) return;
+  }
+  (void)timestamp_ns;
+  c->decoder->Begin(side, origin);
 }
 
 void ProbeSession::OnStreamBytes(const StreamSegment& segment) {
@@ -77,30 +89,36 @@ void ProbeSession::OnGrpcMessage(const GrpcMessage& message) {
   if (options_.on_message) options_.on_message(message);
 }
 
+void ProbeSession::RecordConnection(Connection& connection) {
+  for (int side = 0; side < 2; ++side) {
+    if (!connection.closed[side]) connection.decoder->End(side);
+    connection.closed[side] = true;
+  }
+  const ConnectionDecodeStats& stats = connection.decoder->stats();
+  const FlowKey& key = connection.key;
+  ConnectionProfile profile;
+  profile.id = connection.id;
+  const bool side0_is_client = connection.decoder->client_side() == 0;
+  profile.client = (side0_is_client ? key.source : key.destination).ToString();
+  profile.server = (side0_is_client ? key.destination : key.source).ToString();
+  profile.roles_known = stats.client_side >= 0;
+  profile.joined_midway = stats.joined_midway;
+  profile.data_frames = stats.data_frames;
+  profile.data_bytes = stats.data_bytes;
+  profile.unattributed_data_bytes = stats.unattributed_data_bytes;
+  builder_.SetConnection(profile);
+  ++connections_seen_;
+}
+
 Profile ProbeSession::Finish(const std::string& backend_name, const BackendCounters& counters,
                              double duration_s) {
-  for (auto& [key, connection] : connections_) {
-    for (int side = 0; side < 2; ++side) {
-      if (!connection->closed[side]) connection->decoder->End(side);
-    }
-    const ConnectionDecodeStats& stats = connection->decoder->stats();
-    ConnectionProfile profile;
-    profile.id = connection->id;
-    const bool side0_is_client = connection->decoder->client_side() == 0;
-    profile.client = (side0_is_client ? key.source : key.destination).ToString();
-    profile.server = (side0_is_client ? key.destination : key.source).ToString();
-    profile.roles_known = stats.client_side >= 0;
-    profile.joined_midway = stats.joined_midway;
-    profile.data_frames = stats.data_frames;
-    profile.data_bytes = stats.data_bytes;
-    profile.unattributed_data_bytes = stats.unattributed_data_bytes;
-    builder_.SetConnection(profile);
-  }
+  for (auto& [key, connection] : connections_) RecordConnection(*connection);
+  connections_.clear();
   Profile profile = builder_.Build(backend_name, duration_s, errors_, counters.events_lost);
   profile.backend_detail = counters.detail;
   profile.backend_detail["events_seen"] = counters.events_seen;
   profile.backend_detail["bytes_seen"] = counters.bytes_seen;
-  profile.backend_detail["connections"] = connections_.size();
+  profile.backend_detail["connections"] = connections_seen_;
   if (connections_dropped_ > 0)
     profile.backend_detail["connections_dropped"] = connections_dropped_;
   return profile;

@@ -233,6 +233,21 @@ TEST(PcapFile, CaptureThatStartsMidConnection) {
   EXPECT_TRUE(profile->connections[0].joined_midway);
 }
 
+TEST(PcapFile, ReusedFourTupleIsANewConnection) {
+  const TwoFlows first = Connection(TensorCalls(2), 40007, 100, 200);
+  const TwoFlows second = Connection(TensorCalls(3), 40007, 7777777, 8888888);
+  std::vector<Packet> packets = Concat(first.client, first.server);
+  packets = Concat(packets, Concat(second.client, second.server));
+  const std::string path = testing::TempPath("reuse.pcap");
+  testing::WritePcap(path, packets);
+  auto profile = ProfileOfFile(path);
+  ASSERT_TRUE(profile.ok());
+  ExpectTensorProfile(*profile, 5);
+  EXPECT_TRUE(profile->errors.empty()) << ProfileToJson(*profile);
+  EXPECT_EQ(profile->connections.size(), 2u);
+  std::filesystem::remove(path);
+}
+
 TEST(PcapFile, HoleThatNeverFillsBecomesAGap) {
   TwoFlows flows = Connection(TensorCalls(4), 40005);
   // Lose one server segment for good, in the middle of the second call.

@@ -58,6 +58,8 @@ class ProbeSession : public EventSink, private GrpcMessageObserver {
   // The connection of `flow` and the flow's side in it (0: flow.source is the lower
   // endpoint); null when the connection table is full.
   Connection* Lookup(const FlowKey& flow, int& side);
+  // Ends both sides of `connection` and adds its facts to the profile.
+  void RecordConnection(Connection& connection);
 
   SessionOptions options_;
   DecodeErrorCounts errors_;
@@ -66,6 +68,7 @@ class ProbeSession : public EventSink, private GrpcMessageObserver {
   uint64_t next_connection_id_ = 1;
   uint64_t messages_ = 0;
   uint64_t connections_dropped_ = 0;
+  uint64_t connections_seen_ = 0;
 };
 
 }  // namespace artune::probes
