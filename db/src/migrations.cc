@@ -47,8 +47,38 @@ CREATE TABLE bench_run_parameters (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 1> kMigrations = {{
+// Schema v2: captures from `artune probe`. The whole profile is kept as its JSON
+// (the probes' own format, so histograms need no schema here); the per-method
+// totals are also rows so SQL can filter and sum them without parsing JSON.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE captures (
+  id           INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at   TEXT    NOT NULL,  -- ISO 8601 UTC
+  backend      TEXT    NOT NULL CHECK (backend <> ''),  -- 'pcap' | 'ebpf' | ...
+  process      TEXT    NOT NULL,  -- process name or pid, '' when not known
+  duration_s   REAL    NOT NULL,
+  lost_events  INTEGER NOT NULL CHECK (lost_events >= 0),
+  profile_json TEXT    NOT NULL
+);
+CREATE INDEX captures_by_time ON captures (started_at);
+
+CREATE TABLE capture_methods (
+  capture_id INTEGER NOT NULL REFERENCES captures (id) ON DELETE CASCADE,
+  method     TEXT    NOT NULL CHECK (method <> ''),
+  direction  TEXT    NOT NULL,  -- 'request' | 'response'
+  messages   INTEGER NOT NULL CHECK (messages >= 0),
+  bytes      INTEGER NOT NULL CHECK (bytes >= 0),
+  scheme     TEXT    NOT NULL,  -- the size scheme the probes classified
+  small      INTEGER NOT NULL CHECK (small >= 0),
+  medium     INTEGER NOT NULL CHECK (medium >= 0),
+  large      INTEGER NOT NULL CHECK (large >= 0),
+  PRIMARY KEY (capture_id, method, direction)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 2> kMigrations = {{
     {1, "bench runs with their effective config and parameters", kSchemaV1},
+    {2, "captures with their profile and per-method totals", kSchemaV2},
 }};
 
 Status CheckNumbering(std::span<const Migration> migrations) {

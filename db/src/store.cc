@@ -39,9 +39,10 @@ std::string NowIso8601Utc() {
   return text;
 }
 
-Result<int64_t> CheckedInt64(uint64_t value, const char* field) {
+Result<int64_t> CheckedInt64(uint64_t value, const char* field,
+                             std::string_view record = "bench run") {
   if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::InvalidArgument(std::string("bench run ") + field + " " + std::to_string(value) +
+    return Status::InvalidArgument(std::string(record) + " " + field + " " + std::to_string(value) +
                                    " is past the store's limit of " +
                                    std::to_string(std::numeric_limits<int64_t>::max()));
   }
@@ -81,6 +82,21 @@ BenchRun ReadRunRow(const Statement& row) {
   run.rpcs_per_s = row.ColumnDouble(16);
   run.validated = row.ColumnBool(17);
   return run;
+}
+
+constexpr std::string_view kCaptureColumns =
+    "id, started_at, backend, process, duration_s, lost_events, profile_json";
+
+CaptureRecord ReadCaptureRow(const Statement& row) {
+  CaptureRecord capture;
+  capture.id = row.ColumnInt64(0);
+  capture.started_at = row.ColumnText(1);
+  capture.backend = row.ColumnText(2);
+  capture.process = row.ColumnText(3);
+  capture.duration_s = row.ColumnDouble(4);
+  capture.lost_events = static_cast<uint64_t>(row.ColumnInt64(5));
+  capture.profile_json = row.ColumnText(6);
+  return capture;
 }
 
 class SqliteStore final : public Store {
@@ -165,6 +181,75 @@ class SqliteStore final : public Store {
     return run;
   }
 
+  Result<int64_t> InsertCapture(const CaptureRecord& capture) override {
+    if (capture.backend.empty()) {
+      return Status::InvalidArgument("capture has an empty backend: name the probe backend");
+    }
+    if (capture.profile_json.empty()) {
+      return Status::InvalidArgument("capture from backend " + capture.backend +
+                                     " has an empty profile_json: store the probe's profile");
+    }
+    ARTUNE_ASSIGN_OR_RETURN(int64_t lost_events,
+                            CheckedInt64(capture.lost_events, "lost_events", "capture"));
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kImmediate));
+    ARTUNE_ASSIGN_OR_RETURN(Statement insert, db_.Prepare("INSERT INTO captures (" +
+                                                          std::string(kCaptureColumns.substr(4)) +
+                                                          ") VALUES (?, ?, ?, ?, ?, ?)"));
+    ARTUNE_RETURN_IF_ERROR(
+        insert.Bind(1, capture.started_at.empty() ? NowIso8601Utc() : capture.started_at));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(2, capture.backend));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(3, capture.process));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(4, capture.duration_s));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(5, lost_events));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(6, capture.profile_json));
+    Status inserted = insert.Run();
+    if (!inserted.ok()) return inserted.WithContext("cannot store capture");
+    const int64_t id = db_.LastInsertRowId();
+    ARTUNE_RETURN_IF_ERROR(InsertMethodRows(id, capture.methods));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return id;
+  }
+
+  Result<std::vector<CaptureRecord>> ListCaptures(int limit) override {
+    if (limit < 0) {
+      return Status::InvalidArgument("capture list limit " + std::to_string(limit) +
+                                     " is negative: pass 0 for all captures or a positive count");
+    }
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
+                                      " FROM captures ORDER BY started_at DESC, id DESC LIMIT ?"));
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
+    std::vector<CaptureRecord> captures;
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+      if (!has_row) break;
+      captures.push_back(ReadCaptureRow(select));
+    }
+    for (CaptureRecord& capture : captures) ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return captures;
+  }
+
+  Result<CaptureRecord> GetCapture(int64_t id) override {
+    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
+    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
+                                                          " FROM captures WHERE id = ?"));
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
+    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+    if (!has_row) {
+      return Status::NotFound("no capture with id " + std::to_string(id) + " in " + db_.path() +
+                              " (`artune captures` lists the stored captures)");
+    }
+    CaptureRecord capture = ReadCaptureRow(select);
+    ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
+    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
+    return capture;
+  }
+
   Result<StoreInfo> Info() override {
     StoreInfo info;
     info.path = db_.path();
@@ -216,6 +301,67 @@ class SqliteStore final : public Store {
       ARTUNE_RETURN_IF_ERROR(insert.Reset());
     }
     return Status::Ok();
+  }
+
+  Status InsertMethodRows(int64_t capture_id, const std::vector<CaptureMethodRow>& rows) {
+    if (rows.empty()) return Status::Ok();
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement insert,
+        db_.Prepare("INSERT INTO capture_methods (capture_id, method, direction, messages, bytes, "
+                    "scheme, small, medium, large) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+    for (const CaptureMethodRow& row : rows) {
+      if (row.method.empty()) {
+        return Status::InvalidArgument("capture has a method row with an empty method name (" +
+                                       row.direction + "): every row needs a method");
+      }
+      ARTUNE_ASSIGN_OR_RETURN(int64_t messages, CheckedInt64(row.messages, "messages", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t bytes, CheckedInt64(row.bytes, "bytes", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t small, CheckedInt64(row.small, "small", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t medium, CheckedInt64(row.medium, "medium", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t large, CheckedInt64(row.large, "large", "capture"));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(1, capture_id));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(2, row.method));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(3, row.direction));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(4, messages));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(5, bytes));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(6, row.scheme));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(7, small));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(8, medium));
+      ARTUNE_RETURN_IF_ERROR(insert.Bind(9, large));
+      Status inserted = insert.Run();
+      if (!inserted.ok()) {
+        // The primary key (capture_id, method, direction) rejects a repeat.
+        if (inserted.message().find("UNIQUE") != std::string::npos) {
+          return Status::InvalidArgument("capture lists method " + row.method + " (" +
+                                         row.direction + ") twice: merge the rows before storing");
+        }
+        return inserted.WithContext("cannot store capture method " + row.method);
+      }
+      ARTUNE_RETURN_IF_ERROR(insert.Reset());
+    }
+    return Status::Ok();
+  }
+
+  Status LoadMethodRows(CaptureRecord& capture) {
+    ARTUNE_ASSIGN_OR_RETURN(
+        Statement select,
+        db_.Prepare("SELECT method, direction, messages, bytes, scheme, small, medium, large "
+                    "FROM capture_methods WHERE capture_id = ? ORDER BY method, direction"));
+    ARTUNE_RETURN_IF_ERROR(select.Bind(1, capture.id));
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+      if (!has_row) return Status::Ok();
+      CaptureMethodRow row;
+      row.method = select.ColumnText(0);
+      row.direction = select.ColumnText(1);
+      row.messages = static_cast<uint64_t>(select.ColumnInt64(2));
+      row.bytes = static_cast<uint64_t>(select.ColumnInt64(3));
+      row.scheme = select.ColumnText(4);
+      row.small = static_cast<uint64_t>(select.ColumnInt64(5));
+      row.medium = static_cast<uint64_t>(select.ColumnInt64(6));
+      row.large = static_cast<uint64_t>(select.ColumnInt64(7));
+      capture.methods.push_back(std::move(row));
+    }
   }
 
   Status LoadPairs(BenchRun& run) {

@@ -55,6 +55,29 @@ struct BenchRun {
   bool validated = false;
 };
 
+// One method and direction of a capture: the totals SQL can query directly.
+struct CaptureMethodRow {
+  std::string method;     // gRPC :path, or "unknown"; not empty
+  std::string direction;  // "request" | "response"
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  std::string scheme;  // payload scheme the probes classified ("uniform", ...)
+  uint64_t small = 0, medium = 0, large = 0;  // messages per size class
+};
+
+// One `artune probe` capture. The store keeps `profile_json` as given (the probes'
+// JSON, with histograms and connections) and does not parse it.
+struct CaptureRecord {
+  int64_t id = 0;          // assigned by InsertCapture
+  std::string started_at;  // ISO 8601 UTC, assigned by InsertCapture when empty
+  std::string backend;     // "pcap" | "ebpf" | ...; not empty
+  std::string process;     // traced process, "" when not known
+  double duration_s = 0;
+  uint64_t lost_events = 0;
+  std::string profile_json;               // not empty
+  std::vector<CaptureMethodRow> methods;  // unique by (method, direction)
+};
+
 struct StoreInfo {
   std::string path;
   int schema_version = 0;
@@ -91,6 +114,19 @@ class Store {
   virtual Result<std::vector<BenchRun>> ListBenchRuns(int limit) = 0;
   // kNotFound when no run has this id.
   virtual Result<BenchRun> GetBenchRun(int64_t id) = 0;
+
+  // Stores the capture and its method rows in one transaction and returns the new
+  // id. `capture.id` is ignored; an empty `started_at` becomes now (UTC).
+  // Errors: kInvalidArgument (empty backend, profile_json or method name; a
+  // repeated method and direction; a count past INT64_MAX), kTimeout, kIoError.
+  virtual Result<int64_t> InsertCapture(const CaptureRecord& capture) = 0;
+  // Newest first (by started_at, then id), each with its method rows (sorted by
+  // method, then direction), read from one snapshot. limit 0 means all; a negative
+  // limit is kInvalidArgument.
+  virtual Result<std::vector<CaptureRecord>> ListCaptures(int limit) = 0;
+  // kNotFound when no capture has this id.
+  virtual Result<CaptureRecord> GetCapture(int64_t id) = 0;
+
   virtual Result<StoreInfo> Info() = 0;
 };
 
