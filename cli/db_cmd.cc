@@ -10,27 +10,12 @@
 
 #include "artune/db/store.h"
 #include "command.h"
+#include "format.h"
 
 namespace artune::cli {
 namespace {
 
 using nlohmann::ordered_json;
-
-// "512 B", "48.0 KiB", "3.2 MiB": sizes for reading, not for parsing back.
-std::string FormatFileSize(uint64_t bytes) {
-  char text[32];
-  if (bytes < 1024) {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 1024ull * 1024) {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-  } else if (bytes < 1024ull * 1024 * 1024) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
-  } else {
-    std::snprintf(text, sizeof text, "%.2f GiB",
-                  static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  }
-  return text;
-}
 
 Status Info(bool json, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(
@@ -52,9 +37,9 @@ Status Info(bool json, const Context& context) {
   for (const auto& entry : info.row_counts) width = std::max(width, entry.first.size());
   std::cout << "path            " << info.path << "\n"
             << "schema version  " << info.schema_version << "\n"
-            << "size            " << FormatFileSize(info.file_bytes);
+            << "size            " << FormatHumanBytes(info.file_bytes);
   if (info.wal_bytes > 0) {
-    std::cout << " + " << FormatFileSize(info.wal_bytes) << " write-ahead log";
+    std::cout << " + " << FormatHumanBytes(info.wal_bytes) << " write-ahead log";
   }
   std::cout << "\nrows per table\n";
   for (const auto& [table, rows] : info.row_counts) {

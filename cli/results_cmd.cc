@@ -13,6 +13,7 @@
 
 #include "artune/db/store.h"
 #include "command.h"
+#include "format.h"
 
 namespace artune::cli {
 namespace {
@@ -24,22 +25,6 @@ struct ResultsOptions {
   int limit = 20;
   int64_t show_id = 0;
 };
-
-// "512 B", "9.8 KiB", "10.0 MiB": sizes for reading, not for parsing back.
-std::string FormatSize(uint64_t bytes) {
-  char text[32];
-  if (bytes < 1024) {
-    std::snprintf(text, sizeof text, "%llu B", static_cast<unsigned long long>(bytes));
-  } else if (bytes < 1024ull * 1024) {
-    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024);
-  } else if (bytes < 1024ull * 1024 * 1024) {
-    std::snprintf(text, sizeof text, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024));
-  } else {
-    std::snprintf(text, sizeof text, "%.2f GiB",
-                  static_cast<double>(bytes) / (1024.0 * 1024 * 1024));
-  }
-  return text;
-}
 
 std::string FormatNumber(double value, int decimals) {
   char text[64];
@@ -146,9 +131,10 @@ Status List(const ResultsOptions& options, const Context& context) {
                                                  "RPC/s", "VALIDATED"}};
   for (const db::BenchRun& run : runs) {
     rows.push_back({std::to_string(run.id), ShortTime(run.started_at), run.transport, run.benchmark,
-                    run.scheme, FormatSize(run.payload_bytes), FormatNumber(run.latency.p50_us, 1),
-                    FormatNumber(run.latency.p99_us, 1), FormatNumber(run.bandwidth_mbps, 1),
-                    FormatNumber(run.rpcs_per_s, 0), run.validated ? "yes" : "NO"});
+                    run.scheme, FormatHumanBytes(run.payload_bytes),
+                    FormatNumber(run.latency.p50_us, 1), FormatNumber(run.latency.p99_us, 1),
+                    FormatNumber(run.bandwidth_mbps, 1), FormatNumber(run.rpcs_per_s, 0),
+                    run.validated ? "yes" : "NO"});
   }
   PrintTable(rows, {true, false, false, false, false, true, true, true, true, true, false},
              std::cout);
@@ -179,7 +165,7 @@ Status Show(const ResultsOptions& options, const Context& context) {
       {"  benchmark", run.benchmark},
       {"  scheme", run.scheme},
       {"  payload",
-       FormatSize(run.payload_bytes) + " (" + std::to_string(run.payload_bytes) + " bytes)"},
+       FormatHumanBytes(run.payload_bytes) + " (" + std::to_string(run.payload_bytes) + " bytes)"},
       {"  duration", FormatNumber(run.duration_s, 2) + " s, " + std::to_string(run.rpcs) + " RPCs"},
       {"  latency", latency},
       {"  bandwidth", FormatNumber(run.bandwidth_mbps, 1) + " MB/s"},

@@ -104,27 +104,11 @@ uint64_t NowNs(clockid_t clock) {
   return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
 }
 
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d, what a dual-stack listener sees)
-// become plain IPv4, as a packet capture would show them.
-Endpoint MakeEndpoint(uint16_t family, const uint8_t* address, uint16_t port) {
-  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  constexpr uint16_t kAfInet6 = 10;
-  Endpoint endpoint;
-  endpoint.port = port;
-  if (family == kAfInet6 && std::memcmp(address, kMappedPrefix, sizeof(kMappedPrefix)) != 0) {
-    endpoint.family = Endpoint::Family::kIpv6;
-    std::memcpy(endpoint.address.data(), address, 16);
-  } else {
-    endpoint.family = Endpoint::Family::kIpv4;
-    std::memcpy(endpoint.address.data(), family == kAfInet6 ? address + 12 : address, 4);
-  }
-  return endpoint;
-}
-
 FlowKey MakeFlow(const iotrace_connection& connection, bool send) {
-  FlowKey local_to_remote{
-      MakeEndpoint(connection.family, connection.local_address, connection.local_port),
-      MakeEndpoint(connection.family, connection.remote_address, connection.remote_port)};
+  FlowKey local_to_remote{Endpoint::FromSocketAddress(connection.family, connection.local_address,
+                                                      connection.local_port),
+                          Endpoint::FromSocketAddress(connection.family, connection.remote_address,
+                                                      connection.remote_port)};
   return send ? local_to_remote : local_to_remote.Reversed();
 }
 

@@ -1,9 +1,26 @@
 #include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cstring>
 
 #include "artune/probes/backend.h"
 #include "artune/probes/event.h"
 
 namespace artune::probes {
+
+Endpoint Endpoint::FromSocketAddress(uint16_t family, const uint8_t* address, uint16_t port) {
+  static constexpr uint8_t kMappedPrefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  Endpoint endpoint;
+  endpoint.port = port;
+  if (family == AF_INET6 && std::memcmp(address, kMappedPrefix, sizeof(kMappedPrefix)) != 0) {
+    endpoint.family = Family::kIpv6;
+    std::memcpy(endpoint.address.data(), address, 16);
+  } else {
+    endpoint.family = Family::kIpv4;
+    std::memcpy(endpoint.address.data(), family == AF_INET6 ? address + 12 : address, 4);
+  }
+  return endpoint;
+}
 
 std::string Endpoint::ToString() const {
   char text[INET6_ADDRSTRLEN] = {};

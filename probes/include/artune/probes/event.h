@@ -23,6 +23,11 @@ struct Endpoint {
   std::array<uint8_t, 16> address{};
   uint16_t port = 0;
 
+  // From a kernel socket address: `family` AF_INET or AF_INET6, `address` 4 or 16
+  // bytes in network order. IPv4-mapped IPv6 (::ffff:a.b.c.d, what a dual-stack
+  // listener sees) becomes plain IPv4, as a packet capture would show it.
+  static Endpoint FromSocketAddress(uint16_t family, const uint8_t* address, uint16_t port);
+
   // "127.0.0.1:50051" or "[::1]:50051".
   std::string ToString() const;
   auto operator<=>(const Endpoint&) const = default;
