@@ -47,6 +47,7 @@ void RegisterCompletions(CLI::App& root, Context& context);
 void RegisterBench(CLI::App& root, Context& context);
 void RegisterServe(CLI::App& root, Context& context);
 void RegisterResults(CLI::App& root, Context& context);
+void RegisterCaptures(CLI::App& root, Context& context);
 void RegisterDb(CLI::App& root, Context& context);
 void RegisterProbe(CLI::App& root, Context& context);
 void RegisterConfig(CLI::App& root, Context& context);

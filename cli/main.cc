@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   RegisterServe(app, context);
   RegisterCompletions(app, context);
   RegisterResults(app, context);
+  RegisterCaptures(app, context);
   RegisterDb(app, context);
 
   try {

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "artune/db/store.h"
 #include "artune/probes/backend.h"
 #include "artune/probes/profile_output.h"
 #include "artune/probes/session.h"
+#include "capture_record.h"
 #include "command.h"
 
 namespace artune::cli {
@@ -33,6 +35,7 @@ struct ProbeOptions {
   std::string read_file;
   double duration_s = 0;
   bool json = false;
+  bool no_store = false;
 };
 
 std::atomic<bool> g_stop_requested{false};
@@ -89,6 +92,26 @@ Result<probes::BackendOptions> SelectBackend(const ProbeOptions& options) {
   return backend_options;
 }
 
+// What the capture traced, for the store's `process` column: the pid or name for
+// eBPF, the command line for --exec, nothing for pcap (it sees an interface).
+std::string TracedProcess(const ProbeOptions& options) {
+  if (options.ebpf) return options.pid != 0 ? std::to_string(options.pid) : options.comm;
+  if (!options.exec) return "";
+  std::string command_line;
+  for (const std::string& word : options.command) {
+    if (!command_line.empty()) command_line += ' ';
+    command_line += word;
+  }
+  return command_line;
+}
+
+Result<int64_t> StoreCapture(const probes::Profile& profile, const ProbeOptions& options,
+                             const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store,
+                          db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
+  return store->InsertCapture(CaptureRecordFromProfile(profile, TracedProcess(options)));
+}
+
 // `command_exit_code`: set to the --exec command's exit status.
 Status RunProbe(const ProbeOptions& options, const Context& context,
                 std::optional<int>& command_exit_code) {
@@ -133,15 +156,27 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  const probes::Profile profile =
+  probes::Profile profile =
       session.Finish(probes::BackendKindName(backend->kind()), backend->counters(), elapsed);
+  // Stored before printing so the output shows the id; a store failure still
+  // prints the profile (the capture is not lost) and then fails the command.
+  Status store_status = Status::Ok();
+  if (!options.no_store) {
+    Result<int64_t> id = StoreCapture(profile, options, context);
+    if (id.ok()) {
+      profile.capture_id = *id;
+    } else {
+      store_status =
+          id.status().WithContext("the capture was not stored (--no-store skips storing)");
+    }
+  }
   if (options.json) {
     std::cout << probes::ProfileToJson(profile) << "\n";
   } else {
     std::cout << probes::FormatProfileTable(profile);
   }
   command_exit_code = backend->command_exit_code();
-  return Status::Ok();
+  return store_status;
 }
 
 }  // namespace
@@ -194,6 +229,9 @@ void RegisterProbe(CLI::App& root, Context& context) {
                    "Stop after SEC seconds (default: until Ctrl-C or end of file)")
       ->type_name("SEC");
   command->add_flag("--json", options->json, "Print the profile as one JSON object");
+  command->add_flag("--no-store", options->no_store,
+                    "Do not record the capture in the store (--db); by default it is stored and "
+                    "`artune captures` lists it");
   command->footer(
       "Examples:\n"
       "  artune probe --pcap --iface lo --port 50051 --duration 30\n"

@@ -1,0 +1,35 @@
+#include "capture_record.h"
+
+#include "artune/probes/http2_decoder.h"
+#include "artune/probes/profile_output.h"
+
+namespace artune::cli {
+
+db::CaptureRecord CaptureRecordFromProfile(const probes::Profile& profile,
+                                           const std::string& process) {
+  db::CaptureRecord record;
+  record.backend = profile.backend;
+  record.process = process;
+  record.duration_s = profile.duration_s;
+  record.lost_events = profile.lost_events;
+  // The id is the row's, not part of the stored document: `captures show` sets it
+  // from the row when it reads the profile back.
+  probes::Profile without_id = profile;
+  without_id.capture_id.reset();
+  record.profile_json = probes::ProfileToJson(without_id, -1);
+  for (const probes::MethodProfile& method : profile.methods) {
+    db::CaptureMethodRow row;
+    row.method = method.method;
+    row.direction = probes::MessageDirectionName(method.direction);
+    row.messages = method.messages;
+    row.bytes = method.bytes;
+    row.scheme = probes::PayloadSchemeName(method.scheme);
+    row.small = method.classes.small.count;
+    row.medium = method.classes.medium.count;
+    row.large = method.classes.large.count;
+    record.methods.push_back(std::move(row));
+  }
+  return record;
+}
+
+}  // namespace artune::cli
