@@ -14,22 +14,26 @@ _artune() {
       'completions') path='completions' ;;
       'results') path='results' ;;
       'results show') path='results show' ;;
+      'captures') path='captures' ;;
+      'captures show') path='captures show' ;;
       'db') path='db' ;;
       'db info') path='db info' ;;
     esac
   done
   local words="" value_options=""
   case "$path" in
-    '') words='config probe bench serve completions results db --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
+    '') words='config probe bench serve completions results captures db --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
-    'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --duration --json'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
+    'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --duration --json --no-store'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
     'results') words='show --help -h --json --limit'; value_options='--limit' ;;
     'results show') words='--help -h --json'; value_options='' ;;
+    'captures') words='show --help -h --json --limit'; value_options='--limit' ;;
+    'captures show') words='--help -h --json'; value_options='' ;;
     'db') words='info --help -h'; value_options='' ;;
     'db info') words='--help -h --json'; value_options='' ;;
   esac
