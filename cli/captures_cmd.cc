@@ -13,6 +13,7 @@
 #include "artune/db/store.h"
 #include "artune/probes/profile_output.h"
 #include "command.h"
+#include "format.h"
 
 namespace artune::cli {
 namespace {
@@ -31,28 +32,6 @@ std::string ShortTime(const std::string& iso8601) {
   std::string text = iso8601.substr(0, 19);
   text[10] = ' ';
   return text;
-}
-
-// Rows padded to the widest cell of each column; numeric columns (flagged in
-// `right_aligned`) padded on the left. Cells are ASCII here.
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                const std::vector<bool>& right_aligned) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      const std::string padding(widths[i] - row[i].size(), ' ');
-      const bool right = i < right_aligned.size() && right_aligned[i];
-      const bool last = i + 1 == row.size();
-      line += right ? padding + row[i] : row[i] + (last ? "" : padding);
-      if (!last) line += "  ";
-    }
-    std::cout << line << "\n";
-  }
 }
 
 struct Totals {
@@ -100,16 +79,12 @@ ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
   return j;
 }
 
-Result<std::unique_ptr<db::Store>> OpenForReading(const Context& context) {
-  return db::Store::Open(db::ResolveDatabasePath(context.globals.db_path), db::OpenMode::kExisting);
-}
-
 Status List(const CapturesOptions& options, const Context& context) {
   if (options.limit < 0) {
     return Status::InvalidArgument("--limit " + std::to_string(options.limit) +
                                    " is negative: pass 0 for all captures or a positive count");
   }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::CaptureRecord> captures,
                           store->ListCaptures(options.limit));
   ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
@@ -141,7 +116,7 @@ Status List(const CapturesOptions& options, const Context& context) {
                     std::to_string(totals.messages), probes::FormatBytes(totals.bytes),
                     std::to_string(totals.methods)});
   }
-  PrintTable(rows, {true, false, false, false, true, true, true, true});
+  PrintTable(rows, {true, false, false, false, true, true, true, true}, std::cout);
   if (static_cast<int64_t>(captures.size()) < total) {
     std::cout << "(" << captures.size() << " newest of " << total
               << " captures; --limit 0 shows all, `artune captures show ID` one in full)\n";
@@ -150,7 +125,7 @@ Status List(const CapturesOptions& options, const Context& context) {
 }
 
 Status Show(const CapturesOptions& options, const Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::CaptureRecord capture, store->GetCapture(options.show_id));
   Result<probes::Profile> profile = probes::ProfileFromJson(capture.profile_json);
   if (!profile.ok()) {

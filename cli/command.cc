@@ -8,13 +8,18 @@ namespace artune::cli {
 
 int ExitCodeFor(const Status& status) {
   switch (status.code()) {
-    case ErrorCode::kOk: return kExitOk;
-    case ErrorCode::kInvalidArgument: return kExitUsage;
-    case ErrorCode::kCorruption: return kExitValidation;
+    case ErrorCode::kOk:
+      return kExitOk;
+    case ErrorCode::kInvalidArgument:
+      return kExitUsage;
+    case ErrorCode::kCorruption:
+      return kExitValidation;
     case ErrorCode::kUnavailable:
     case ErrorCode::kPermissionDenied:
-    case ErrorCode::kUnsupported: return kExitUnavailable;
-    default: return kExitFailure;
+    case ErrorCode::kUnsupported:
+      return kExitUnavailable;
+    default:
+      return kExitFailure;
   }
 }
 
@@ -24,6 +29,10 @@ void RunCommand(Context& context, const std::function<Status()>& body) {
     std::cerr << "artune: " << status.message() << "\n";
   }
   context.exit_code = ExitCodeFor(status);
+}
+
+Result<std::unique_ptr<db::Store>> OpenStoreForReading(const Context& context) {
+  return db::Store::Open(db::ResolveDatabasePath(context.globals.db_path), db::OpenMode::kExisting);
 }
 
 bool ShowProgress(const Context& context) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "artune/db/store.h"
 #include "artune/status.h"
 
 namespace artune::cli {
@@ -38,6 +39,10 @@ int ExitCodeFor(const Status& status);
 // Runs a subcommand body; an error is printed once as "artune: <message>" and
 // mapped to the exit code.
 void RunCommand(Context& context, const std::function<Status()>& body);
+
+// Opens the store named by --db (or the default path) for a reading command: never
+// creates a database; a missing file is an error that says how to make one.
+Result<std::unique_ptr<db::Store>> OpenStoreForReading(const Context& context);
 
 // Whether progress lines should be drawn on stderr (a terminal, and not --quiet).
 bool ShowProgress(const Context& context);

@@ -175,9 +175,8 @@ CompletionNode CompletionTree(const CLI::App& app) {
     entry.description = option->get_description();
     node.options.push_back(std::move(entry));
   }
-  for (const CLI::App* child : app.get_subcommands([](const CLI::App* sub) {
-         return !sub->get_name().empty() && !sub->get_disabled();
-       })) {
+  for (const CLI::App* child : app.get_subcommands(
+           [](const CLI::App* sub) { return !sub->get_name().empty() && !sub->get_disabled(); })) {
     node.children.push_back(CompletionTree(*child));
   }
   return node;

@@ -16,6 +16,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/transport/protocol.h"
 #include "command.h"
+#include "format.h"
 #include "knob_flags.h"
 
 namespace artune::cli {
@@ -33,23 +34,6 @@ struct ConfigOptions {
   KnobFlags knobs;
   bool json = false;
 };
-
-// Prints rows as columns padded to their widest cell; the last column is not padded.
-void PrintTable(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
-    }
-    out << line << "\n";
-  }
-}
 
 json KnobValueJson(const Knob& knob, uint64_t value) {
   if (knob.type == KnobType::kEnum) return transport::FormatKnobValue(knob, value);
@@ -102,7 +86,7 @@ Status Show(const ConfigOptions& options) {
                     std::string(knob.unit), loaded.sources[i].ToString(),
                     transport::FormatKnobRange(knob), std::string(knob.doc)});
   }
-  PrintTable(rows, std::cout);
+  PrintTable(rows, {}, std::cout);
   return Status::Ok();
 }
 
@@ -219,7 +203,7 @@ Status Explain(const ConfigOptions& options) {
     range_rows.push_back(
         {FormatRange(row), std::string(transport::ProtocolName(row.protocol)), row.how});
   }
-  PrintTable(range_rows, std::cout);
+  PrintTable(range_rows, {}, std::cout);
 
   std::cout << "\nExamples (one slice of each size):\n\n";
   std::vector<std::vector<std::string>> example_rows = {
@@ -231,7 +215,7 @@ Status Explain(const ConfigOptions& options) {
                             example.chunks == 0 ? "-" : std::to_string(example.chunks),
                             example.rounds == 0 ? "-" : std::to_string(example.rounds)});
   }
-  PrintTable(example_rows, std::cout);
+  PrintTable(example_rows, {}, std::cout);
   return Status::Ok();
 }
 

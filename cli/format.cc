@@ -1,5 +1,6 @@
 #include "format.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace artune::cli {
@@ -17,6 +18,41 @@ std::string FormatHumanBytes(uint64_t bytes) {
     std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (kKiB * kKiB * kKiB));
   }
   return text;
+}
+
+namespace {
+
+// Terminal columns taken by UTF-8 text (each code point counted once).
+size_t DisplayWidth(const std::string& text) {
+  size_t width = 0;
+  for (unsigned char c : text) {
+    if ((c & 0xC0) != 0x80) ++width;
+  }
+  return width;
+}
+
+}  // namespace
+
+void PrintTable(const std::vector<std::vector<std::string>>& rows,
+                const std::vector<bool>& right_aligned, std::ostream& out) {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t i = 0; i < row.size(); ++i) {
+      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
+    }
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const std::string padding(widths[i] - DisplayWidth(row[i]), ' ');
+      const bool right = i < right_aligned.size() && right_aligned[i];
+      const bool last = i + 1 == row.size();
+      line += right ? padding + row[i] : (last ? row[i] : row[i] + padding);
+      if (!last) line += "  ";
+    }
+    out << line << "\n";
+  }
 }
 
 }  // namespace artune::cli

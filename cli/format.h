@@ -2,12 +2,20 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <vector>
 
 namespace artune::cli {
 
 // "512 B", "9.8 KiB", "10.0 MiB", "1.50 GiB": sizes for reading, not for parsing
 // back (the knob table's FormatBytes gives exact, parsable sizes).
 std::string FormatHumanBytes(uint64_t bytes);
+
+// Prints rows as aligned columns, two spaces apart, each padded to its widest cell
+// (UTF-8 aware: "µs" takes two columns). Columns flagged in `right_aligned`
+// (numbers) are padded on the left; the last column is never padded on the right.
+void PrintTable(const std::vector<std::vector<std::string>>& rows,
+                const std::vector<bool>& right_aligned, std::ostream& out);
 
 }  // namespace artune::cli

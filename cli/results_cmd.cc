@@ -40,39 +40,6 @@ std::string ShortTime(const std::string& iso8601) {
   return text;
 }
 
-// Terminal columns taken by UTF-8 text (each code point counted once: "µs" is 2).
-size_t DisplayWidth(const std::string& text) {
-  size_t width = 0;
-  for (unsigned char c : text) {
-    if ((c & 0xC0) != 0x80) ++width;
-  }
-  return width;
-}
-
-// Prints rows padded to the widest cell of each column; columns flagged in
-// `right_aligned` (numbers) are padded on the left.
-void PrintTable(const std::vector<std::vector<std::string>>& rows,
-                const std::vector<bool>& right_aligned, std::ostream& out) {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t i = 0; i < row.size(); ++i) {
-      widths[i] = std::max(widths[i], DisplayWidth(row[i]));
-    }
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (size_t i = 0; i < row.size(); ++i) {
-      const std::string padding(widths[i] - DisplayWidth(row[i]), ' ');
-      const bool right = i < right_aligned.size() && right_aligned[i];
-      const bool last = i + 1 == row.size();
-      line += right ? padding + row[i] : (last ? row[i] : row[i] + padding);
-      if (!last) line += "  ";
-    }
-    out << line << "\n";
-  }
-}
-
 ordered_json RunJson(const db::BenchRun& run) {
   ordered_json j;
   j["id"] = run.id;
@@ -98,16 +65,12 @@ ordered_json RunJson(const db::BenchRun& run) {
   return j;
 }
 
-Result<std::unique_ptr<db::Store>> OpenForReading(const Context& context) {
-  return db::Store::Open(db::ResolveDatabasePath(context.globals.db_path), db::OpenMode::kExisting);
-}
-
 Status List(const ResultsOptions& options, const Context& context) {
   if (options.limit < 0) {
     return Status::InvalidArgument("--limit " + std::to_string(options.limit) +
                                    " is negative: pass 0 for all runs or a positive count");
   }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::BenchRun> runs,
                           store->ListBenchRuns(options.limit));
   ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
@@ -146,7 +109,7 @@ Status List(const ResultsOptions& options, const Context& context) {
 }
 
 Status Show(const ResultsOptions& options, const Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::BenchRun run, store->GetBenchRun(options.show_id));
   if (options.json) {
     std::cout << RunJson(run).dump(2) << "\n";

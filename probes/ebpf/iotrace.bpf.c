@@ -27,7 +27,7 @@
 #define S_IFSOCK 0140000
 
 /* Filters, set by user space before the program is loaded. */
-const volatile __u32 target_tgid = 0;                      /* 0: no pid filter */
+const volatile __u32 target_tgid = 0;                        /* 0: no pid filter */
 const volatile char target_comm[IOTRACE_TASK_COMM_LEN] = {}; /* "": no comm filter */
 const volatile bool capture_data = false;
 const volatile __u64 max_data_bytes_per_call = 0;
@@ -36,8 +36,8 @@ struct iotrace_counters counters = {};
 
 struct inflight_call {
   __u64 start_ns;
-  __u64 buffer;       /* user pointer: iovec array, or the plain buffer */
-  __u64 count;        /* iovcnt, or the plain buffer's length */
+  __u64 buffer; /* user pointer: iovec array, or the plain buffer */
+  __u64 count;  /* iovcnt, or the plain buffer's length */
   __s32 fd;
   __u32 syscall;
   __u32 plain_buffer; /* 1: write/read/sendto/recvfrom (one buffer, no iovec array) */
@@ -69,14 +69,14 @@ struct call_scratch {
  * checks the bpf_loop callback once, instead of walking every iteration with
  * exact constants until it gives up. */
 struct copy_state {
-  __u64 remaining;     /* transferred bytes still to copy */
-  __u64 offset;        /* of the next byte within the call's transfer */
-  __u64 iovec_offset;  /* within the current iovec */
-  __u64 dropped;       /* bytes not copied */
+  __u64 remaining;    /* transferred bytes still to copy */
+  __u64 offset;       /* of the next byte within the call's transfer */
+  __u64 iovec_offset; /* within the current iovec */
+  __u64 dropped;      /* bytes not copied */
   __u32 iovec_index;
   __u32 iovec_count;
-  __u32 fill;          /* bytes waiting in data[] */
-  __u32 records;       /* data records written */
+  __u32 fill;    /* bytes waiting in data[] */
+  __u32 records; /* data records written */
 };
 
 struct data_scratch {
@@ -145,8 +145,7 @@ static __always_inline bool lookup_tcp_socket(int fd, struct iotrace_connection*
   __u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
   __u16 type = BPF_CORE_READ(sk, sk_type);
   __u16 protocol = BPF_CORE_READ(sk, sk_protocol);
-  if ((family != AF_INET && family != AF_INET6) || type != SOCK_STREAM ||
-      protocol != IPPROTO_TCP) {
+  if ((family != AF_INET && family != AF_INET6) || type != SOCK_STREAM || protocol != IPPROTO_TCP) {
     __sync_fetch_and_add(&counters.non_tcp_calls, 1);
     return false;
   }
@@ -375,8 +374,8 @@ int enter_read(struct trace_event_raw_sys_enter* ctx) {
   return enter_call(IOTRACE_READ, (long)ARG(0), ARG(1), ARG(2), true);
 }
 
-#define EXIT_HANDLER(name)                                          \
-  SEC("tracepoint/syscalls/sys_exit_" #name)                        \
+#define EXIT_HANDLER(name)                   \
+  SEC("tracepoint/syscalls/sys_exit_" #name) \
   int exit_##name(struct trace_event_raw_sys_exit* ctx) { return exit_call(ctx->ret); }
 
 EXIT_HANDLER(sendmsg)

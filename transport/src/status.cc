@@ -6,20 +6,34 @@ namespace artune {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kOk: return "ok";
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kAlreadyExists: return "already exists";
-    case ErrorCode::kIoError: return "I/O error";
-    case ErrorCode::kCorruption: return "corruption";
-    case ErrorCode::kProtocolError: return "protocol error";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kUnavailable: return "unavailable";
-    case ErrorCode::kResourceExhausted: return "resource exhausted";
-    case ErrorCode::kPermissionDenied: return "permission denied";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kCancelled: return "cancelled";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kOk:
+      return "ok";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kAlreadyExists:
+      return "already exists";
+    case ErrorCode::kIoError:
+      return "I/O error";
+    case ErrorCode::kCorruption:
+      return "corruption";
+    case ErrorCode::kProtocolError:
+      return "protocol error";
+    case ErrorCode::kTimeout:
+      return "timeout";
+    case ErrorCode::kUnavailable:
+      return "unavailable";
+    case ErrorCode::kResourceExhausted:
+      return "resource exhausted";
+    case ErrorCode::kPermissionDenied:
+      return "permission denied";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kCancelled:
+      return "cancelled";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

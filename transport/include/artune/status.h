@@ -41,7 +41,9 @@ class [[nodiscard]] Status {
   Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
-  static Status InvalidArgument(std::string m) { return {ErrorCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {ErrorCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {ErrorCode::kNotFound, std::move(m)}; }
   static Status AlreadyExists(std::string m) { return {ErrorCode::kAlreadyExists, std::move(m)}; }
   static Status IoError(std::string m) { return {ErrorCode::kIoError, std::move(m)}; }
@@ -78,7 +80,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : data_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : data_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : data_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(data_).ok() && "Result needs a value or an error");
   }
@@ -103,9 +105,9 @@ class [[nodiscard]] Result {
 #define ARTUNE_CONCAT(a, b) ARTUNE_CONCAT_INNER(a, b)
 
 // Returns the status of `expr` from the enclosing function if it is an error.
-#define ARTUNE_RETURN_IF_ERROR(expr)                \
-  do {                                              \
-    ::artune::Status artune_status_ = (expr);       \
+#define ARTUNE_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::artune::Status artune_status_ = (expr);        \
     if (!artune_status_.ok()) return artune_status_; \
   } while (false)
 

@@ -20,7 +20,7 @@ enum class Protocol : uint8_t {
 };
 inline constexpr int kProtocolCount = 4;
 
-std::string_view ProtocolName(Protocol protocol);  // "eager", "coalesced-eager", ...
+std::string_view ProtocolName(Protocol protocol);         // "eager", "coalesced-eager", ...
 std::string_view ProtocolDescription(Protocol protocol);  // one line, for explain
 
 // The protocol one slice of `size` bytes gets on its own: kEager when
@@ -30,8 +30,8 @@ Protocol ChooseSliceProtocol(uint64_t size, const Config& config);
 
 // Eager slices packed into one eager buffer, in message order.
 struct EagerPacket {
-  std::vector<uint32_t> slice_indices;  // indices into the message's slices
-  uint64_t payload_bytes = 0;           // sum of their sizes, <= EagerBufferBytes - header
+  std::vector<uint32_t> slice_indices;   // indices into the message's slices
+  uint64_t payload_bytes = 0;            // sum of their sizes, <= EagerBufferBytes - header
   Protocol protocol = Protocol::kEager;  // kCoalescedEager when it holds > 1 slice
 };
 
