@@ -15,14 +15,13 @@
 #include <cstdarg>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "ebpf/ebpf_backend.h"
 #include "ebpf/iotrace.h"
 #include "iotrace.skel.h"
+#include "src/syscall_flows.h"
 
 namespace artune::probes {
 namespace {
@@ -205,8 +204,7 @@ class EbpfBackend final : public CaptureBackend {
     }
     ring_buffer__consume(ring_);  // drain what the kernel captured before the stop
     const uint64_t end_ns = NowNs(CLOCK_REALTIME);
-    for (const FlowKey& flow : open_flows_) sink.OnFlowClose(flow, FlowEnd::kCaptureStop, end_ns);
-    open_flows_.clear();
+    flows_.CloseAll(sink, end_ns);
     sink_ = nullptr;
     return result;
   }
@@ -250,19 +248,7 @@ class EbpfBackend final : public CaptureBackend {
   }
 
   void OpenFlowOnce(const FlowKey& flow, uint64_t monotonic_ns) {
-    if (open_flows_.insert(flow).second) {
-      sink_->OnFlowOpen(flow, FlowOrigin::kMidStream, monotonic_ns + realtime_offset_ns_);
-    }
-  }
-
-  // When both ends of a connection belong to the traced process(es), every byte of a
-  // flow is seen twice: by the sender's call and by the receiver's. The side that
-  // delivers bytes first owns the flow's stream; the other side's copy is skipped.
-  bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes) {
-    const auto [owner, inserted] = stream_owner_is_sender_.emplace(flow, from_sender);
-    if (owner->second == from_sender) return true;
-    counters_.detail["duplicate_stream_bytes_skipped"] += bytes;
-    return false;
+    flows_.OpenOnce(*sink_, flow, FlowOrigin::kMidStream, monotonic_ns + realtime_offset_ns_);
   }
 
   void HandleData(const iotrace_data_record* record, size_t size) {
@@ -270,7 +256,7 @@ class EbpfBackend final : public CaptureBackend {
     const bool send = IsSend(record->syscall);
     const FlowKey flow = MakeFlow(record->connection, send);
     OpenFlowOnce(flow, record->end_ns);
-    if (!OwnsStream(flow, send, length)) return;
+    if (!flows_.OwnsStream(flow, send, length, counters_)) return;
     const auto* bytes = reinterpret_cast<const uint8_t*>(record) + sizeof(*record);
     StreamSegment segment{flow, record->end_ns + realtime_offset_ns_,
                           std::span<const uint8_t>(bytes, length)};
@@ -302,7 +288,7 @@ class EbpfBackend final : public CaptureBackend {
 
     OpenFlowOnce(event.flow, record->start_ns);
     if (record->data_bytes_dropped > 0 &&
-        OwnsStream(event.flow, send, record->data_bytes_dropped)) {
+        flows_.OwnsStream(event.flow, send, record->data_bytes_dropped, counters_)) {
       sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
                          record->end_ns + realtime_offset_ns_);
       counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
@@ -318,8 +304,7 @@ class EbpfBackend final : public CaptureBackend {
   ring_buffer* ring_ = nullptr;
   EventSink* sink_ = nullptr;  // set during Run only
   uint64_t realtime_offset_ns_ = 0;
-  std::set<FlowKey> open_flows_;
-  std::map<FlowKey, bool> stream_owner_is_sender_;
+  SyscallFlows flows_;
   BackendCounters counters_;
 };
 

@@ -19,13 +19,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <map>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "preload/shm_ring.h"
+#include "src/syscall_flows.h"
 
 extern char** environ;
 
@@ -203,8 +202,7 @@ class PreloadBackend final : public CaptureBackend {
     const uint64_t head = __atomic_load_n(&ring_.header()->head, __ATOMIC_ACQUIRE);
     abandoned_bytes_ = head - __atomic_load_n(&ring_.header()->tail, __ATOMIC_RELAXED);
     const uint64_t end_ns = NowNs(CLOCK_REALTIME);
-    for (const FlowKey& flow : open_flows_) sink.OnFlowClose(flow, FlowEnd::kCaptureStop, end_ns);
-    open_flows_.clear();
+    flows_.CloseAll(sink, end_ns);
     sink_ = nullptr;
     if (ring_corrupted_) {
       return Status::Corruption(
@@ -285,28 +283,16 @@ class PreloadBackend final : public CaptureBackend {
   }
 
   void OpenFlowOnce(const FlowKey& flow, const Connection& connection, uint64_t monotonic_ns) {
-    if (open_flows_.insert(flow).second) {
-      sink_->OnFlowOpen(flow,
-                        connection.from_start ? FlowOrigin::kHandshake : FlowOrigin::kMidStream,
-                        monotonic_ns + realtime_offset_ns_);
-    }
-  }
-
-  // When both ends of a connection belong to the traced process(es), every byte of a
-  // flow is seen twice: by the sender's call and by the receiver's. The side that
-  // delivers bytes first owns the flow's stream; the other side's copy is skipped.
-  bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes) {
-    const auto [owner, inserted] = stream_owner_is_sender_.emplace(flow, from_sender);
-    if (owner->second == from_sender) return true;
-    counters_.detail["duplicate_stream_bytes_skipped"] += bytes;
-    return false;
+    flows_.OpenOnce(*sink_, flow,
+                    connection.from_start ? FlowOrigin::kHandshake : FlowOrigin::kMidStream,
+                    monotonic_ns + realtime_offset_ns_);
   }
 
   void HandleData(const DataRecord* record, uint32_t size) {
     const size_t length = std::min<size_t>(record->length, size - sizeof(*record));
     const FlowKey flow = MakeFlow(record->connection, record->call);
     OpenFlowOnce(flow, record->connection, record->end_ns);
-    if (!OwnsStream(flow, IsSend(record->call), length)) return;
+    if (!flows_.OwnsStream(flow, IsSend(record->call), length, counters_)) return;
     sink_->OnStreamBytes(
         StreamSegment{flow, record->end_ns + realtime_offset_ns_,
                       std::span<const uint8_t>(preload::DataBytes(record), length)});
@@ -331,7 +317,8 @@ class PreloadBackend final : public CaptureBackend {
 
     OpenFlowOnce(event.flow, record->connection, record->start_ns);
     if (record->data_bytes_dropped > 0 &&
-        OwnsStream(event.flow, IsSend(record->call), record->data_bytes_dropped)) {
+        flows_.OwnsStream(event.flow, IsSend(record->call), record->data_bytes_dropped,
+                          counters_)) {
       sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
                          record->end_ns + realtime_offset_ns_);
       counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
@@ -346,7 +333,7 @@ class PreloadBackend final : public CaptureBackend {
     const FlowKey outgoing = LocalToRemote(record.connection);
     const uint64_t timestamp = record.timestamp_ns + realtime_offset_ns_;
     for (const FlowKey& flow : {outgoing, outgoing.Reversed()}) {
-      if (open_flows_.erase(flow) > 0) sink_->OnFlowClose(flow, FlowEnd::kFin, timestamp);
+      flows_.Close(*sink_, flow, FlowEnd::kFin, timestamp);
     }
   }
 
@@ -358,8 +345,7 @@ class PreloadBackend final : public CaptureBackend {
   uint64_t realtime_offset_ns_ = 0;
   uint64_t abandoned_bytes_ = 0;
   bool ring_corrupted_ = false;
-  std::set<FlowKey> open_flows_;
-  std::map<FlowKey, bool> stream_owner_is_sender_;
+  SyscallFlows flows_;
   BackendCounters counters_;
 };
 
