@@ -76,9 +76,79 @@ CREATE TABLE capture_methods (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Schema v3: sweeps (`artune sweep`) and their trials. A trial is one point of the
+// search space, identified within its sweep by `knobs`, the canonical text of its
+// knob values (TrialKnobKey in store.h); UNIQUE (sweep_id, knobs) is what lets
+// `artune sweep --resume` skip the points a killed run had already committed.
+// Base config, parameters, full trial configs and metrics are key/value rows so a
+// new knob or metric needs no migration.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE sweeps (
+  id            INTEGER PRIMARY KEY AUTOINCREMENT,
+  created_at    TEXT    NOT NULL,  -- ISO 8601 UTC
+  finished_at   TEXT    NOT NULL,  -- ISO 8601 UTC, '' while running (or killed)
+  host          TEXT    NOT NULL,
+  peer          TEXT    NOT NULL,  -- address, or 'loopback'
+  fabric        TEXT    NOT NULL CHECK (fabric <> ''),
+  objective     TEXT    NOT NULL CHECK (objective <> ''),  -- 'latency-p50', ...
+  goal          TEXT    NOT NULL CHECK (goal IN ('min', 'max')),
+  strategy      TEXT    NOT NULL CHECK (strategy <> ''),   -- 'grid' | 'adaptive'
+  workload      TEXT    NOT NULL CHECK (workload <> ''),   -- 'scheme:skew' | 'capture:12'
+  search_space  TEXT    NOT NULL,  -- canonical --knob specs, ' ' separated
+  default_knobs TEXT    NOT NULL   -- the knob key of the transport's defaults
+);
+CREATE INDEX sweeps_by_time ON sweeps (created_at);
+
+CREATE TABLE sweep_base_config (
+  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  knob     TEXT    NOT NULL CHECK (knob <> ''),
+  value    TEXT    NOT NULL,
+  PRIMARY KEY (sweep_id, knob)
+) WITHOUT ROWID;
+
+CREATE TABLE sweep_parameters (
+  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  name     TEXT    NOT NULL CHECK (name <> ''),
+  value    TEXT    NOT NULL,
+  PRIMARY KEY (sweep_id, name)
+) WITHOUT ROWID;
+
+CREATE TABLE trials (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  sweep_id    INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- 'chunk_size=64KiB;eager_threshold=4KiB'
+  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  objective   REAL    NOT NULL,
+  ci_low      REAL    NOT NULL,
+  ci_high     REAL    NOT NULL,
+  samples     INTEGER NOT NULL CHECK (samples >= 0),
+  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
+  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
+  error       TEXT    NOT NULL,  -- '' unless status is 'failed' or 'invalid'
+  started_at  TEXT    NOT NULL,  -- ISO 8601 UTC
+  duration_s  REAL    NOT NULL,
+  UNIQUE (sweep_id, knobs)
+);
+
+CREATE TABLE trial_config (
+  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+  knob     TEXT    NOT NULL CHECK (knob <> ''),
+  value    TEXT    NOT NULL,
+  PRIMARY KEY (trial_id, knob)
+) WITHOUT ROWID;
+
+CREATE TABLE trial_metrics (
+  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+  name     TEXT    NOT NULL CHECK (name <> ''),
+  value    REAL    NOT NULL,
+  PRIMARY KEY (trial_id, name)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "bench runs with their effective config and parameters", kSchemaV1},
     {2, "captures with their profile and per-method totals", kSchemaV2},
+    {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", kSchemaV3},
 }};
 
 Status CheckNumbering(std::span<const Migration> migrations) {

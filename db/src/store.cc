@@ -13,6 +13,7 @@
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
+#include "sweep_store.h"
 
 namespace artune::db {
 namespace {
@@ -248,6 +249,26 @@ class SqliteStore final : public Store {
     ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
     ARTUNE_RETURN_IF_ERROR(transaction.Commit());
     return capture;
+  }
+
+  Result<int64_t> InsertSweep(const SweepRecord& sweep) override {
+    return sweeps::InsertSweep(db_, sweep, NowIso8601Utc());
+  }
+  Status FinishSweep(int64_t sweep_id) override {
+    return sweeps::FinishSweep(db_, sweep_id, NowIso8601Utc());
+  }
+  Result<std::vector<SweepRecord>> ListSweeps(int limit) override {
+    return sweeps::ListSweeps(db_, limit);
+  }
+  Result<SweepRecord> GetSweep(int64_t id) override { return sweeps::GetSweep(db_, id); }
+  Result<int64_t> InsertTrial(const TrialRecord& trial) override {
+    return sweeps::InsertTrial(db_, trial, NowIso8601Utc());
+  }
+  Result<std::vector<TrialRecord>> ListTrials(int64_t sweep_id) override {
+    return sweeps::ListTrials(db_, sweep_id);
+  }
+  Result<std::optional<TrialRecord>> BestTrial(int64_t sweep_id) override {
+    return sweeps::BestTrial(db_, sweep_id);
   }
 
   Result<StoreInfo> Info() override {

@@ -146,7 +146,7 @@ TEST(CaptureMigration, UpgradeFromV1KeepsBenchRunsAndAddsCaptures) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 2);
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
   EXPECT_EQ(info->row_counts.at("bench_runs"), 1);
   EXPECT_EQ(info->row_counts.at("captures"), 0);
   auto run = (*store)->GetBenchRun(run_id);

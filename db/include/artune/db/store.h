@@ -1,6 +1,5 @@
-// The SQLite store: every bench run (and later capture, sweep and trial) artune
-// makes. Plain records in, plain records out; no knowledge of the transport or the
-// tuner beyond their values.
+// The SQLite store: every bench run, capture, sweep and trial artune makes. Plain records in, plain
+// records out; no knowledge of the transport or the tuner beyond their values.
 //
 // The database is in WAL mode with foreign keys on, so readers (dashboard,
 // `artune results`) never block a writer. A schema version is kept in
@@ -78,6 +77,52 @@ struct CaptureRecord {
   std::vector<CaptureMethodRow> methods;  // unique by (method, direction)
 };
 
+// One `artune sweep`: what was searched, how, over which workload and link. The
+// trials are separate records (TrialRecord), each committed on its own.
+struct SweepRecord {
+  int64_t id = 0;             // assigned by InsertSweep
+  std::string created_at;     // ISO 8601 UTC, assigned by InsertSweep when empty
+  std::string finished_at;    // set by FinishSweep; "" while running or when killed
+  std::string host;           // hostname of the client side
+  std::string peer;           // peer address, or "loopback"
+  std::string fabric;         // "tcp" | "verbs"; not empty
+  std::string objective;      // "latency-p50" | "latency-p99" | "bandwidth" | ...; not empty
+  std::string goal;           // "min" (latencies, times) | "max" (throughputs)
+  std::string strategy;       // "grid" | "adaptive"; not empty
+  std::string workload;       // "scheme:skew" | "capture:12"; not empty
+  std::string search_space;   // canonical knob specs, e.g. "eager_threshold=256B..256KiB:x4"
+  std::string default_knobs;  // TrialKnobKey of the transport's defaults for the swept knobs
+  std::map<std::string, std::string> base_config;  // every knob the trials start from
+  std::map<std::string, std::string> parameters;   // repeats, durations, seeds (for --resume)
+};
+
+// One point of a sweep's search space, measured.
+struct TrialRecord {
+  int64_t id = 0;        // assigned by InsertTrial
+  int64_t sweep_id = 0;  // must name a stored sweep
+  // The swept knobs and their values as FormatKnobValue text; not empty. Names and
+  // values may not contain '=' or ';' (the key's separators).
+  std::map<std::string, std::string> knobs;
+  std::string status;    // "ok" | "invalid" (payload validation failed) | "failed" (error)
+  double objective = 0;  // the sweep's objective (median over samples); finite
+  double ci_low = 0, ci_high = 0;             // confidence interval of the median; finite
+  uint64_t samples = 0;                       // measurements behind the median
+  uint64_t remeasured = 0;                    // times the trial was re-measured as unstable
+  bool validated = false;                     // every payload checksum matched
+  std::string error;                          // why an invalid or failed trial is so; "" when ok
+  std::string started_at;                     // ISO 8601 UTC, assigned by InsertTrial when empty
+  double duration_s = 0;                      // wall time of the trial, warm-up included
+  std::map<std::string, std::string> config;  // the full effective config of the trial
+  std::map<std::string, double> metrics;      // p50_us, p99_us, bandwidth_mbps, ...; finite
+};
+
+// The canonical text of a trial's knob values: "name=value" pairs in name order
+// joined by ';' ("chunk_size=64KiB;eager_threshold=4KiB"). Two trials of one sweep
+// with the same key are the same point; the store keeps at most one.
+std::string TrialKnobKey(const std::map<std::string, std::string>& knobs);
+// The inverse of TrialKnobKey. kInvalidArgument for text TrialKnobKey cannot produce.
+Result<std::map<std::string, std::string>> ParseTrialKnobKey(std::string_view key);
+
 struct StoreInfo {
   std::string path;
   int schema_version = 0;
@@ -126,6 +171,36 @@ class Store {
   virtual Result<std::vector<CaptureRecord>> ListCaptures(int limit) = 0;
   // kNotFound when no capture has this id.
   virtual Result<CaptureRecord> GetCapture(int64_t id) = 0;
+
+  // Stores the sweep, its base config and parameters in one transaction and returns
+  // the new id. `sweep.id` and `finished_at` are ignored; an empty created_at
+  // becomes now (UTC). Errors: kInvalidArgument (an empty fabric, objective,
+  // strategy or workload; goal not "min" or "max"; an empty config or parameter
+  // name), kTimeout, kIoError.
+  virtual Result<int64_t> InsertSweep(const SweepRecord& sweep) = 0;
+  // Marks the sweep finished now (UTC). kNotFound when no sweep has this id.
+  virtual Status FinishSweep(int64_t sweep_id) = 0;
+  // Newest first (by created_at, then id), each with its base config and
+  // parameters, read from one snapshot. limit 0 means all; negative is
+  // kInvalidArgument.
+  virtual Result<std::vector<SweepRecord>> ListSweeps(int limit) = 0;
+  // kNotFound when no sweep has this id (the message says how to list them).
+  virtual Result<SweepRecord> GetSweep(int64_t id) = 0;
+
+  // Stores one trial with its config and metrics in its own transaction, so a
+  // killed sweep keeps every trial it finished. Errors: kNotFound (no such sweep),
+  // kAlreadyExists (the sweep already has a trial with these knobs: a resumed sweep
+  // must skip it), kInvalidArgument (empty knobs, a knob name or value with '=' or
+  // ';', an unknown status, a non-finite number, a count past INT64_MAX),
+  // kTimeout, kIoError.
+  virtual Result<int64_t> InsertTrial(const TrialRecord& trial) = 0;
+  // The sweep's trials in the order they were stored, each with knobs, config and
+  // metrics. kNotFound when no sweep has this id.
+  virtual Result<std::vector<TrialRecord>> ListTrials(int64_t sweep_id) = 0;
+  // The best trial with status "ok" and validated, by the sweep's goal (lowest
+  // objective for "min", highest for "max"; ties go to the earlier trial);
+  // std::nullopt when the sweep has none. kNotFound when no sweep has this id.
+  virtual Result<std::optional<TrialRecord>> BestTrial(int64_t sweep_id) = 0;
 
   virtual Result<StoreInfo> Info() = 0;
 };

@@ -1,0 +1,26 @@
+// Sweeps and trials on a SQLite connection: the part of SqliteStore (store.cc) that
+// schema v3 added, kept in its own file. Each function runs its own transaction;
+// the contracts are those of the matching Store methods in store.h.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/db/store.h"
+#include "sqlite.h"
+
+namespace artune::db::sweeps {
+
+// `now` is the ISO 8601 UTC time used for an empty created_at / started_at.
+Result<int64_t> InsertSweep(sqlite::Database& db, const SweepRecord& sweep, const std::string& now);
+Status FinishSweep(sqlite::Database& db, int64_t sweep_id, const std::string& now);
+Result<std::vector<SweepRecord>> ListSweeps(sqlite::Database& db, int limit);
+Result<SweepRecord> GetSweep(sqlite::Database& db, int64_t id);
+
+Result<int64_t> InsertTrial(sqlite::Database& db, const TrialRecord& trial, const std::string& now);
+Result<std::vector<TrialRecord>> ListTrials(sqlite::Database& db, int64_t sweep_id);
+Result<std::optional<TrialRecord>> BestTrial(sqlite::Database& db, int64_t sweep_id);
+
+}  // namespace artune::db::sweeps
