@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "artune/transport/devices.h"
 #include "artune/transport/transport.h"
 
 namespace artune::transport::testing {
@@ -56,10 +58,46 @@ inline ::testing::AssertionResult SameSlices(const Message& message,
   return ::testing::AssertionSuccess();
 }
 
+inline std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+// The IPv4 address of an RDMA netdev the verbs suites listen on: ARTUNE_TEST_VERBS_ADDR,
+// else the lab's server address; "" when neither is set.
+inline std::string VerbsTestAddress() {
+  return EnvOr("ARTUNE_TEST_VERBS_ADDR", EnvOr("ARTUNE_LAB_SERVER_ADDR", "").c_str());
+}
+
+// Why the verbs instances of the suites cannot run on this machine ("" when they can).
+inline std::string VerbsSkipReason() {
+  Result<std::vector<VerbsDevice>> devices = ListVerbsDevices();
+  if (!devices.ok()) return "verbs devices cannot be listed: " + devices.status().ToString();
+  bool active = false;
+  for (const VerbsDevice& device : *devices) {
+    for (const VerbsPort& port : device.ports) active = active || port.state == "ACTIVE";
+  }
+  if (devices->empty()) return "no verbs device on this host (run the lab: ctest -L lab)";
+  if (!active) return "no verbs device with an ACTIVE port";
+  if (VerbsTestAddress().empty()) {
+    return "set ARTUNE_TEST_VERBS_ADDR to the IPv4 address of an RDMA netdev";
+  }
+  return "";
+}
+
+// Where a test server listens: loopback for tcp, the RDMA netdev's address for verbs.
+inline std::string TestListenAddress(FabricKind fabric) {
+  return fabric == FabricKind::kVerbs ? VerbsTestAddress() + ":0" : "127.0.0.1:0";
+}
+
 inline Config TestConfig(FabricKind fabric) {
   Config config;
   config.fabric = fabric;
   config.timeout_ms = 20000;
+  // The lab's Soft-RoCE under emulation retransmits for nothing at the default ACK
+  // timeout; it tells us what to use.
+  config.verbs_qp_timeout =
+      static_cast<uint32_t>(std::atoi(EnvOr("ARTUNE_LAB_QP_TIMEOUT", "17").c_str()));
   return config;
 }
 
@@ -86,7 +124,17 @@ inline std::string FabricName(const ::testing::TestParamInfo<FabricKind>& info) 
   return "unknown";
 }
 
-// The fabrics this build can run the suites on. Verbs joins when issue 3 lands it.
-inline std::vector<FabricKind> TestFabrics() { return {FabricKind::kTcp}; }
+// The fabrics the suites are instantiated for. The verbs instances skip, with
+// VerbsSkipReason printed, where no verbs device is usable.
+inline std::vector<FabricKind> TestFabrics() { return {FabricKind::kTcp, FabricKind::kVerbs}; }
+
+// In a suite's SetUp: skips the verbs instance with the reason where it cannot run.
+#define ARTUNE_SKIP_UNLESS_FABRIC_USABLE(fabric)                                  \
+  do {                                                                            \
+    if ((fabric) == ::artune::transport::FabricKind::kVerbs) {                    \
+      const std::string reason = ::artune::transport::testing::VerbsSkipReason(); \
+      if (!reason.empty()) GTEST_SKIP() << reason;                                \
+    }                                                                             \
+  } while (false)
 
 }  // namespace artune::transport::testing

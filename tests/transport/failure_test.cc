@@ -2,7 +2,9 @@
 // process SIGKILLed mid-call. Calls fail with kUnavailable (never hang) and the
 // server keeps serving its other clients. Peer processes are this test binary
 // re-executed with a helper test selected (they skip unless ARTUNE_FAILURE_HELPER
-// is set).
+// is set; ARTUNE_FAILURE_FABRIC names the fabric). Parameterised on the fabric: on
+// verbs a killed peer's kernel tears its queue pairs down, so the survivor sees a
+// disconnect or flushed work requests.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,14 +50,17 @@ struct Gate {
   }
 };
 
-pid_t SpawnHelper(const std::string& test, const std::string& argument) {
+pid_t SpawnHelper(const std::string& test, const std::string& argument, FabricKind fabric) {
   // Everything the child needs is built before fork: between fork and exec a
   // multi-threaded process may only make async-signal-safe calls.
   const std::string filter = "--gtest_filter=FailureHelper." + test;
   const std::string variable = "ARTUNE_FAILURE_HELPER=" + argument;
+  const std::string fabric_variable =
+      std::string("ARTUNE_FAILURE_FABRIC=") + (fabric == FabricKind::kVerbs ? "verbs" : "tcp");
   std::vector<char*> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) environment.push_back(*entry);
   environment.push_back(const_cast<char*>(variable.c_str()));
+  environment.push_back(const_cast<char*>(fabric_variable.c_str()));
   environment.push_back(nullptr);
   char* const argv[] = {const_cast<char*>("transport_tests"), const_cast<char*>(filter.c_str()),
                         nullptr};
@@ -69,10 +74,15 @@ pid_t SpawnHelper(const std::string& test, const std::string& argument) {
 
 // --- helpers run in a child process --------------------------------------------
 
+FabricKind HelperFabric() {
+  const char* name = std::getenv("ARTUNE_FAILURE_FABRIC");
+  return name != nullptr && std::string(name) == "verbs" ? FabricKind::kVerbs : FabricKind::kTcp;
+}
+
 TEST(FailureHelper, ClientCallsAndHangs) {
   const char* address = std::getenv("ARTUNE_FAILURE_HELPER");
   if (address == nullptr) GTEST_SKIP() << "helper process only";
-  auto client = Client::Connect(testing::TestConfig(FabricKind::kTcp), address);
+  auto client = Client::Connect(testing::TestConfig(HelperFabric()), address);
   ASSERT_TRUE(client.ok());
   auto payload = MakePayload({10, 3 * 1024 * 1024}, 1);
   auto views = Views(payload);
@@ -82,7 +92,8 @@ TEST(FailureHelper, ClientCallsAndHangs) {
 TEST(FailureHelper, ServeUntilKilled) {
   const char* pipe_fd = std::getenv("ARTUNE_FAILURE_HELPER");
   if (pipe_fd == nullptr) GTEST_SKIP() << "helper process only";
-  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0");
+  auto server = Server::Start(testing::TestConfig(HelperFabric()),
+                              testing::TestListenAddress(HelperFabric()));
   ASSERT_TRUE(server.ok());
   Gate gate;
   (*server)->RegisterHandler("block", gate.MakeHandler());
@@ -95,12 +106,19 @@ TEST(FailureHelper, ServeUntilKilled) {
 
 // --- the tests ------------------------------------------------------------------
 
-TEST(FailureTest, ServerShutdownFailsCallsInFlight) {
-  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0");
+class FailureTest : public ::testing::TestWithParam<FabricKind> {
+ protected:
+  void SetUp() override { ARTUNE_SKIP_UNLESS_FABRIC_USABLE(GetParam()); }
+  Config TestConfig() const { return testing::TestConfig(GetParam()); }
+  std::string ListenAddress() const { return testing::TestListenAddress(GetParam()); }
+};
+
+TEST_P(FailureTest, ServerShutdownFailsCallsInFlight) {
+  auto server = Server::Start(TestConfig(), ListenAddress());
   ASSERT_TRUE(server.ok());
   Gate gate;
   (*server)->RegisterHandler("block", gate.MakeHandler());
-  auto client = Client::Connect(testing::TestConfig(FabricKind::kTcp), (*server)->address());
+  auto client = Client::Connect(TestConfig(), (*server)->address());
   ASSERT_TRUE(client.ok());
   auto payload = MakePayload({10, 600 * 1024}, 2);
   auto views = Views(payload);
@@ -122,17 +140,17 @@ TEST(FailureTest, ServerShutdownFailsCallsInFlight) {
   EXPECT_EQ(after.status().code(), ErrorCode::kUnavailable);
 }
 
-TEST(FailureTest, KilledServerProcessFailsCalls) {
+TEST_P(FailureTest, KilledServerProcessFailsCalls) {
   int pipe_fds[2];
   ASSERT_EQ(::pipe(pipe_fds), 0);
-  pid_t child = SpawnHelper("ServeUntilKilled", std::to_string(pipe_fds[1]));
+  pid_t child = SpawnHelper("ServeUntilKilled", std::to_string(pipe_fds[1]), GetParam());
   ::close(pipe_fds[1]);
   std::string address;
   char c = 0;
   while (::read(pipe_fds[0], &c, 1) == 1 && c != '\n') address.push_back(c);
   ::close(pipe_fds[0]);
   ASSERT_FALSE(address.empty()) << "the helper server did not start";
-  auto client = Client::Connect(testing::TestConfig(FabricKind::kTcp), address);
+  auto client = Client::Connect(TestConfig(), address);
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   auto payload = MakePayload({10, 2 * 1024 * 1024}, 3);
   auto views = Views(payload);
@@ -149,13 +167,13 @@ TEST(FailureTest, KilledServerProcessFailsCalls) {
   EXPECT_EQ(result.status().code(), ErrorCode::kUnavailable) << result.status().ToString();
 }
 
-TEST(FailureTest, KilledClientProcessLeavesServerServing) {
-  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0");
+TEST_P(FailureTest, KilledClientProcessLeavesServerServing) {
+  auto server = Server::Start(TestConfig(), ListenAddress());
   ASSERT_TRUE(server.ok());
   testing::RegisterTestHandlers(**server);
   Gate gate;
   (*server)->RegisterHandler("block", gate.MakeHandler());
-  pid_t child = SpawnHelper("ClientCallsAndHangs", (*server)->address());
+  pid_t child = SpawnHelper("ClientCallsAndHangs", (*server)->address(), GetParam());
   ASSERT_TRUE(gate.WaitEntered(1)) << "the helper client never called";
   ::kill(child, SIGKILL);
   int status = 0;
@@ -168,7 +186,7 @@ TEST(FailureTest, KilledClientProcessLeavesServerServing) {
   }
   EXPECT_GE((*server)->stats().connections_dropped, 1u);
   gate.Open();
-  auto client = Client::Connect(testing::TestConfig(FabricKind::kTcp), (*server)->address());
+  auto client = Client::Connect(TestConfig(), (*server)->address());
   ASSERT_TRUE(client.ok());
   auto payload = MakePayload({10, 300 * 1024}, 4);
   auto views = Views(payload);
@@ -176,6 +194,9 @@ TEST(FailureTest, KilledClientProcessLeavesServerServing) {
   ASSERT_TRUE(response.ok()) << response.status().ToString();
   EXPECT_TRUE(testing::SameSlices(*response, payload));
 }
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, FailureTest, ::testing::ValuesIn(testing::TestFabrics()),
+                         testing::FabricName);
 
 }  // namespace
 }  // namespace artune::transport

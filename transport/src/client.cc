@@ -83,11 +83,11 @@ class ClientImpl final : public Client {
 
   Status Init(const Config& requested) {
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(requested));
-    Config agreed = FromKnobs(response.knobs());
+    local_ = requested;
+    Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
-    ARTUNE_ASSIGN_OR_RETURN(
-        std::unique_ptr<fabric::Fabric> fabric,
-        fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed.polling));
+    ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
+                            fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed));
     fabric_ = std::move(fabric);
     allocator_ = std::make_unique<RegisteredAllocator>(fabric_, kAllocatorLimitBytes);
     timer_ = std::make_unique<Timer>();
@@ -145,7 +145,7 @@ class ClientImpl final : public Client {
     context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
     grpc::Status status = stub_->Reconfigure(&context, request, &response);
     if (!status.ok()) return FromGrpc(status, "reconfigure " + server_address_);
-    Config agreed = FromKnobs(response.knobs());
+    Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
     return ApplyLocked(agreed, response.config_epoch());
@@ -198,7 +198,7 @@ class ClientImpl final : public Client {
       if (seen <= epoch_) return Status::Ok();
     }
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
-    Config agreed = FromKnobs(response.knobs());
+    Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
     if (response.config_epoch() <= epoch_) return Status::Ok();
@@ -244,8 +244,11 @@ class ClientImpl final : public Client {
     return Status::Ok();
   }
 
+  Config KeepLocalKnobs(const Config& agreed) const { return WithLocalVerbsKnobs(agreed, local_); }
+
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<control::Control::Stub> stub_;
+  Config local_;  // the config the client was created with
   const std::string server_address_;
   std::string data_endpoint_;
   std::shared_ptr<fabric::Fabric> fabric_;
@@ -268,7 +271,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const Config& config,
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
   if (fabric::ResolveFabricKind(config.fabric) == FabricKind::kVerbs) {
     // Fail early and clearly rather than after a handshake.
-    ARTUNE_RETURN_IF_ERROR(fabric::MakeFabric(config.fabric, config.polling).status());
+    ARTUNE_RETURN_IF_ERROR(fabric::MakeFabric(config.fabric, config).status());
   }
   auto channel = grpc::CreateChannel(server_address, grpc::InsecureChannelCredentials());
   auto client = std::make_unique<ClientImpl>(std::move(channel), server_address);

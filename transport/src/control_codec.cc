@@ -33,6 +33,17 @@ Config FromKnobs(const control::Knobs& knobs) {
   return config;
 }
 
+Config WithLocalVerbsKnobs(Config negotiated, const Config& local) {
+  negotiated.verbs_device = local.verbs_device;
+  negotiated.verbs_port = local.verbs_port;
+  negotiated.verbs_gid_index = local.verbs_gid_index;
+  negotiated.verbs_mtu = local.verbs_mtu;
+  negotiated.verbs_inline_size = local.verbs_inline_size;
+  negotiated.verbs_qp_timeout = local.verbs_qp_timeout;
+  negotiated.verbs_retry_count = local.verbs_retry_count;
+  return negotiated;
+}
+
 control::StatsResponse ToProto(const Stats& stats) {
   control::StatsResponse proto;
   for (const ProtocolStats& counters : stats.by_protocol) {

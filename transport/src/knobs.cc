@@ -44,7 +44,7 @@ static_assert(static_cast<int>(PollingMode::kBusy) == 0 &&
 // to 1 MiB (past that a copy costs more than a read), chunks 4 KiB (a page) to
 // 64 MiB, at most 64 chunk reads in flight (a QP's outstanding-read limit is lower
 // still on most NICs, the fabric clamps), and at most an hour per call.
-const std::array<Knob, 9> kKnobs = {{
+const std::array<Knob, 16> kKnobs = {{
     {"eager_threshold",
      "ARTUNE_EAGER_THRESHOLD",
      KnobType::kBytes,
@@ -124,6 +124,76 @@ const std::array<Knob, 9> kKnobs = {{
      {},
      &ReadField<&Config::timeout_ms>,
      &WriteField<&Config::timeout_ms>},
+    {"verbs_device",
+     "ARTUNE_VERBS_DEVICE",
+     KnobType::kCount,
+     "device",
+     "Verbs device: 0 = auto (first with an ACTIVE port), N = the N-th of `artune devices`",
+     0,
+     64,
+     {},
+     &ReadField<&Config::verbs_device>,
+     &WriteField<&Config::verbs_device>},
+    {"verbs_port",
+     "ARTUNE_VERBS_PORT",
+     KnobType::kCount,
+     "port",
+     "Verbs port: 0 = the port the connection's IP address resolves to, else that port",
+     0,
+     255,
+     {},
+     &ReadField<&Config::verbs_port>,
+     &WriteField<&Config::verbs_port>},
+    {"verbs_gid_index",
+     "ARTUNE_VERBS_GID_INDEX",
+     KnobType::kCount,
+     "index",
+     "GID table index; 256 = auto (the GID of the connection's IP address, RoCEv2 when present)",
+     0,
+     kVerbsGidAuto,
+     {},
+     &ReadField<&Config::verbs_gid_index>,
+     &WriteField<&Config::verbs_gid_index>},
+    {"verbs_mtu",
+     "ARTUNE_VERBS_MTU",
+     KnobType::kBytes,
+     "bytes",
+     "Verbs path MTU: 256, 512, 1024, 2048 or 4096 (0 = the port's active MTU)",
+     0,
+     4096,
+     {},
+     &ReadField<&Config::verbs_mtu>,
+     &WriteField<&Config::verbs_mtu>},
+    {"verbs_inline_size",
+     "ARTUNE_VERBS_INLINE_SIZE",
+     KnobType::kBytes,
+     "bytes",
+     "Verbs sends up to this size go inline in the work request (clamped to the device)",
+     0,
+     1024,
+     {},
+     &ReadField<&Config::verbs_inline_size>,
+     &WriteField<&Config::verbs_inline_size>},
+    {"verbs_qp_timeout",
+     "ARTUNE_VERBS_QP_TIMEOUT",
+     KnobType::kCount,
+     "exponent",
+     "Verbs QP ACK timeout 4.096us * 2^n (14 = 67 ms; Soft-RoCE under emulation needs ~17)",
+     0,
+     31,
+     {},
+     &ReadField<&Config::verbs_qp_timeout>,
+     &WriteField<&Config::verbs_qp_timeout>},
+    {"verbs_retry_count",
+     "ARTUNE_VERBS_RETRY_COUNT",
+     KnobType::kCount,
+     "retries",
+     "Verbs retransmissions before an operation fails with a retry-exceeded error",
+     0,
+     7,
+     {},
+     &ReadField<&Config::verbs_retry_count>,
+     &WriteField<&Config::verbs_retry_count>},
 }};
 
 std::string Lower(std::string_view text) {
@@ -392,6 +462,12 @@ Status ValidateConfig(const Config& config) {
     if (value < knob.min_value || value > knob.max_value) {
       return ValueError(knob, FormatKnobValue(knob, value), "is out of range");
     }
+  }
+  if (config.verbs_mtu != 0 &&
+      (config.verbs_mtu < 256 || (config.verbs_mtu & (config.verbs_mtu - 1)) != 0)) {
+    return Status::InvalidArgument("verbs_mtu: value '" + std::to_string(config.verbs_mtu) +
+                                   "' is not a verbs MTU; allowed 0 (active MTU), 256, 512, "
+                                   "1024, 2048 or 4096");
   }
   const uint64_t pool_bytes = uint64_t{config.eager_buffer_count} * EagerBufferBytes(config);
   if (pool_bytes > kMaxEagerPoolBytes) {

@@ -232,7 +232,7 @@ class ServerImpl final : public Server, public control::Control::Service {
 
   grpc::Status Reconfigure(grpc::ServerContext*, const control::ReconfigureRequest* request,
                            control::HandshakeResponse* response) override {
-    Status status = Reconfigure(FromKnobs(request->knobs()));
+    Status status = Reconfigure(WithLocalVerbsKnobs(FromKnobs(request->knobs()), config()));
     if (!status.ok()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
     }
@@ -344,7 +344,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config,
                                               const std::string& listen_address) {
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
-                          fabric::MakeFabric(config.fabric, config.polling));
+                          fabric::MakeFabric(config.fabric, config));
   auto server = std::make_unique<ServerImpl>(config, std::move(fabric));
   ARTUNE_RETURN_IF_ERROR(server->Start(listen_address));
   return std::unique_ptr<Server>(std::move(server));

@@ -1,13 +1,29 @@
 // The fabric factory: the one place that knows which fabrics this build has.
 #include "fabric/fabric.h"
 
+#include "artune/transport/devices.h"
 #include "fabric/tcp/tcp_fabric.h"
+#include "fabric/verbs/verbs_fabric.h"
 
 namespace artune::transport::fabric {
+namespace {
+
+bool HasActiveVerbsPort() {
+  Result<std::vector<VerbsDevice>> devices = ListVerbsDevices();
+  if (!devices.ok()) return false;
+  for (const VerbsDevice& device : *devices) {
+    for (const VerbsPort& port : device.ports) {
+      if (port.state == "ACTIVE") return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 FabricKind ResolveFabricKind(FabricKind kind) {
-  // No verbs fabric in this build yet (issue 3): auto means tcp.
-  return kind == FabricKind::kAuto ? FabricKind::kTcp : kind;
+  if (kind != FabricKind::kAuto) return kind;
+  return HasActiveVerbsPort() ? FabricKind::kVerbs : FabricKind::kTcp;
 }
 
 std::string_view FabricKindName(FabricKind kind) {
@@ -22,19 +38,15 @@ std::string_view FabricKindName(FabricKind kind) {
   return "unknown";
 }
 
-Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, PollingMode polling) {
-  switch (ResolveFabricKind(kind)) {
-    case FabricKind::kTcp: {
-      auto fabric = std::make_unique<tcp::TcpFabric>(polling);
-      ARTUNE_RETURN_IF_ERROR(fabric->Init());
-      return std::unique_ptr<Fabric>(std::move(fabric));
-    }
-    case FabricKind::kVerbs:
-    case FabricKind::kAuto:
-      break;
+Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config) {
+  if (ResolveFabricKind(kind) == FabricKind::kVerbs) {
+    auto fabric = std::make_unique<verbs::VerbsFabric>(config);
+    ARTUNE_RETURN_IF_ERROR(fabric->Init());
+    return std::unique_ptr<Fabric>(std::move(fabric));
   }
-  return Status::Unsupported(
-      "no verbs fabric in this build; set fabric = \"tcp\" (or \"auto\") to use the tcp fabric");
+  auto fabric = std::make_unique<tcp::TcpFabric>(config.polling);
+  ARTUNE_RETURN_IF_ERROR(fabric->Init());
+  return std::unique_ptr<Fabric>(std::move(fabric));
 }
 
 }  // namespace artune::transport::fabric

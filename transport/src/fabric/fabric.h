@@ -126,11 +126,13 @@ class Fabric {
   virtual void Shutdown() = 0;
 };
 
-// The fabric for `kind`: kTcp (and kAuto, while no verbs fabric exists) gives the tcp
-// fabric; kVerbs is kUnsupported in this build.
-Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, PollingMode polling);
+// The fabric for `kind` (kAuto resolved by ResolveFabricKind), set up from
+// `config` (polling; the verbs_* knobs for verbs). kVerbs without a usable device:
+// kUnavailable naming why.
+Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config);
 
-// Resolves kAuto to the fabric MakeFabric would build.
+// Resolves kAuto to the fabric MakeFabric would build: verbs when some verbs device
+// has an ACTIVE port, tcp otherwise.
 FabricKind ResolveFabricKind(FabricKind kind);
 std::string_view FabricKindName(FabricKind kind);
 

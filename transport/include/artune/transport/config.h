@@ -36,7 +36,30 @@ struct Config {
   PollingMode polling = PollingMode::kEvent;
   // Default per-call deadline; a call may set its own.
   uint32_t timeout_ms = 10000;
+
+  // Verbs fabric (fabric/verbs/). Local to each end: never negotiated over the
+  // control plane (each host names its own device), so a client keeps its own.
+  // Device: 0 = auto (the first device with an ACTIVE port), N = the N-th device
+  // in `artune devices` order (1-based).
+  uint32_t verbs_device = 0;
+  // Port of that device: 0 = the port the connection's IP address resolves to.
+  uint32_t verbs_port = 0;
+  // GID table index; kVerbsGidAuto = the GID of the connection's IP address
+  // (RoCEv2 IPv4-mapped where present), as the RDMA connection manager resolves it.
+  uint32_t verbs_gid_index = 256;
+  // Path MTU in bytes (256, 512, 1024, 2048, 4096); 0 = the port's active MTU.
+  uint32_t verbs_mtu = 0;
+  // Sends up to this many bytes go inline in the work request (no DMA read of the
+  // buffer); clamped to what the device grants.
+  uint32_t verbs_inline_size = 128;
+  // QP ACK timeout exponent: 4.096 us * 2^n before a retransmission (14 ~ 67 ms;
+  // Soft-RoCE under emulation needs ~17).
+  uint32_t verbs_qp_timeout = 14;
+  // Retransmissions before a send or read fails with IBV_WC_RETRY_EXC_ERR.
+  uint32_t verbs_retry_count = 7;
 };
+
+inline constexpr uint32_t kVerbsGidAuto = 256;
 
 // Checks every knob against its range and the cross-knob rules (for example an
 // eager buffer must hold a whole eager slice). The error names the knob, the value

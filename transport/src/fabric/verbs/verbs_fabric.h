@@ -1,0 +1,211 @@
+// The verbs fabric: the fabric interface (fabric.h) over rdma-core.
+//
+//   device       one device per fabric, opened at Init (knob verbs_device, auto: the
+//                first device with an ACTIVE port); one protection domain; every
+//                Register is an ibv_reg_mr there (local write + remote read).
+//   connections  librdmacm (rdma_cm) resolves the peer's IP address to a device,
+//                port, GID and path and runs the CM handshake that carries the
+//                private data (ConnectParams, 24 bytes; RC allows 56). The queue
+//                pairs are our own (ibv_create_qp) and moved INIT -> RTR -> RTS by
+//                us from rdma_init_qp_attr, so the knobs apply: verbs_mtu caps the
+//                path MTU, verbs_gid_index overrides the source GID, verbs_qp_timeout
+//                and verbs_retry_count set the ACK timeout and retransmissions.
+//                Why rdma_cm and not the gRPC control plane: the fabric interface is
+//                connect/accept with private data, which rdma_cm is; it resolves
+//                GIDs and paths for IB and RoCE alike; and when a peer process dies
+//                its kernel sends a DREQ, so the survivor learns at once
+//                (RDMA_CM_EVENT_DISCONNECTED) instead of at its next retry timeout.
+//   endpoints    one RC QP and one CQ each (CQ sized to the QP: it cannot overflow).
+//                Sends up to verbs_inline_size go inline; larger ones are copied into
+//                the endpoint's registered send ring (PostSend's contract lets the
+//                caller reuse its memory on return). Sends and reads that find the
+//                send queue or the ring full wait in order in a software queue that
+//                send completions drain. Reads are IBV_WR_RDMA_READ into the
+//                caller's registered memory.
+//   progress     one thread per fabric: busy mode polls every CQ in a loop; event mode
+//                sleeps on the completion channel (and a wake-up eventfd).
+//                Completions are delivered there; a second thread reads rdma_cm
+//                events (accepts, disconnects).
+//   failure      the first error completion (any status but a flush), a QP error, a
+//                DISCONNECTED event or Close moves the QP to the error state; every
+//                posted work request then completes (flushed), reads fail with the
+//                first error ("RDMA READ completion failed: IBV_WC_REMOTE_ACCESS_ERR
+//                ..."), kDisconnected follows once nothing is outstanding, and the QP,
+//                CQ and cm_id are destroyed on the progress thread.
+//
+// Threading: as fabric.h. The AcceptHandler runs on the rdma_cm thread (before the
+// connection is accepted, so its receive buffers are posted before the peer sends).
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "fabric/fabric.h"
+
+namespace artune::transport::fabric::verbs {
+
+class VerbsFabric;
+
+class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this<VerbsEndpoint> {
+ public:
+  VerbsEndpoint(VerbsFabric& fabric, rdma_cm_id* id, std::string peer);
+  ~VerbsEndpoint() override;
+
+  // Connection setup (the fabric's connect/accept paths, before the endpoint is used).
+  Status CreateQueues();
+  Status ModifyQp(ibv_qp_state state);  // from rdma_init_qp_attr plus the knobs
+  uint32_t qp_num() const { return qp_->qp_num; }
+  rdma_cm_id* cm_id() const { return id_; }
+
+  void Start(CompletionHandler handler) override;
+  Status PostSend(std::span<const SgEntry> sgl) override;
+  Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
+  Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
+                  uint64_t wr_id) override;
+  void Close(Status why) override;
+  std::string peer() const override { return peer_; }
+
+  // Any thread: fails the endpoint with `why` (the first reason wins): QP to error.
+  void Fail(Status why);
+
+  // Progress thread only.
+  ibv_cq* cq() const { return cq_; }
+  // Drains the CQ and delivers; once failed and nothing is outstanding, delivers
+  // kDisconnected and returns true (the fabric then releases the endpoint).
+  bool Progress();
+  // Destroys the QP, CQ, send ring and cm_id. Post* fail with kUnavailable after.
+  void Release();
+  bool disconnected() const { return disconnected_; }
+
+ private:
+  enum class WrKind : uint64_t { kSend = 1, kRecv = 2, kRead = 3 };
+  struct QueuedSend {
+    std::vector<std::byte> bytes;
+  };
+  struct QueuedRead {
+    RemoteRegion remote;
+    std::byte* local;
+    uint32_t lkey;
+    uint64_t wr_id;
+  };
+  using Queued = std::variant<QueuedSend, QueuedRead>;
+
+  static uint64_t MakeWrId(WrKind kind, uint64_t value) {
+    return (static_cast<uint64_t>(kind) << 62) | value;
+  }
+  // Requires mutex_. Posts a send from `data` (copied inline or into the ring);
+  // false when the send queue or the ring has no room now.
+  Result<bool> TryPostSendLocked(std::span<const SgEntry> sgl, uint64_t total);
+  Result<bool> TryPostReadLocked(const QueuedRead& read);
+  // Requires mutex_. Posts queued work while there is room.
+  Status DrainQueueLocked();
+  void FailLocked(Status why);
+  std::string VerbError(std::string_view verb, int rc) const;
+
+  VerbsFabric& fabric_;
+  rdma_cm_id* id_;
+  const std::string peer_;
+  CompletionHandler handler_;
+
+  mutable std::mutex mutex_;
+  ibv_cq* cq_ = nullptr;
+  ibv_qp* qp_ = nullptr;
+  uint32_t inline_limit_ = 0;
+  uint32_t send_slots_ = 0;  // send-queue entries free
+  uint32_t send_queue_depth_ = 0;
+  // The send ring: registered copy space for non-inline sends, freed in order as
+  // send completions arrive (RC completes a send queue in order).
+  std::vector<std::byte> ring_;
+  ibv_mr* ring_mr_ = nullptr;
+  uint64_t ring_head_ = 0;  // bytes ever allocated (offset = head % size), incl. skips
+  uint64_t ring_tail_ = 0;  // bytes ever released
+  std::deque<Queued> queued_;
+  std::unordered_map<uint64_t, uint64_t> reads_;  // our read id -> caller's wr_id
+  uint64_t next_read_id_ = 1;
+  uint64_t outstanding_ = 0;  // posted work requests not completed yet
+  bool failed_ = false;
+  Status failure_;
+  bool released_ = false;
+  bool disconnected_ = false;  // progress thread: kDisconnected delivered
+};
+
+class VerbsFabric final : public Fabric {
+ public:
+  explicit VerbsFabric(const Config& config);
+  ~VerbsFabric() override;
+
+  // Opens the device, allocates the PD and the channels, starts the threads.
+  // kUnavailable when no device (or not the configured one) can be used.
+  Status Init();
+
+  FabricKind kind() const override { return FabricKind::kVerbs; }
+  Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
+  void Deregister(const MemoryKeys& keys) override;
+  Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
+  Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
+                                            std::span<const std::byte> private_data) override;
+  void Shutdown() override;
+
+  // For endpoints.
+  const Config& config() const { return config_; }
+  ibv_pd* pd() const { return pd_; }
+  ibv_comp_channel* comp_channel() const { return comp_channel_; }
+  const std::string& device_name() const { return device_name_; }
+  uint32_t max_qp_wr() const { return max_qp_wr_; }
+  uint32_t max_rd_atomic() const { return max_rd_atomic_; }
+  // Makes the progress thread look at every endpoint (a failure needs finishing).
+  void Wake();
+
+ private:
+  Status OpenDevice();
+  // The cm_id resolved to our device (and port, when the knob names one).
+  Status CheckDevice(rdma_cm_id* id, const std::string& what) const;
+  Status AcceptRequest(rdma_cm_id* id, std::span<const std::byte> private_data);
+  void Adopt(const std::shared_ptr<VerbsEndpoint>& endpoint);
+  std::shared_ptr<VerbsEndpoint> FindByCmId(rdma_cm_id* id);
+  void CmLoop();
+  void ProgressLoop();
+  // One pass over the endpoints (busy mode, and after every wake-up in event mode).
+  void ProgressAll();
+  rdma_conn_param ConnParam(uint32_t qp_num, std::span<const std::byte> private_data) const;
+
+  const Config config_;
+  ibv_context** cm_devices_ = nullptr;  // rdma_get_devices(); owns the contexts
+  ibv_context* context_ = nullptr;
+  std::string device_name_;
+  uint32_t max_qp_wr_ = 0;
+  uint32_t max_rd_atomic_ = 0;
+  ibv_pd* pd_ = nullptr;
+  ibv_comp_channel* comp_channel_ = nullptr;
+  rdma_event_channel* cm_channel_ = nullptr;
+  rdma_cm_id* listen_id_ = nullptr;
+  AcceptHandler on_accept_;
+  int wake_fd_ = -1;
+  std::thread progress_;
+  std::thread cm_thread_;
+  std::atomic<bool> stopping_{false};
+  std::mutex shutdown_mutex_;
+  bool shut_down_ = false;
+
+  std::mutex regions_mutex_;
+  std::unordered_map<uint32_t, ibv_mr*> regions_;  // by lkey
+
+  std::mutex endpoints_mutex_;
+  std::unordered_map<rdma_cm_id*, std::shared_ptr<VerbsEndpoint>> endpoints_;
+  uint64_t endpoints_version_ = 0;  // bumped on every change
+  // Progress thread only: the endpoints as of endpoints_version_.
+  std::vector<std::shared_ptr<VerbsEndpoint>> snapshot_;
+  uint64_t snapshot_version_ = ~uint64_t{0};
+};
+
+}  // namespace artune::transport::fabric::verbs
