@@ -25,6 +25,25 @@ std::string GidText(const ibv_gid& gid) {
   return text;
 }
 
+// The names ibv_devinfo prints without its PORT_ prefix.
+std::string PortStateName(ibv_port_state state) {
+  switch (state) {
+    case IBV_PORT_NOP:
+      return "NOP";
+    case IBV_PORT_DOWN:
+      return "DOWN";
+    case IBV_PORT_INIT:
+      return "INIT";
+    case IBV_PORT_ARMED:
+      return "ARMED";
+    case IBV_PORT_ACTIVE:
+      return "ACTIVE";
+    case IBV_PORT_ACTIVE_DEFER:
+      return "ACTIVE_DEFER";
+  }
+  return "state " + std::to_string(static_cast<int>(state));
+}
+
 std::string GidTypeName(uint32_t type) {
   switch (type) {
     case IBV_GID_TYPE_IB:
@@ -46,7 +65,7 @@ Result<VerbsPort> QueryPort(ibv_context* context, const std::string& device, uin
   }
   VerbsPort port;
   port.number = number;
-  port.state = ibv_port_state_str(attr.state);
+  port.state = PortStateName(attr.state);
   port.link_layer = attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand";
   port.active_mtu = MtuBytes(attr.active_mtu);
   port.max_mtu = MtuBytes(attr.max_mtu);

@@ -118,8 +118,11 @@ Status VerbsEndpoint::ModifyQp(ibv_qp_state state) {
 }
 
 void VerbsEndpoint::Start(CompletionHandler handler) {
-  std::lock_guard lock(mutex_);
-  handler_ = std::move(handler);
+  {
+    std::lock_guard lock(mutex_);
+    handler_ = std::move(handler);
+  }
+  fabric_.Wake();  // completions that arrived before Start are waiting in the CQ
 }
 
 // ---------------------------------------------------------------------------
@@ -305,6 +308,9 @@ bool VerbsEndpoint::Progress() {
   {
     std::lock_guard lock(mutex_);
     if (cq_ == nullptr || released_) return false;
+    // Before Start nothing may be delivered: leave the completions in the CQ (a
+    // failure still finishes, with or without a handler).
+    if (!handler_ && !failed_) return false;
     // Re-arm before polling: a completion that lands after the poll still raises
     // an event.
     if (fabric_.config().polling == PollingMode::kEvent) ibv_req_notify_cq(cq_, 0);

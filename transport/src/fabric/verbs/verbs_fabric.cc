@@ -9,6 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -22,6 +23,8 @@ namespace {
 // lab's emulated CPUs need seconds, real hardware milliseconds).
 constexpr int kResolveTimeoutMs = 10000;
 constexpr int kConnectTimeoutMs = 20000;
+// rdma_cm carries 56 bytes of private data on RC; one is our length prefix.
+constexpr size_t kMaxPrivateData = 55;
 
 Result<sockaddr_in> ParseAddress(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
@@ -75,12 +78,27 @@ Status WaitFor(rdma_event_channel* channel, rdma_cm_event_type expected, int tim
   }
   const rdma_cm_event_type type = event->event;
   const int status = event->status;
+  // A refusing server says why in the reject's private data (printable text).
+  std::string reason;
+  if (type == RDMA_CM_EVENT_REJECTED && event->param.conn.private_data != nullptr) {
+    const auto* text = static_cast<const char*>(event->param.conn.private_data);
+    for (uint8_t i = 0; i < event->param.conn.private_data_len && text[i] != '\0'; ++i) {
+      reason.push_back(std::isprint(static_cast<unsigned char>(text[i])) ? text[i] : '?');
+    }
+  }
   rdma_ack_cm_event(event);
   if (type != expected) {
     return Status::Unavailable(what + ": expected " + CmEventText(expected) + ", got " +
-                               CmEventText(type) + " (status " + std::to_string(status) + ")");
+                               CmEventText(type) + " (status " + std::to_string(status) + ")" +
+                               (reason.empty() ? "" : ": the server says: " + reason));
   }
   return Status::Ok();
+}
+
+// Refuses a connect request, telling the client why (REJ private data, <= 148 bytes).
+void Reject(rdma_cm_id* id, const std::string& why) {
+  const std::string text = why.substr(0, 140);
+  rdma_reject(id, text.c_str(), static_cast<uint8_t>(text.size() + 1));
 }
 
 }  // namespace
@@ -258,11 +276,15 @@ Result<std::string> VerbsFabric::Listen(const std::string& host, AcceptHandler o
 
 Result<std::shared_ptr<Endpoint>> VerbsFabric::Connect(const std::string& endpoint,
                                                        std::span<const std::byte> private_data) {
-  if (private_data.size() > 56) {
+  if (private_data.size() > kMaxPrivateData) {
     return Status::InvalidArgument("verbs connect private data of " +
-                                   std::to_string(private_data.size()) +
-                                   " bytes (rdma_cm allows 56 on RC)");
+                                   std::to_string(private_data.size()) + " bytes (limit " +
+                                   std::to_string(kMaxPrivateData) + ")");
   }
+  // The CM pads private data to 56 bytes on RC: a length byte goes first.
+  std::vector<std::byte> framed;
+  framed.push_back(static_cast<std::byte>(private_data.size()));
+  framed.insert(framed.end(), private_data.begin(), private_data.end());
   ARTUNE_ASSIGN_OR_RETURN(sockaddr_in address, ParseAddress(endpoint));
   rdma_event_channel* channel = rdma_create_event_channel();
   if (channel == nullptr) {
@@ -294,7 +316,7 @@ Result<std::shared_ptr<Endpoint>> VerbsFabric::Connect(const std::string& endpoi
   if (status.ok()) status = created->CreateQueues();
   if (status.ok()) status = created->ModifyQp(IBV_QPS_INIT);
   if (status.ok()) {
-    rdma_conn_param param = ConnParam(created->qp_num(), private_data);
+    rdma_conn_param param = ConnParam(created->qp_num(), framed);
     if (rdma_connect(id, &param) != 0) {
       status = Status::Unavailable(what + ": rdma_connect failed: " + std::strerror(errno));
     }
@@ -345,7 +367,7 @@ Status VerbsFabric::AcceptRequest(rdma_cm_id* id, std::span<const std::byte> pri
   const std::string peer = AddressText(rdma_get_peer_addr(id)) + " (" + device_name_ + ")";
   Status status = CheckDevice(id, "connection from " + peer);
   if (!status.ok() || !on_accept_) {
-    rdma_reject(id, nullptr, 0);
+    Reject(id, status.ok() ? "not listening" : status.message());
     rdma_destroy_id(id);
     return status.ok() ? Status::Internal("a connect request on a fabric that does not listen")
                        : status;
@@ -366,7 +388,7 @@ Status VerbsFabric::AcceptRequest(rdma_cm_id* id, std::span<const std::byte> pri
       endpoints_.erase(id);
       ++endpoints_version_;
     }
-    rdma_reject(id, nullptr, 0);
+    Reject(id, status.message());
     endpoint->Release();
     return status;
   }
@@ -389,9 +411,13 @@ void VerbsFabric::CmLoop() {
       rdma_cm_id* id = event->id;
       const int status = event->status;
       std::vector<std::byte> private_data;
-      if (type == RDMA_CM_EVENT_CONNECT_REQUEST && event->param.conn.private_data != nullptr) {
+      if (type == RDMA_CM_EVENT_CONNECT_REQUEST && event->param.conn.private_data != nullptr &&
+          event->param.conn.private_data_len > 0) {
+        // Strip the padding: the first byte is the length the client sent (Connect).
         const auto* data = static_cast<const std::byte*>(event->param.conn.private_data);
-        private_data.assign(data, data + event->param.conn.private_data_len);
+        const size_t length = std::min<size_t>(static_cast<uint8_t>(data[0]),
+                                               event->param.conn.private_data_len - 1u);
+        private_data.assign(data + 1, data + 1 + length);
       }
       // Acknowledge first: rdma_destroy_id (on any thread) waits for it.
       rdma_ack_cm_event(event);
@@ -448,9 +474,9 @@ void VerbsFabric::ProgressLoop() {
       ibv_cq* cq = nullptr;
       void* context = nullptr;
       while (ibv_get_cq_event(comp_channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+      uint64_t value = 0;
+      (void)!::read(wake_fd_, &value, sizeof(value));
     }
-    uint64_t value = 0;
-    (void)!::read(wake_fd_, &value, sizeof(value));
     ProgressAll();
   }
 }
