@@ -109,6 +109,7 @@ struct ProfileBuilder::State {
   std::map<uint64_t, ConnectionProfile> connections;
   std::map<std::pair<FlowKey, bool>, IoFlowProfile> io_flows;
   std::optional<uint64_t> first_timestamp_ns;
+  Log2Histogram unattributed_iovec_sizes;
 };
 
 ProfileBuilder::ProfileBuilder() : state_(std::make_unique<State>()) {}
@@ -185,6 +186,20 @@ void ProfileBuilder::AddIoCall(const IoCallEvent& event) {
   flow.iovecs_per_call.Add(event.iovec_lengths.size());
 }
 
+void ProfileBuilder::AddMethodIovec(std::string_view method, MessageDirection direction,
+                                    uint64_t length) {
+  auto& acc = state_->methods[{std::string(method), direction}];
+  if (acc.profile.method.empty()) {
+    acc.profile.method = std::string(method);
+    acc.profile.direction = direction;
+  }
+  acc.profile.iovec_sizes.Add(length);
+}
+
+void ProfileBuilder::AddUnattributedIovec(uint64_t length) {
+  state_->unattributed_iovec_sizes.Add(length);
+}
+
 void ProfileBuilder::SetConnection(const ConnectionProfile& connection) {
   ConnectionProfile& target = state_->connections[connection.id];
   // Message counts were accumulated by AddMessage; keep them.
@@ -238,6 +253,7 @@ Profile ProfileBuilder::Build(std::string backend, double duration_s,
     profile.connections.push_back(connection);
   }
   for (const auto& [key, flow] : state_->io_flows) profile.io_flows.push_back(flow);
+  profile.unattributed_iovec_sizes = state_->unattributed_iovec_sizes;
   return profile;
 }
 

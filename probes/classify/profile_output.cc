@@ -150,6 +150,16 @@ IoFlowProfile IoFlowFromJson(const json& j) {
   return f;
 }
 
+// "9 B+ x40, 8.0 KiB+ x12": each log2 bucket's lower bound and count.
+std::string HistogramLine(const Log2Histogram& histogram) {
+  std::string line;
+  for (const auto& [bound, count] : histogram.buckets) {
+    if (!line.empty()) line += ", ";
+    line += FormatBytes(bound) + "+ x" + std::to_string(count);
+  }
+  return line;
+}
+
 std::string Pad(const std::string& text, size_t width, bool right_align) {
   if (text.size() >= width) return text;
   const std::string fill(width - text.size(), ' ');
@@ -175,6 +185,9 @@ std::string ProfileToJson(const Profile& profile, int indent) {
   }
   j["io_flows"] = json::array();
   for (const IoFlowProfile& f : profile.io_flows) j["io_flows"].push_back(IoFlowToJson(f));
+  if (!profile.unattributed_iovec_sizes.buckets.empty()) {
+    j["unattributed_iovec_size_histogram"] = HistogramToJson(profile.unattributed_iovec_sizes);
+  }
   return j.dump(indent);
 }
 
@@ -195,6 +208,9 @@ Result<Profile> ProfileFromJson(const std::string& text) {
     }
     for (const json& f : j.value("io_flows", json::array()))
       p.io_flows.push_back(IoFlowFromJson(f));
+    if (j.contains("unattributed_iovec_size_histogram")) {
+      p.unattributed_iovec_sizes = HistogramFromJson(j["unattributed_iovec_size_histogram"]);
+    }
     return p;
   } catch (const std::exception& e) {
     return Status::Corruption(std::string("probe profile JSON is not readable: ") + e.what() +
@@ -256,6 +272,15 @@ std::string FormatProfileTable(const Profile& profile) {
     for (const auto& [tensor, count] : m.tensors) {
       out << "tensor " << tensor << " x" << count << " (" << m.method << ")\n";
     }
+  }
+  for (const MethodProfile& m : profile.methods) {
+    if (m.iovec_sizes.buckets.empty()) continue;
+    out << "iovec sizes " << m.method << " " << MessageDirectionName(m.direction) << " ("
+        << m.iovec_sizes.Total() << "): " << HistogramLine(m.iovec_sizes) << "\n";
+  }
+  if (!profile.unattributed_iovec_sizes.buckets.empty()) {
+    out << "iovec sizes not in a method's frames (" << profile.unattributed_iovec_sizes.Total()
+        << "): " << HistogramLine(profile.unattributed_iovec_sizes) << "\n";
   }
   if (!profile.errors.empty()) {
     out << "decode errors:";

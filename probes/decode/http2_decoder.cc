@@ -85,6 +85,19 @@ struct Side {
   size_t resync_scan_from = 0;
   size_t resync_scanned_size = 0;  // buffer size at the last scan
   std::vector<uint8_t> replay;     // bytes to decode again after resynchronising
+  // Stream offsets for FrameSpan: bytes consumed from the side's first byte, exact
+  // until the side loses framing (resync or gap), after which no spans are given.
+  uint64_t position = 0;
+  uint64_t frame_begin = 0;
+  bool position_exact = true;
+  // Highest stream id this side sent HEADERS for.
+  uint32_t highest_headers_stream = 0;
+  // Server side waiting for the client side (see Http2ConnectionDecoder::Feed):
+  // `held` starts with the HEADERS frame header of stream `held_for_stream`.
+  bool holding = false;
+  bool may_hold = true;  // false while ending: held bytes are decoded, not held again
+  uint32_t held_for_stream = 0;
+  std::vector<uint8_t> held;
 };
 
 }  // namespace
@@ -153,6 +166,7 @@ struct Http2ConnectionDecoder::Impl {
   }
 
   void EnterResync(Side& side) {
+    side.position_exact = false;
     side.phase = Phase::kResync;
     side.resync.clear();
     side.resync_scan_from = 0;
@@ -363,6 +377,7 @@ struct Http2ConnectionDecoder::Impl {
         break;
       }
       case kFrameHeaders: {
+        side.highest_headers_stream = std::max(side.highest_headers_stream, f.stream_id);
         if (f.stream_id > highest_stream_id) {
           highest_stream_id = f.stream_id;
           ++stream_opens[side.index];
@@ -407,9 +422,28 @@ struct Http2ConnectionDecoder::Impl {
     return side.payload_left > side.pad_length ? side.payload_left - side.pad_length : 0;
   }
 
+  void ReportFrame(const Side& side, uint64_t begin, uint64_t end, uint32_t stream_id) {
+    if (!side.position_exact) return;
+    FrameSpan span;
+    span.connection_id = connection_id;
+    span.side = side.index;
+    span.begin = begin;
+    span.end = end;
+    span.stream_id = stream_id;
+    span.direction = DirectionOf(side.index);
+    if (stream_id != 0) {
+      auto it = streams.find(stream_id);
+      if (it != streams.end()) span.method = it->second.method;
+    }
+    observer.OnFrame(span);
+  }
+
   void EndFrame(Side& side) {
     const FrameHeader& f = side.frame;
     side.phase = Phase::kFrameHeader;
+    // Before the stream may be retired below (END_STREAM), while its method is known.
+    ReportFrame(side, side.frame_begin, side.frame_begin + kFrameHeaderSize + f.length,
+                f.stream_id);
     if (side.frame_bad) return;
     switch (f.type) {
       case kFrameData:
@@ -633,9 +667,11 @@ struct Http2ConnectionDecoder::Impl {
           continue;
         }
         side.preface_matched += take;
+        side.position += take;
         data += take;
         size -= take;
         if (side.preface_matched == kClientPreface.size()) {
+          ReportFrame(side, side.position - kClientPreface.size(), side.position, 0);
           stats.client_side = side.index;
           side.phase = Phase::kFrameHeader;
           side.expect_settings = true;
@@ -643,9 +679,11 @@ struct Http2ConnectionDecoder::Impl {
         continue;
       }
       if (side.phase == Phase::kFrameHeader) {
+        if (side.header_have == 0) side.frame_begin = side.position;
         const size_t take = std::min(size, kFrameHeaderSize - side.header_have);
         std::memcpy(side.header_bytes + side.header_have, data, take);
         side.header_have += take;
+        side.position += take;
         data += take;
         size -= take;
         if (side.header_have < kFrameHeaderSize) return;
@@ -668,19 +706,80 @@ struct Http2ConnectionDecoder::Impl {
             continue;
           }
         }
+        if (MustWaitForRequest(side)) {
+          side.holding = true;
+          side.held_for_stream = ParseFrameHeader(side.header_bytes).stream_id;
+          side.held.assign(side.header_bytes, side.header_bytes + kFrameHeaderSize);
+          side.held.insert(side.held.end(), data, data + size);
+          side.header_have = 0;
+          side.position -= kFrameHeaderSize;
+          return;
+        }
         side.phase = Phase::kFramePayload;
         BeginFrame(side);
         continue;
       }
       // kFramePayload
       const size_t used = ConsumePayload(side, data, size);
+      side.position += used;
       data += used;
       size -= used;
       if (side.payload_left == 0 && side.phase == Phase::kFramePayload) EndFrame(side);
     }
   }
 
+  // ---- holding the server side back (see Http2ConnectionDecoder::Feed) ----
+
+  // At a complete frame header on `side`: is it HEADERS opening a client stream
+  // that the client side, decoding intact from its start, has not sent yet?
+  bool MustWaitForRequest(const Side& side) const {
+    if (!side.may_hold || stats.client_side < 0 || side.index == stats.client_side) return false;
+    const FrameHeader header = ParseFrameHeader(side.header_bytes);
+    if (header.type != kFrameHeaders || (header.stream_id & 1) == 0) return false;
+    const Side& client = sides[stats.client_side];
+    if (!client.started || !client.hpack_ok) return false;
+    return !RequestHeadersDone(client, header.stream_id);
+  }
+
+  bool RequestHeadersDone(const Side& client, uint32_t stream_id) const {
+    if (client.highest_headers_stream > stream_id) return true;  // it moved past that stream
+    if (client.highest_headers_stream < stream_id) return false;
+    // Its HEADERS were begun; done once the header block is complete.
+    return !(client.header_block_open ||
+             (client.phase == Phase::kFramePayload && client.frame.type == kFrameHeaders &&
+              client.frame.stream_id == stream_id));
+  }
+
+  void ReleaseIfAnswered(Side& side) {
+    // A released side may stop at a later stream: loop while progress is made.
+    while (side.holding && CanRelease(side)) Release(side);
+  }
+
+  bool CanRelease(const Side& side) const {
+    const Side& client = sides[1 - side.index];
+    return !client.started || !client.hpack_ok || RequestHeadersDone(client, side.held_for_stream);
+  }
+
+  // Decodes what `side` held (it may hold again at a later stream).
+  void Release(Side& side) {
+    if (!side.holding) return;
+    side.holding = false;
+    std::vector<uint8_t> bytes;
+    bytes.swap(side.held);
+    Feed(side, bytes.data(), bytes.size());
+  }
+
   void Feed(Side& side, const uint8_t* data, size_t size) {
+    if (side.holding) {
+      side.held.insert(side.held.end(), data, data + size);
+      if (side.held.size() > limits.max_held_response_bytes) {
+        // Waited long enough: decode without the method (it shows as unknown).
+        side.may_hold = false;
+        Release(side);
+        side.may_hold = true;
+      }
+      return;
+    }
     FeedFrames(side, data, size);
     while (!side.replay.empty()) {
       std::vector<uint8_t> replay;
@@ -711,24 +810,35 @@ void Http2ConnectionDecoder::Feed(int side, std::span<const uint8_t> bytes, uint
   impl_->now_ns = timestamp_ns;
   impl_->fed[side & 1] = true;
   impl_->Feed(s, bytes.data(), bytes.size());
+  impl_->ReleaseIfAnswered(impl_->sides[1 - (side & 1)]);
 }
 
 void Http2ConnectionDecoder::Gap(int side, uint64_t missing_bytes) {
   (void)missing_bytes;
   Side& s = impl_->sides[side & 1];
+  // Bytes held before the gap are decoded first; the client side losing its
+  // HPACK state below also frees a server side waiting for it.
+  s.may_hold = false;
+  impl_->Release(s);
+  s.may_hold = true;
   impl_->errors.Add(DecodeError::kStreamGap);
+  s.position_exact = false;
   if (!s.started) {
     impl_->StartSide(s, FlowOrigin::kMidStream);
     return;
   }
   impl_->LoseHpack(s);
   impl_->EnterResync(s);
+  impl_->ReleaseIfAnswered(impl_->sides[1 - (side & 1)]);
 }
 
 void Http2ConnectionDecoder::End(int side) {
   Impl& impl = *impl_;
   Side& s = impl.sides[side & 1];
   if (!s.started) return;
+  s.may_hold = false;  // what it held is decoded now, whatever the other side does
+  impl.Release(s);
+  s.may_hold = true;
   if (s.phase == Phase::kResync && !s.resync.empty()) {
     // A last scan over what is buffered: frames may still be complete in it.
     const long point = impl.FindResyncPoint(s, /*buffer_full=*/false);
@@ -768,6 +878,7 @@ void Http2ConnectionDecoder::End(int side) {
   s.header_have = 0;
   s.resync.clear();
   s.started = false;
+  impl.ReleaseIfAnswered(impl.sides[1 - (side & 1)]);  // no request will follow now
 }
 
 const ConnectionDecodeStats& Http2ConnectionDecoder::stats() const { return impl_->stats; }

@@ -9,7 +9,8 @@
  * Entry and exit are separate tracepoints: the entry handler decides whether the
  * call is traced and remembers its arguments per thread in `inflight`; the exit
  * handler reads the iovec array (still valid: the syscall has not returned) and
- * emits the records. Nothing blocks: when the ring buffer is full the record is
+ * emits the records. connect, accept and close of TCP sockets give socket records
+ * (see emit_socket_record). Nothing blocks: when the ring buffer is full the record is
  * dropped and counted. */
 #include "vmlinux.h"
 
@@ -339,7 +340,88 @@ done:
   return 0;
 }
 
+/* Connection lifecycle: a record when a TCP connection begins (connect returned 0
+ * or EINPROGRESS: the kernel has bound the local port and set the peer; accept
+ * returned a new fd) and when the application closes a TCP socket fd, so user
+ * space can open flows from their first byte and end them, and a later
+ * connection on a reused fd or 4-tuple is a new one. */
+static __always_inline void emit_socket_record(__u32 event, int fd,
+                                               const struct iotrace_connection* connection) {
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  struct iotrace_socket_record record = {};
+  record.kind = IOTRACE_RECORD_SOCKET;
+  record.event = event;
+  record.pid = pid_tgid >> 32;
+  record.tid = (__u32)pid_tgid;
+  record.fd = fd;
+  record.timestamp_ns = bpf_ktime_get_ns();
+  record.connection = *connection;
+  if (bpf_ringbuf_output(&events, &record, sizeof(record), wakeup_flag()))
+    __sync_fetch_and_add(&counters.socket_records_lost, 1);
+}
+
+/* connect(): the socket is only worth a record once the call has returned. */
+static __always_inline int enter_connect(long fd) {
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (!process_is_traced(pid_tgid >> 32)) return 0;
+  struct inflight_call call = {};
+  call.fd = (__s32)fd;
+  call.syscall = IOTRACE_CONNECT;
+  __u32 tid = (__u32)pid_tgid;
+  if (bpf_map_update_elem(&inflight, &tid, &call, BPF_ANY))
+    __sync_fetch_and_add(&counters.inflight_lost, 1);
+  return 0;
+}
+
+#define EINPROGRESS 115
+
+static __always_inline int exit_connect(long ret) {
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (target_tgid != 0 && (pid_tgid >> 32) != target_tgid) return 0;
+  __u32 tid = (__u32)pid_tgid;
+  struct inflight_call* call = bpf_map_lookup_elem(&inflight, &tid);
+  if (!call) return 0;
+  if (call->syscall == IOTRACE_CONNECT && (ret == 0 || ret == -EINPROGRESS)) {
+    struct iotrace_connection connection = {};
+    int fd = call->fd;
+    if (lookup_tcp_socket(fd, &connection))
+      emit_socket_record(IOTRACE_SOCKET_CONNECT, fd, &connection);
+  }
+  bpf_map_delete_elem(&inflight, &tid);
+  return 0;
+}
+
+static __always_inline int exit_accept(long ret) {
+  if (ret < 0) return 0;
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (!process_is_traced(pid_tgid >> 32)) return 0;
+  struct iotrace_connection connection = {};
+  if (lookup_tcp_socket((int)ret, &connection))
+    emit_socket_record(IOTRACE_SOCKET_ACCEPT, (int)ret, &connection);
+  return 0;
+}
+
+static __always_inline int enter_close(long fd) {
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (!process_is_traced(pid_tgid >> 32)) return 0;
+  struct iotrace_connection connection = {};
+  if (lookup_tcp_socket((int)fd, &connection))
+    emit_socket_record(IOTRACE_SOCKET_CLOSE, (int)fd, &connection);
+  return 0;
+}
+
 #define ARG(n) ((__u64)ctx->args[n])
+
+SEC("tracepoint/syscalls/sys_enter_connect")
+int enter_connect_tp(struct trace_event_raw_sys_enter* ctx) { return enter_connect((long)ARG(0)); }
+SEC("tracepoint/syscalls/sys_exit_connect")
+int exit_connect_tp(struct trace_event_raw_sys_exit* ctx) { return exit_connect(ctx->ret); }
+SEC("tracepoint/syscalls/sys_exit_accept")
+int exit_accept_tp(struct trace_event_raw_sys_exit* ctx) { return exit_accept(ctx->ret); }
+SEC("tracepoint/syscalls/sys_exit_accept4")
+int exit_accept4_tp(struct trace_event_raw_sys_exit* ctx) { return exit_accept(ctx->ret); }
+SEC("tracepoint/syscalls/sys_enter_close")
+int enter_close_tp(struct trace_event_raw_sys_enter* ctx) { return enter_close((long)ARG(0)); }
 
 SEC("tracepoint/syscalls/sys_enter_sendmsg")
 int enter_sendmsg(struct trace_event_raw_sys_enter* ctx) {

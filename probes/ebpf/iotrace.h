@@ -17,7 +17,7 @@
 #include <linux/types.h>
 #endif
 
-#define IOTRACE_LAYOUT_VERSION 1
+#define IOTRACE_LAYOUT_VERSION 2
 
 /* UIO_MAXIOV: the kernel rejects calls with more iovecs than this. */
 #define IOTRACE_MAX_IOVECS 1024
@@ -27,8 +27,15 @@
 #define IOTRACE_TASK_COMM_LEN 16
 
 enum iotrace_record_kind {
-  IOTRACE_RECORD_CALL = 1, /* one completed I/O call on a TCP socket */
-  IOTRACE_RECORD_DATA = 2, /* a piece of the bytes one call transferred */
+  IOTRACE_RECORD_CALL = 1,   /* one completed I/O call on a TCP socket */
+  IOTRACE_RECORD_DATA = 2,   /* a piece of the bytes one call transferred */
+  IOTRACE_RECORD_SOCKET = 3, /* a TCP connection began (connect, accept) or its fd closed */
+};
+
+enum iotrace_socket_event {
+  IOTRACE_SOCKET_CONNECT = 1, /* connect() returned 0 or EINPROGRESS */
+  IOTRACE_SOCKET_ACCEPT = 2,  /* accept()/accept4() returned this fd */
+  IOTRACE_SOCKET_CLOSE = 3,   /* close() of a TCP socket fd (read before it goes) */
 };
 
 /* Numbering matches artune::probes::IoSyscall. */
@@ -41,6 +48,8 @@ enum iotrace_syscall {
   IOTRACE_RECVFROM = 5,
   IOTRACE_WRITE = 6,
   IOTRACE_READ = 7,
+  /* Not I/O calls: only tracked between entry and exit in the BPF program. */
+  IOTRACE_CONNECT = 8,
 };
 
 /* The connection of a socket as the kernel sees it, ports in host byte order.
@@ -91,13 +100,25 @@ struct iotrace_data_record {
   /* followed by `length` bytes */
 };
 
+struct iotrace_socket_record {
+  __u32 kind;  /* IOTRACE_RECORD_SOCKET */
+  __u32 event; /* enum iotrace_socket_event */
+  __u32 pid;
+  __u32 tid;
+  __s32 fd;
+  __u32 reserved;
+  __u64 timestamp_ns; /* bpf_ktime_get_ns at the syscall's exit (close: entry) */
+  struct iotrace_connection connection;
+};
+
 /* Counters the program keeps in its .bss; the reader reports them. */
 struct iotrace_counters {
-  __u64 records_lost;  /* call records the ring buffer had no room for */
-  __u64 data_lost;     /* data records the ring buffer had no room for */
-  __u64 inflight_lost; /* calls not traced: the in-flight map was full */
-  __u64 iovecs_unread; /* calls whose iovec array could not be read */
-  __u64 non_tcp_calls; /* calls on sockets that are not TCP over IPv4/IPv6 */
+  __u64 records_lost;        /* call records the ring buffer had no room for */
+  __u64 data_lost;           /* data records the ring buffer had no room for */
+  __u64 inflight_lost;       /* calls not traced: the in-flight map was full */
+  __u64 iovecs_unread;       /* calls whose iovec array could not be read */
+  __u64 non_tcp_calls;       /* calls on sockets that are not TCP over IPv4/IPv6 */
+  __u64 socket_records_lost; /* connect/accept/close records the ring had no room for */
 };
 
 #endif /* ARTUNE_PROBES_EBPF_IOTRACE_H_ */

@@ -216,7 +216,9 @@ class EbpfBackend final : public CaptureBackend {
       const uint64_t records_lost = __atomic_load_n(&kernel.records_lost, __ATOMIC_RELAXED);
       const uint64_t data_lost = __atomic_load_n(&kernel.data_lost, __ATOMIC_RELAXED);
       const uint64_t inflight_lost = __atomic_load_n(&kernel.inflight_lost, __ATOMIC_RELAXED);
-      result.events_lost = records_lost + data_lost + inflight_lost;
+      const uint64_t socket_lost = __atomic_load_n(&kernel.socket_records_lost, __ATOMIC_RELAXED);
+      result.events_lost = records_lost + data_lost + inflight_lost + socket_lost;
+      result.detail["socket_records_lost"] = socket_lost;
       result.detail["call_records_lost"] = records_lost;
       result.detail["data_records_lost"] = data_lost;
       result.detail["calls_untraced_inflight_full"] = inflight_lost;
@@ -242,20 +244,52 @@ class EbpfBackend final : public CaptureBackend {
       HandleCall(reinterpret_cast<const iotrace_call_record*>(data), size);
     } else if (kind == IOTRACE_RECORD_DATA && size >= sizeof(iotrace_data_record)) {
       HandleData(reinterpret_cast<const iotrace_data_record*>(data), size);
+    } else if (kind == IOTRACE_RECORD_SOCKET && size >= sizeof(iotrace_socket_record)) {
+      HandleSocket(*reinterpret_cast<const iotrace_socket_record*>(data));
     } else {
       ++counters_.detail["malformed_records"];
     }
   }
 
-  void OpenFlowOnce(const FlowKey& flow, uint64_t monotonic_ns) {
-    flows_.OpenOnce(*sink_, flow, FlowOrigin::kMidStream, monotonic_ns + realtime_offset_ns_);
+  // False for a flow this capture saw closed (or disconnected): its late bytes
+  // are dropped.
+  bool OpenFlowOnce(const FlowKey& flow, uint64_t monotonic_ns) {
+    return flows_.OpenOnce(*sink_, flow, FlowOrigin::kMidStream,
+                           monotonic_ns + realtime_offset_ns_);
+  }
+
+  // connect/accept open both directions from their first byte; close ends the
+  // directions whose stream this socket owns (SyscallFlows::Close), and a flow
+  // stays ended so that late records are not taken for a new connection.
+  void HandleSocket(const iotrace_socket_record& record) {
+    const FlowKey outgoing = MakeFlow(record.connection, /*send=*/true);
+    const uint64_t timestamp = record.timestamp_ns + realtime_offset_ns_;
+    switch (record.event) {
+      case IOTRACE_SOCKET_CONNECT:
+      case IOTRACE_SOCKET_ACCEPT:
+        ++counters_.detail[record.event == IOTRACE_SOCKET_CONNECT ? "connects" : "accepts"];
+        flows_.OpenFromHandshake(*sink_, outgoing, timestamp);
+        flows_.OpenFromHandshake(*sink_, outgoing.Reversed(), timestamp);
+        return;
+      case IOTRACE_SOCKET_CLOSE:
+        ++counters_.detail["closes"];
+        flows_.Close(*sink_, outgoing, /*closing_sends=*/true, FlowEnd::kFin, timestamp);
+        flows_.Close(*sink_, outgoing.Reversed(), /*closing_sends=*/false, FlowEnd::kFin,
+                     timestamp);
+        return;
+      default:
+        ++counters_.detail["malformed_records"];
+    }
   }
 
   void HandleData(const iotrace_data_record* record, size_t size) {
     const size_t length = std::min<size_t>(record->length, size - sizeof(*record));
     const bool send = IsSend(record->syscall);
     const FlowKey flow = MakeFlow(record->connection, send);
-    OpenFlowOnce(flow, record->end_ns);
+    if (!OpenFlowOnce(flow, record->end_ns)) {
+      counters_.detail["bytes_on_ended_flows"] += length;
+      return;
+    }
     if (!flows_.OwnsStream(flow, send, length, counters_)) return;
     const auto* bytes = reinterpret_cast<const uint8_t*>(record) + sizeof(*record);
     StreamSegment segment{flow, record->end_ns + realtime_offset_ns_,
@@ -286,8 +320,8 @@ class EbpfBackend final : public CaptureBackend {
     }
     if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
 
-    OpenFlowOnce(event.flow, record->start_ns);
-    if (record->data_bytes_dropped > 0 &&
+    const bool open = OpenFlowOnce(event.flow, record->start_ns);
+    if (open && record->data_bytes_dropped > 0 &&
         flows_.OwnsStream(event.flow, send, record->data_bytes_dropped, counters_)) {
       sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
                          record->end_ns + realtime_offset_ns_);

@@ -282,16 +282,21 @@ class PreloadBackend final : public CaptureBackend {
     ++counters_.detail["unknown_records"];
   }
 
-  void OpenFlowOnce(const FlowKey& flow, const Connection& connection, uint64_t monotonic_ns) {
-    flows_.OpenOnce(*sink_, flow,
-                    connection.from_start ? FlowOrigin::kHandshake : FlowOrigin::kMidStream,
-                    monotonic_ns + realtime_offset_ns_);
+  // False for a flow this capture saw closed (or disconnected): its late bytes
+  // are dropped.
+  bool OpenFlowOnce(const FlowKey& flow, const Connection& connection, uint64_t monotonic_ns) {
+    return flows_.OpenOnce(*sink_, flow,
+                           connection.from_start ? FlowOrigin::kHandshake : FlowOrigin::kMidStream,
+                           monotonic_ns + realtime_offset_ns_);
   }
 
   void HandleData(const DataRecord* record, uint32_t size) {
     const size_t length = std::min<size_t>(record->length, size - sizeof(*record));
     const FlowKey flow = MakeFlow(record->connection, record->call);
-    OpenFlowOnce(flow, record->connection, record->end_ns);
+    if (!OpenFlowOnce(flow, record->connection, record->end_ns)) {
+      counters_.detail["bytes_on_ended_flows"] += length;
+      return;
+    }
     if (!flows_.OwnsStream(flow, IsSend(record->call), length, counters_)) return;
     sink_->OnStreamBytes(
         StreamSegment{flow, record->end_ns + realtime_offset_ns_,
@@ -315,8 +320,8 @@ class PreloadBackend final : public CaptureBackend {
     event.iovec_lengths.assign(lengths, lengths + recorded);
     if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
 
-    OpenFlowOnce(event.flow, record->connection, record->start_ns);
-    if (record->data_bytes_dropped > 0 &&
+    const bool open = OpenFlowOnce(event.flow, record->connection, record->start_ns);
+    if (open && record->data_bytes_dropped > 0 &&
         flows_.OwnsStream(event.flow, IsSend(record->call), record->data_bytes_dropped,
                           counters_)) {
       sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
@@ -332,9 +337,8 @@ class PreloadBackend final : public CaptureBackend {
   void HandleClose(const CloseRecord& record) {
     const FlowKey outgoing = LocalToRemote(record.connection);
     const uint64_t timestamp = record.timestamp_ns + realtime_offset_ns_;
-    for (const FlowKey& flow : {outgoing, outgoing.Reversed()}) {
-      flows_.Close(*sink_, flow, FlowEnd::kFin, timestamp);
-    }
+    flows_.Close(*sink_, outgoing, /*closing_sends=*/true, FlowEnd::kFin, timestamp);
+    flows_.Close(*sink_, outgoing.Reversed(), /*closing_sends=*/false, FlowEnd::kFin, timestamp);
   }
 
   PreloadOptions options_;

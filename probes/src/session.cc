@@ -1,5 +1,7 @@
 #include "artune/probes/session.h"
 
+#include "iovec_attribution.h"
+
 namespace artune::probes {
 
 struct ProbeSession::Connection {
@@ -7,6 +9,7 @@ struct ProbeSession::Connection {
   FlowKey key;  // key.source < key.destination; side 0 sends from key.source
   std::unique_ptr<Http2ConnectionDecoder> decoder;
   bool closed[2] = {false, false};
+  std::unique_ptr<IovecAttribution> iovecs[2];  // with attribute_iovecs only
 };
 
 ProbeSession::ProbeSession(SessionOptions options) : options_(std::move(options)) {}
@@ -39,7 +42,14 @@ ProbeSession::Connection* ProbeSession::Lookup(const FlowKey& flow, int& side) {
     if (key.destination.port == *options_.server_port) server_side = 1;
   }
   connection->decoder->SetServerSideHint(server_side);
+  if (options_.attribute_iovecs) {
+    for (auto& attribution : connection->iovecs) {
+      attribution = std::make_unique<IovecAttribution>(
+          [this](int method_index, uint32_t length) { DecideIovec(method_index, length); });
+    }
+  }
   Connection* raw = connection.get();
+  connections_by_id_[raw->id] = raw;
   connections_.emplace(key, std::move(connection));
   return raw;
 }
@@ -53,6 +63,7 @@ void ProbeSession::OnFlowOpen(const FlowKey& flow, FlowOrigin origin, uint64_t t
     // connection, and the old one's state is final.
     const FlowKey key = c->key;
     RecordConnection(*c);
+    connections_by_id_.erase(c->id);
     connections_.erase(key);
     c = Lookup(flow, side);
     if (c == nullptr) return;
@@ -81,7 +92,47 @@ void ProbeSession::OnFlowClose(const FlowKey& flow, FlowEnd, uint64_t) {
   }
 }
 
-void ProbeSession::OnIoCall(const IoCallEvent& event) { builder_.AddIoCall(event); }
+void ProbeSession::OnIoCall(const IoCallEvent& event) {
+  builder_.AddIoCall(event);
+  if (!IsSendSyscall(event.syscall) || event.result <= 0) return;
+  if (!options_.attribute_iovecs) return;
+  // The flow's connection, if its bytes are being decoded; never created here.
+  const bool forward = event.flow.source < event.flow.destination;
+  const auto it = connections_.find(forward ? event.flow : event.flow.Reversed());
+  if (it == connections_.end()) {
+    for (uint32_t length : event.iovec_lengths) builder_.AddUnattributedIovec(length);
+    return;
+  }
+  it->second->iovecs[forward ? 0 : 1]->AddSend(event.iovec_lengths,
+                                               static_cast<uint64_t>(event.result));
+}
+
+void ProbeSession::OnFrame(const FrameSpan& span) {
+  if (!options_.attribute_iovecs) return;
+  const auto it = connections_by_id_.find(span.connection_id);
+  if (it == connections_by_id_.end()) return;
+  const int method_index = span.method.empty() ? -1 : MethodIndex(span.method, span.direction);
+  it->second->iovecs[span.side & 1]->AddFrame(span.begin, span.end, method_index);
+}
+
+int ProbeSession::MethodIndex(std::string_view method, MessageDirection direction) {
+  auto& indexes = method_indexes_[static_cast<int>(direction)];
+  const auto found = indexes.find(method);
+  if (found != indexes.end()) return found->second;
+  const int index = static_cast<int>(attributed_methods_.size());
+  attributed_methods_.emplace_back(std::string(method), direction);
+  indexes.emplace(std::string(method), index);
+  return index;
+}
+
+void ProbeSession::DecideIovec(int method_index, uint32_t length) {
+  if (method_index < 0) {
+    builder_.AddUnattributedIovec(length);
+    return;
+  }
+  const auto& [method, direction] = attributed_methods_[static_cast<size_t>(method_index)];
+  builder_.AddMethodIovec(method, direction, length);
+}
 
 void ProbeSession::OnGrpcMessage(const GrpcMessage& message) {
   ++messages_;
@@ -93,6 +144,7 @@ void ProbeSession::RecordConnection(Connection& connection) {
   for (int side = 0; side < 2; ++side) {
     if (!connection.closed[side]) connection.decoder->End(side);
     connection.closed[side] = true;
+    if (connection.iovecs[side]) connection.iovecs[side]->Flush();
   }
   const ConnectionDecodeStats& stats = connection.decoder->stats();
   const FlowKey& key = connection.key;
@@ -114,6 +166,7 @@ Profile ProbeSession::Finish(const std::string& backend_name, const BackendCount
                              double duration_s) {
   for (auto& [key, connection] : connections_) RecordConnection(*connection);
   connections_.clear();
+  connections_by_id_.clear();
   Profile profile = builder_.Build(backend_name, duration_s, errors_, counters.events_lost);
   profile.backend_detail = counters.detail;
   profile.backend_detail["events_seen"] = counters.events_seen;

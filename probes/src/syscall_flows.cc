@@ -2,13 +2,36 @@
 
 namespace artune::probes {
 
-void SyscallFlows::OpenOnce(EventSink& sink, const FlowKey& flow, FlowOrigin origin,
+bool SyscallFlows::OpenOnce(EventSink& sink, const FlowKey& flow, FlowOrigin origin,
                             uint64_t timestamp_ns) {
-  if (open_.insert(flow).second) sink.OnFlowOpen(flow, origin, timestamp_ns);
+  if (open_.count(flow) > 0) return true;
+  if (ended_.count(flow) > 0) return false;
+  // A socket the peer has disconnected reads back with port 0 (the kernel clears
+  // it): its last calls (reads of 0 bytes, errors) are not a new connection.
+  if (flow.source.port == 0 || flow.destination.port == 0) return false;
+  open_.insert(flow);
+  sink.OnFlowOpen(flow, origin, timestamp_ns);
+  return true;
 }
 
-void SyscallFlows::Close(EventSink& sink, const FlowKey& flow, FlowEnd end, uint64_t timestamp_ns) {
-  if (open_.erase(flow) > 0) sink.OnFlowClose(flow, end, timestamp_ns);
+void SyscallFlows::OpenFromHandshake(EventSink& sink, const FlowKey& flow, uint64_t timestamp_ns) {
+  if (open_.count(flow) > 0) return;
+  ended_.erase(flow);
+  stream_owner_is_sender_.erase(flow);
+  open_.insert(flow);
+  sink.OnFlowOpen(flow, FlowOrigin::kHandshake, timestamp_ns);
+}
+
+void SyscallFlows::Close(EventSink& sink, const FlowKey& flow, bool closing_sends, FlowEnd end,
+                         uint64_t timestamp_ns) {
+  const auto owner = stream_owner_is_sender_.find(flow);
+  const bool owns =
+      owner == stream_owner_is_sender_.end() ? closing_sends : owner->second == closing_sends;
+  if (!owns) return;
+  if (open_.erase(flow) == 0) return;
+  if (ended_.size() >= kMaxEndedFlows) ended_.clear();
+  ended_.insert(flow);
+  sink.OnFlowClose(flow, end, timestamp_ns);
 }
 
 void SyscallFlows::CloseAll(EventSink& sink, uint64_t timestamp_ns) {

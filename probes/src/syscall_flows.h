@@ -18,9 +18,23 @@ namespace artune::probes {
 class SyscallFlows {
  public:
   // Announces `flow` to the sink the first time it is seen; later calls do nothing.
-  void OpenOnce(EventSink& sink, const FlowKey& flow, FlowOrigin origin, uint64_t timestamp_ns);
-  // Closes `flow` if it is open (an fd closed by the application).
-  void Close(EventSink& sink, const FlowKey& flow, FlowEnd end, uint64_t timestamp_ns);
+  // Returns false, announcing nothing, when the flow was closed by Close(): calls
+  // that still arrive for it (the peer reading the last bytes after this side's
+  // close(), when both ends are traced) belong to the ended connection, whose
+  // bytes the caller must drop instead of opening a new, joined-midway one. Also
+  // false for a flow with port 0 (a socket its peer has disconnected).
+  bool OpenOnce(EventSink& sink, const FlowKey& flow, FlowOrigin origin, uint64_t timestamp_ns);
+  // A connect() or accept() was seen for `flow`: opens it as kHandshake, also when
+  // an earlier connection with the same addresses was closed (a reused 4-tuple is a
+  // new connection with a new stream owner). Does nothing when it is already open.
+  void OpenFromHandshake(EventSink& sink, const FlowKey& flow, uint64_t timestamp_ns);
+  // A socket of `flow` was closed by the application: `closing_sends` when it is
+  // the flow's sending end. The flow ends (and stays ended until
+  // OpenFromHandshake()) only when that socket owns the flow's stream, or, with no
+  // bytes seen yet, when it is the sender: with both ends traced, the other end's
+  // records of the last bytes may still come after this close.
+  void Close(EventSink& sink, const FlowKey& flow, bool closing_sends, FlowEnd end,
+             uint64_t timestamp_ns);
   // Closes every flow still open at the end of the capture.
   void CloseAll(EventSink& sink, uint64_t timestamp_ns);
   // The side that delivers bytes first owns the flow's stream; the other side's copy
@@ -28,7 +42,12 @@ class SyscallFlows {
   bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes, BackendCounters& counters);
 
  private:
+  // Ended flows remembered at most this many; past it the oldest knowledge is
+  // dropped (a late call on such a flow then opens a joined-midway connection).
+  static constexpr size_t kMaxEndedFlows = 65536;
+
   std::set<FlowKey> open_;
+  std::set<FlowKey> ended_;
   std::map<FlowKey, bool> stream_owner_is_sender_;
 };
 

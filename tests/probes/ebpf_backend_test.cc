@@ -78,8 +78,10 @@ TEST(EbpfBackendTest, RecoversEveryIovecLengthOfEveryCall) {
   EXPECT_EQ(traced.counters.events_lost, 0u);
   testing::ExpectScriptRecovered(sink);
   EXPECT_TRUE(sink.streams.empty()) << "bytes are copied only with decode";
+  // Connected before the trace began (joined midway), closed by the helper.
   for (const auto& [flow, origin] : sink.opened) EXPECT_EQ(origin, FlowOrigin::kMidStream);
-  for (const auto& [flow, end] : sink.closed) EXPECT_EQ(end, FlowEnd::kCaptureStop);
+  EXPECT_EQ(sink.closed.size(), sink.opened.size());
+  for (const auto& [flow, end] : sink.closed) EXPECT_EQ(end, FlowEnd::kFin);
 }
 
 TEST(EbpfBackendTest, DecodeCopiesTheTransferredBytesExactly) {
@@ -124,6 +126,38 @@ TEST(EbpfBackendTest, TracesByProcessName) {
   const auto traced = TraceHelper(options, {"script", "--wait"}, sink);
   EXPECT_EQ(traced.exit_code, 0);
   testing::ExpectScriptRecovered(sink);
+}
+
+// connect/accept/close are traced: each connection's flows open from their first
+// byte and end with the close, and the second connection, on the fds the first
+// freed, is a flow of its own with its own bytes.
+TEST(EbpfBackendTest, ConnectionsAreOpenedAndClosedAndFdReuseIsNotMixedUp) {
+  SkipUnlessEbpfPossible();
+  CollectingSink sink;
+  EbpfOptions options;
+  options.decode = true;
+  const auto traced = TraceHelper(options, {"reconnect", "--wait"}, sink);
+  EXPECT_EQ(traced.exit_code, 0);
+  EXPECT_EQ(traced.counters.events_lost, 0u);
+  EXPECT_EQ(traced.counters.detail.at("connects"), 2u);
+  EXPECT_EQ(traced.counters.detail.at("accepts"), 2u);
+  const auto sends = sink.SendCalls();
+  ASSERT_EQ(sends.size(), 2u);
+  EXPECT_EQ(sends[0].iovec_lengths, std::vector<uint32_t>({100, 200}));
+  EXPECT_EQ(sends[1].iovec_lengths, std::vector<uint32_t>({7, 8}));
+  EXPECT_EQ(sends[0].fd, sends[1].fd) << "the second connection reuses the first one's fd";
+  ASSERT_NE(sends[0].flow, sends[1].flow);
+  for (const auto& send : sends) {
+    for (const FlowKey& flow : {send.flow, send.flow.Reversed()}) {
+      ASSERT_TRUE(sink.opened.count(flow)) << flow.ToString();
+      EXPECT_EQ(sink.opened.at(flow), FlowOrigin::kHandshake) << flow.ToString();
+      ASSERT_TRUE(sink.closed.count(flow)) << flow.ToString();
+      EXPECT_EQ(sink.closed.at(flow), FlowEnd::kFin) << flow.ToString();
+    }
+    const auto& bytes = sink.streams[send.flow];
+    ASSERT_EQ(bytes.size(), static_cast<size_t>(send.result));
+    for (size_t i = 0; i < bytes.size(); ++i) ASSERT_EQ(bytes[i], testing::PatternByte(i));
+  }
 }
 
 TEST(EbpfBackendTest, MissingProcessIsNotFound) {

@@ -8,6 +8,8 @@
 //   flood CALLS       CALLS sendmsg of 260 x 16 bytes as fast as possible
 //   fork              the parent sends {33}, a forked child sends {11, 22}
 //   exit CODE         exits with CODE
+//   reconnect [--wait]  two connections one after the other, the second on the fds
+//                     the first closed: {100, 200} then {7, 8}, each verified
 //   stream SECONDS [--wait]    throughput: sendmsg of 256 x 4 KiB; prints bytes/s
 //   pingpong SECONDS [--wait]  64-byte request/response; prints round trips/s
 // Exit status: 0 on success, 2 on a usage error, 3 when the data did not verify.
@@ -334,6 +336,31 @@ int RunPingPong(double seconds, bool wait) {
   return 0;
 }
 
+// Two connections in turn; close() frees the fds, so the second connection gets
+// the same fd numbers (the lowest free ones) on a new 4-tuple.
+int RunReconnect(bool wait) {
+  WaitForGo(wait);
+  const std::vector<std::vector<uint32_t>> rounds = {{100, 200}, {7, 8}};
+  for (const auto& lengths : rounds) {
+    const Pair pair = ConnectLoopback();
+    uint64_t total = 0;
+    for (uint32_t length : lengths) total += length;
+    std::vector<uint8_t> bytes(total);
+    for (uint64_t i = 0; i < total; ++i) bytes[i] = PatternByte(i);
+    std::vector<iovec> iov;
+    uint64_t position = 0;
+    for (uint32_t length : lengths) {
+      iov.push_back({bytes.data() + position, length});
+      position += length;
+    }
+    SendAll(pair.client, iov);
+    if (!ReceiveAndVerify(pair.server, total)) return 3;
+    close(pair.client);
+    close(pair.server);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -344,11 +371,12 @@ int main(int argc, char** argv) {
   if (mode == "threads" && argc > 3) return RunThreads(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "flood" && argc > 2) return RunFlood(std::atol(argv[2]));
   if (mode == "fork") return RunFork();
+  if (mode == "reconnect") return RunReconnect(wait);
   if (mode == "exit" && argc > 2) return std::atoi(argv[2]);
   if (mode == "stream" && argc > 2) return RunStream(std::atof(argv[2]), wait);
   if (mode == "pingpong" && argc > 2) return RunPingPong(std::atof(argv[2]), wait);
   std::fprintf(stderr,
-               "usage: iovec_traffic script|errno|threads N M|flood CALLS|fork|exit CODE|"
+               "usage: iovec_traffic script|errno|threads N M|flood CALLS|fork|exit CODE|reconnect|"
                "stream SECONDS|pingpong SECONDS [--wait]\n");
   return 2;
 }

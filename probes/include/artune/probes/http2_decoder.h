@@ -70,10 +70,29 @@ struct GrpcMessage {
   const TensorHeader* tensor = nullptr;  // RecvTensor responses whose head parsed
 };
 
+// Where one complete HTTP/2 frame (or the client preface) lay in a side's byte
+// stream, and whose it was: lets a syscall backend's iovecs be attributed to the
+// gRPC method whose frame they carried (ProbeSession). Offsets count the side's
+// bytes from its first one; they are only reported while they are exact, i.e. for
+// a side decoded from its first byte that has not lost framing (no resync, no gap).
+struct FrameSpan {
+  uint64_t connection_id = 0;
+  int side = 0;
+  uint64_t begin = 0;  // offset of the frame's first header byte
+  uint64_t end = 0;    // one past its last payload byte
+  uint32_t stream_id = 0;
+  // The stream's method, empty for connection frames (stream 0) and streams whose
+  // :path is unknown; valid during the call.
+  std::string_view method;
+  MessageDirection direction = MessageDirection::kRequest;
+};
+
 class GrpcMessageObserver {
  public:
   virtual ~GrpcMessageObserver() = default;
   virtual void OnGrpcMessage(const GrpcMessage& message) = 0;
+  // Every complete frame whose position is exact (see FrameSpan); default: ignored.
+  virtual void OnFrame(const FrameSpan& span) { (void)span; }
 };
 
 struct DecoderLimits {
@@ -82,6 +101,11 @@ struct DecoderLimits {
   uint32_t resync_max_frame_length = 1 << 20;  // larger frames are not believed in resync
   size_t resync_chain_frames = 3;              // consecutive plausible headers to resume
   size_t tensor_head_bytes = 1024;             // bytes kept per RecvTensor response head
+  // A syscall backend may report a response's bytes before the request they answer
+  // (the two sides' calls are recorded by different threads, and a record can be
+  // published late): then the server side waits, its bytes held up to this many,
+  // until the client side's HEADERS name the stream's method (see Feed).
+  size_t max_held_response_bytes = 8u << 20;
 };
 
 struct ConnectionDecodeStats {
@@ -110,6 +134,12 @@ class Http2ConnectionDecoder {
   void SetServerSideHint(int side);
   // Starts a side; without a call, a side starts as kMidStream on its first bytes.
   void Begin(int side, FlowOrigin origin);
+  // Decodes the side's next bytes. Once roles are known, the server side never runs
+  // ahead of the client side: HEADERS opening a stream whose request HEADERS have
+  // not been decoded yet make the server side hold its bytes (bounded by
+  // max_held_response_bytes) until they have, or the client side ends or loses
+  // HPACK state, so every response gets its method even when a backend reports
+  // the two directions out of causal order.
   void Feed(int side, std::span<const uint8_t> bytes, uint64_t timestamp_ns);
   void Gap(int side, uint64_t missing_bytes);
   // The side's byte stream ended; partial frames and messages are counted.

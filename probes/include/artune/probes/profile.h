@@ -80,7 +80,9 @@ struct MethodProfile {
   uint64_t max_size = 0;
   double median_size = 0;
   Log2Histogram message_sizes;
-  Log2Histogram iovec_sizes;  // only from backends that see iovecs
+  // Sizes of the send iovecs that carried this method's frames (ebpf with --decode,
+  // preload with bytes): an iovec belongs to the frame holding its first byte.
+  Log2Histogram iovec_sizes;
   SizeClasses classes;
   PayloadScheme scheme = PayloadScheme::kNone;
   std::vector<RateBucket> rates;
@@ -124,6 +126,10 @@ struct Profile {
   std::vector<MethodProfile> methods;  // sorted by method, then request before response
   std::vector<ConnectionProfile> connections;
   std::vector<IoFlowProfile> io_flows;
+  // Send iovecs not attributed to a method: connection frames (preface, SETTINGS,
+  // PING, WINDOW_UPDATE), streams whose method is unknown, and calls whose bytes
+  // were not decoded (no byte copy, lost framing, non-gRPC traffic).
+  Log2Histogram unattributed_iovec_sizes;
 };
 
 // Accumulates messages and I/O calls into a Profile. Not thread-safe (one backend
@@ -137,6 +143,9 @@ class ProfileBuilder {
 
   void AddMessage(const GrpcMessage& message);
   void AddIoCall(const IoCallEvent& event);
+  // One send iovec attributed to `method` (a :path, never empty) and direction.
+  void AddMethodIovec(std::string_view method, MessageDirection direction, uint64_t length);
+  void AddUnattributedIovec(uint64_t length);
   // Connection facts known at the end (addresses, roles, decode stats).
   void SetConnection(const ConnectionProfile& connection);
 

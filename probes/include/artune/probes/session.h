@@ -15,6 +15,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "artune/probes/backend.h"
 #include "artune/probes/event.h"
@@ -30,6 +33,11 @@ struct SessionOptions {
   std::optional<uint16_t> server_port;
   size_t max_connections = 4096;
   DecoderLimits decoder_limits;
+  // Attribute send iovecs to the gRPC method whose frames they carried
+  // (MethodProfile::iovec_sizes; the rest in Profile::unattributed_iovec_sizes).
+  // For the syscall backends (ebpf with --decode, preload with bytes); costs a few
+  // bounded queues per connection direction.
+  bool attribute_iovecs = false;
   // Called for every decoded message after classification (tests, tracing); may be empty.
   std::function<void(const GrpcMessage&)> on_message;
 };
@@ -55,6 +63,10 @@ class ProbeSession : public EventSink, private GrpcMessageObserver {
  private:
   struct Connection;
   void OnGrpcMessage(const GrpcMessage& message) override;
+  void OnFrame(const FrameSpan& span) override;
+  // The index of (method, direction) in attributed_methods_; -1 for no method.
+  int MethodIndex(std::string_view method, MessageDirection direction);
+  void DecideIovec(int method_index, uint32_t length);
   // The connection of `flow` and the flow's side in it (0: flow.source is the lower
   // endpoint); null when the connection table is full.
   Connection* Lookup(const FlowKey& flow, int& side);
@@ -69,6 +81,10 @@ class ProbeSession : public EventSink, private GrpcMessageObserver {
   uint64_t messages_ = 0;
   uint64_t connections_dropped_ = 0;
   uint64_t connections_seen_ = 0;
+  // Iovec attribution: connection id -> connection, and the methods seen in frames.
+  std::map<uint64_t, Connection*> connections_by_id_;
+  std::map<std::string, int, std::less<>> method_indexes_[2];  // by MessageDirection
+  std::vector<std::pair<std::string, MessageDirection>> attributed_methods_;
 };
 
 }  // namespace artune::probes
