@@ -13,6 +13,7 @@
 #include "artune/tuner/benchmark.h"
 #include "command.h"
 #include "knob_flags.h"
+#include "progress.h"
 
 namespace artune::cli {
 namespace {
@@ -75,17 +76,6 @@ std::string HumanBytes(uint64_t bytes) {
   return out.str();
 }
 
-// One line redrawn on stderr (only when it is a terminal).
-tuner::ProgressFn MakeProgress(const Context& context, const std::string& label) {
-  if (!ShowProgress(context)) return {};
-  return [label](const tuner::Progress& p) {
-    std::fprintf(stderr, "\r\033[K%s: %s %.1f/%.1f s, %llu calls", label.c_str(),
-                 p.warming_up ? "warming up" : "measuring", p.elapsed_s, p.phase_s,
-                 static_cast<unsigned long long>(p.rpcs));
-    std::fflush(stderr);
-  };
-}
-
 Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
                             const transport::Config& config, const tuner::Payload& payload,
                             tuner::RunOptions options, db::Store& store, Context& context) {
@@ -111,10 +101,23 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
       addresses.push_back(address);
     }
   }
-  options.progress = MakeProgress(context, transport_name + " " + flags.benchmark);
+  const std::string label = transport_name + " " + flags.benchmark;
+  ProgressLine progress(context);
+  for (const std::string& address : addresses) progress.Detail(label + ": server " + address);
+  if (progress.drawing()) {
+    options.progress = [&progress, &label](const tuner::Progress& p) {
+      progress.Update(label + ": " + (p.warming_up ? "warming up " : "measuring ") +
+                      ProgressBar(p.phase_s > 0 ? p.elapsed_s / p.phase_s : 0) + " " +
+                      FormatDuration(p.elapsed_s) + "/" + FormatDuration(p.phase_s) + ", " +
+                      std::to_string(p.rpcs) + " calls");
+    };
+  }
   auto result = tuner::RunBenchmark(*transport, addresses, payload, options);
-  if (options.progress) std::fprintf(stderr, "\r\033[K");
-  if (!result.ok()) return result.status().WithContext(transport_name + " " + flags.benchmark);
+  progress.Clear();
+  if (!result.ok()) return result.status().WithContext(label);
+  progress.Detail(label + ": " + std::to_string(result->rpcs) + " calls in " +
+                  FormatDuration(result->duration_s) +
+                  (result->validated ? ", validated" : ", validation FAILED"));
 
   TransportRun run;
   run.transport = transport_name;

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   RegisterCompletions(app, context);
   RegisterResults(app, context);
   RegisterCaptures(app, context);
+  RegisterReport(app, context);
   RegisterDb(app, context);
 
   try {

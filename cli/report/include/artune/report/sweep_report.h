@@ -1,0 +1,34 @@
+// The HTML report of one stored sweep (`artune report --sweep ID`): what was
+// searched and how, the winner against the transport's defaults, a heatmap of the
+// objective over eager_threshold x chunk_size with the best cell marked, and every
+// trial in a table.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/db/store.h"
+
+namespace artune::report {
+
+// The two knobs the heatmap spreads over: eager_threshold (rows) and chunk_size
+// (columns) when the sweep varied them, else the first one or two knobs it varied
+// (in name order); `column` is empty for a sweep over one knob (one column).
+struct HeatmapAxes {
+  std::string row;
+  std::string column;
+};
+HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials);
+
+// `trials` in the order stored (Store::ListTrials), `best` as Store::BestTrial gave
+// it. A heatmap cell shows the best ok and validated trial at that point (a sweep
+// over more knobs has several per cell: the tooltip names the one shown); a point
+// with only invalid or failed trials is hatched, its tooltip says why. The default
+// trial is the one whose TrialKnobKey equals sweep.default_knobs. Every string from
+// the records is escaped. Returns the whole document (html.h). Pure; thread-safe.
+std::string SweepReportHtml(const db::SweepRecord& sweep,
+                            const std::vector<db::TrialRecord>& trials,
+                            const std::optional<db::TrialRecord>& best);
+
+}  // namespace artune::report

@@ -1,0 +1,339 @@
+#include "artune/report/sweep_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "artune/report/html.h"
+#include "artune/report/svg.h"
+#include "artune/transport/knobs.h"
+
+namespace artune::report {
+namespace {
+
+constexpr const char* kRowKnob = "eager_threshold";
+constexpr const char* kColumnKnob = "chunk_size";
+
+bool Usable(const db::TrialRecord& trial) { return trial.status == "ok" && trial.validated; }
+
+// Lower is better unless the sweep maximises.
+bool Better(const db::SweepRecord& sweep, double a, double b) {
+  return sweep.goal == "max" ? a > b : a < b;
+}
+
+// The values a knob took, in the knob's own order (bytes by size, enums by
+// declaration); text the knob table cannot parse goes last, in text order.
+std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
+                                    const std::string& knob) {
+  std::set<std::string> values;
+  for (const auto& trial : trials) {
+    const auto found = trial.knobs.find(knob);
+    if (found != trial.knobs.end()) values.insert(found->second);
+  }
+  const transport::Knob* definition = transport::FindKnob(knob);
+  std::vector<std::pair<std::pair<bool, uint64_t>, std::string>> keyed;
+  for (const std::string& value : values) {
+    std::pair<bool, uint64_t> key{true, 0};
+    if (definition != nullptr) {
+      if (auto parsed = transport::ParseKnobValue(*definition, value); parsed.ok()) {
+        key = {false, *parsed};
+      }
+    }
+    keyed.push_back({key, value});
+  }
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<std::string> ordered;
+  for (auto& [key, value] : keyed) ordered.push_back(std::move(value));
+  return ordered;
+}
+
+std::string KnobValueOr(const db::TrialRecord& trial, const std::string& knob,
+                        const std::string& missing) {
+  const auto found = trial.knobs.find(knob);
+  return found == trial.knobs.end() ? missing : found->second;
+}
+
+// "a=1, b=2" of every knob except the two on the axes.
+std::string OtherKnobs(const db::TrialRecord& trial, const HeatmapAxes& axes) {
+  std::string out;
+  for (const auto& [name, value] : trial.knobs) {
+    if (name == axes.row || name == axes.column) continue;
+    if (!out.empty()) out += ", ";
+    out += name + "=" + value;
+  }
+  return out;
+}
+
+std::string KnobList(const std::map<std::string, std::string>& knobs) {
+  std::string out;
+  for (const auto& [name, value] : knobs) {
+    if (!out.empty()) out += ", ";
+    out += name + "=" + value;
+  }
+  return out;
+}
+
+std::string Metric(const db::TrialRecord& trial, const std::string& name) {
+  const auto found = trial.metrics.find(name);
+  return found == trial.metrics.end() ? "" : FormatNumber(found->second);
+}
+
+std::string Seconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f s", seconds);
+  return buffer;
+}
+
+std::string ObjectiveLabel(const db::SweepRecord& sweep) {
+  return sweep.objective + (sweep.goal == "max" ? " (higher is better)" : " (lower is better)");
+}
+
+// The metric columns worth a column: those any trial has, in a fixed order first.
+std::vector<std::string> MetricColumns(const std::vector<db::TrialRecord>& trials) {
+  std::set<std::string> present;
+  for (const auto& trial : trials) {
+    for (const auto& [name, value] : trial.metrics) present.insert(name);
+  }
+  std::vector<std::string> columns;
+  for (const char* name : {"p50_us", "p99_us", "mean_us", "bandwidth_mbps", "rpcs_per_s"}) {
+    if (present.erase(name) > 0) columns.push_back(name);
+  }
+  columns.insert(columns.end(), present.begin(), present.end());
+  return columns;
+}
+
+std::vector<std::string> KnobColumns(const std::vector<db::TrialRecord>& trials) {
+  std::set<std::string> names;
+  for (const auto& trial : trials) {
+    for (const auto& [name, value] : trial.knobs) names.insert(name);
+  }
+  return {names.begin(), names.end()};
+}
+
+const db::TrialRecord* FindDefault(const db::SweepRecord& sweep,
+                                   const std::vector<db::TrialRecord>& trials) {
+  if (sweep.default_knobs.empty()) return nullptr;
+  for (const auto& trial : trials) {
+    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) return &trial;
+  }
+  return nullptr;
+}
+
+void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
+                const std::vector<db::TrialRecord>& trials) {
+  std::map<std::string, int> by_status;
+  for (const auto& trial : trials) ++by_status[trial.status];
+  std::string counts = std::to_string(trials.size()) + " trials";
+  for (const auto& [status, count] : by_status) {
+    counts += ", " + std::to_string(count) + " " + status;
+  }
+  document.AddFacts({
+      {"created (UTC)", sweep.created_at},
+      {"finished (UTC)", sweep.finished_at.empty()
+                             ? "not finished (running, or stopped before the end)"
+                             : sweep.finished_at},
+      {"host", sweep.host},
+      {"peer", sweep.peer},
+      {"fabric", sweep.fabric},
+      {"objective", ObjectiveLabel(sweep)},
+      {"strategy", sweep.strategy},
+      {"workload", sweep.workload},
+      {"search space", sweep.search_space},
+      {"trials", counts},
+  });
+}
+
+void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
+               const std::vector<db::TrialRecord>& trials,
+               const std::optional<db::TrialRecord>& best) {
+  document.BeginSection("Winner vs default");
+  if (!best) {
+    document.AddParagraph("No trial finished ok and validated: there is no winner.");
+    document.EndSection();
+    return;
+  }
+  const db::TrialRecord* default_trial = FindDefault(sweep, trials);
+  std::string verdict = "Winner: " + KnobList(best->knobs) + ", " + sweep.objective + " " +
+                        FormatNumber(best->objective);
+  if (default_trial != nullptr && Usable(*default_trial)) {
+    const double base = default_trial->objective;
+    verdict += " against " + FormatNumber(base) + " with the defaults";
+    if (base != 0 && std::isfinite(base)) {
+      const double change = 100.0 * (best->objective - base) / std::fabs(base);
+      char buffer[64];
+      std::snprintf(buffer, sizeof buffer, " (%+.1f%%)", change);
+      verdict += buffer;
+    }
+    verdict += ".";
+  } else if (default_trial != nullptr) {
+    verdict += "; the defaults' trial was " + default_trial->status + ".";
+  } else {
+    verdict += "; the defaults (" +
+               (sweep.default_knobs.empty() ? "unknown" : sweep.default_knobs) +
+               ") were not measured in this sweep.";
+  }
+  document.AddParagraph(verdict);
+
+  Table table;
+  table.header = {"", "knobs", "objective", "95% CI", "samples"};
+  table.numeric = {false, false, true, true, true};
+  const std::vector<std::string> metrics = MetricColumns(trials);
+  for (const auto& name : metrics) {
+    table.header.push_back(name);
+    table.numeric.push_back(true);
+  }
+  const auto row = [&](const std::string& label, const db::TrialRecord& trial) {
+    std::vector<std::string> cells = {
+        label, KnobList(trial.knobs), FormatNumber(trial.objective),
+        FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high),
+        std::to_string(trial.samples)};
+    for (const auto& name : metrics) cells.push_back(Metric(trial, name));
+    return cells;
+  };
+  table.rows.push_back(row("winner", *best));
+  table.highlighted_row = 0;
+  if (default_trial != nullptr) table.rows.push_back(row("default", *default_trial));
+  document.AddTable(table);
+  document.EndSection();
+}
+
+void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
+                const std::vector<db::TrialRecord>& trials,
+                const std::optional<db::TrialRecord>& best) {
+  const HeatmapAxes axes = ChooseHeatmapAxes(trials);
+  if (axes.row.empty()) return;
+  document.BeginSection("Heatmap");
+  Heatmap heatmap;
+  heatmap.title = ObjectiveLabel(sweep);
+  heatmap.row_axis = axes.row;
+  heatmap.column_axis = axes.column.empty() ? "(one column)" : axes.column;
+  heatmap.value_name = sweep.objective;
+  heatmap.lower_is_better = sweep.goal != "max";
+  heatmap.row_labels = AxisValues(trials, axes.row);
+  heatmap.column_labels =
+      axes.column.empty() ? std::vector<std::string>{"-"} : AxisValues(trials, axes.column);
+  heatmap.cells.assign(heatmap.row_labels.size(),
+                       std::vector<HeatmapCell>(heatmap.column_labels.size()));
+  const auto index_of = [](const std::vector<std::string>& labels, const std::string& value) {
+    return static_cast<size_t>(std::find(labels.begin(), labels.end(), value) - labels.begin());
+  };
+  for (const auto& trial : trials) {
+    const size_t r = index_of(heatmap.row_labels, KnobValueOr(trial, axes.row, ""));
+    const size_t c = axes.column.empty()
+                         ? 0
+                         : index_of(heatmap.column_labels, KnobValueOr(trial, axes.column, ""));
+    if (r >= heatmap.row_labels.size() || c >= heatmap.column_labels.size()) continue;
+    HeatmapCell& cell = heatmap.cells[r][c];
+    const std::string others = OtherKnobs(trial, axes);
+    if (!Usable(trial)) {
+      if (!cell.value) {
+        cell.tooltip = trial.status + (trial.error.empty() ? "" : ": " + trial.error) +
+                       (others.empty() ? "" : " (" + others + ")");
+      }
+      continue;
+    }
+    if (cell.value && !Better(sweep, trial.objective, *cell.value)) continue;
+    cell.value = trial.objective;
+    cell.text = FormatNumber(trial.objective);
+    cell.tooltip = sweep.objective + " " + FormatNumber(trial.objective) + " (95% CI " +
+                   FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high) + ", " +
+                   std::to_string(trial.samples) + " samples" +
+                   (others.empty() ? "" : "; " + others) + ")";
+    if (best && best->id == trial.id) {
+      heatmap.marked = std::make_pair(r, c);
+      cell.tooltip += " — best";
+    }
+  }
+  document.AddMarkup(HeatmapSvg(heatmap));
+  document.AddParagraph(
+      "Darker is better; the best trial is outlined and starred. Hover a cell for its "
+      "numbers; hatched cells have no valid measurement.");
+  document.EndSection();
+}
+
+void AddTrials(HtmlDocument& document, const std::vector<db::TrialRecord>& trials,
+               const std::optional<db::TrialRecord>& best) {
+  document.BeginSection("Trials");
+  if (trials.empty()) {
+    document.AddParagraph("No trial has been stored for this sweep yet.");
+    document.EndSection();
+    return;
+  }
+  const std::vector<std::string> knobs = KnobColumns(trials);
+  const std::vector<std::string> metrics = MetricColumns(trials);
+  Table table;
+  table.header = {"#"};
+  table.numeric = {true};
+  for (const auto& name : knobs) {
+    table.header.push_back(name);
+    table.numeric.push_back(false);
+  }
+  for (const char* name :
+       {"status", "objective", "95% CI", "samples", "remeasured", "validated", "duration"}) {
+    table.header.push_back(name);
+    table.numeric.push_back(std::string(name) != "status" && std::string(name) != "validated");
+  }
+  for (const auto& name : metrics) {
+    table.header.push_back(name);
+    table.numeric.push_back(true);
+  }
+  table.header.push_back("error");
+  table.numeric.push_back(false);
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const auto& trial = trials[i];
+    std::vector<std::string> cells = {std::to_string(trial.id)};
+    for (const auto& name : knobs) cells.push_back(KnobValueOr(trial, name, "-"));
+    cells.push_back(trial.status);
+    cells.push_back(FormatNumber(trial.objective));
+    cells.push_back(FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high));
+    cells.push_back(std::to_string(trial.samples));
+    cells.push_back(std::to_string(trial.remeasured));
+    cells.push_back(trial.validated ? "yes" : "NO");
+    cells.push_back(Seconds(trial.duration_s));
+    for (const auto& name : metrics) cells.push_back(Metric(trial, name));
+    cells.push_back(trial.error);
+    table.rows.push_back(std::move(cells));
+    if (best && best->id == trial.id) table.highlighted_row = i;
+  }
+  document.AddTable(table);
+  document.EndSection();
+}
+
+}  // namespace
+
+HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials) {
+  const std::vector<std::string> knobs = KnobColumns(trials);
+  const auto has = [&](const std::string& name) {
+    return std::find(knobs.begin(), knobs.end(), name) != knobs.end();
+  };
+  HeatmapAxes axes;
+  std::vector<std::string> rest;
+  for (const auto& name : knobs) {
+    if (name != kRowKnob && name != kColumnKnob) rest.push_back(name);
+  }
+  size_t next = 0;
+  axes.row = has(kRowKnob) ? kRowKnob : (next < rest.size() ? rest[next++] : "");
+  if (has(kColumnKnob) && axes.row != kColumnKnob) {
+    axes.column = kColumnKnob;
+  } else if (next < rest.size()) {
+    axes.column = rest[next++];
+  }
+  if (axes.row.empty() && !axes.column.empty()) std::swap(axes.row, axes.column);
+  return axes;
+}
+
+std::string SweepReportHtml(const db::SweepRecord& sweep,
+                            const std::vector<db::TrialRecord>& trials,
+                            const std::optional<db::TrialRecord>& best) {
+  HtmlDocument document("artune sweep " + std::to_string(sweep.id));
+  document.AddHeading(1, "artune sweep " + std::to_string(sweep.id));
+  AddSummary(document, sweep, trials);
+  AddWinner(document, sweep, trials, best);
+  AddHeatmap(document, sweep, trials, best);
+  AddTrials(document, trials, best);
+  return document.Finish();
+}
+
+}  // namespace artune::report

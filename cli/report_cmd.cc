@@ -1,0 +1,107 @@
+// artune report: one self-contained HTML file (inline SVG charts and tables, no
+// scripts or network references) of a stored capture or sweep, to open in a
+// browser. Thin over the report library (cli/report/include/artune/report/).
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "artune/probes/profile_output.h"
+#include "artune/report/capture_report.h"
+#include "artune/report/html.h"
+#include "artune/report/sweep_report.h"
+#include "command.h"
+#include "format.h"
+
+namespace artune::cli {
+namespace {
+
+struct ReportOptions {
+  int64_t capture_id = 0;
+  int64_t sweep_id = 0;
+  std::string output;  // empty: report-<kind>-<id>.html in the current directory
+  bool json = false;
+};
+
+Result<std::string> CaptureReport(db::Store& store, int64_t id, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(const db::CaptureRecord capture, store.GetCapture(id));
+  Result<probes::Profile> profile = probes::ProfileFromJson(capture.profile_json);
+  if (!profile.ok()) {
+    return profile.status().WithContext("capture " + std::to_string(id) + " in " +
+                                        db::ResolveDatabasePath(context.globals.db_path) +
+                                        " has an unreadable profile");
+  }
+  profile->capture_id = capture.id;
+  return report::CaptureReportHtml(capture, *profile);
+}
+
+Result<std::string> SweepReport(db::Store& store, int64_t id) {
+  ARTUNE_ASSIGN_OR_RETURN(const db::SweepRecord sweep, store.GetSweep(id));
+  ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::TrialRecord> trials, store.ListTrials(id));
+  ARTUNE_ASSIGN_OR_RETURN(const std::optional<db::TrialRecord> best, store.BestTrial(id));
+  return report::SweepReportHtml(sweep, trials, best);
+}
+
+Status Report(const ReportOptions& options, const Context& context) {
+  if (options.capture_id == 0 && options.sweep_id == 0) {
+    return Status::InvalidArgument("artune report needs --capture ID or --sweep ID");
+  }
+  const bool capture = options.capture_id != 0;
+  const std::string kind = capture ? "capture" : "sweep";
+  const int64_t id = capture ? options.capture_id : options.sweep_id;
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+  std::string html;
+  if (capture) {
+    ARTUNE_ASSIGN_OR_RETURN(html, CaptureReport(*store, id, context));
+  } else {
+    ARTUNE_ASSIGN_OR_RETURN(html, SweepReport(*store, id));
+  }
+  const std::string path = options.output.empty()
+                               ? "report-" + kind + "-" + std::to_string(id) + ".html"
+                               : options.output;
+  ARTUNE_RETURN_IF_ERROR(report::WriteFileAtomically(path, html));
+  if (options.json) {
+    nlohmann::ordered_json out;
+    out["kind"] = kind;
+    out["id"] = id;
+    out["output"] = path;
+    out["bytes"] = html.size();
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "Wrote " << path << " (" << FormatHumanBytes(html.size()) << "): the " << kind
+              << " " << id << " report; open it in a browser.\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterReport(CLI::App& root, Context& context) {
+  auto options = std::make_shared<ReportOptions>();
+  auto* command = root.add_subcommand(
+      "report",
+      "Write one self-contained HTML report (charts and tables, no scripts or network "
+      "references) of a stored capture or sweep");
+  auto* capture = command->add_option(
+      "--capture", options->capture_id,
+      "Capture id (`artune captures`): per-method tables, message-size and iovec-size "
+      "histograms coloured by size class, the payload scheme, the errors");
+  capture->check(CLI::PositiveNumber);
+  auto* sweep = command->add_option(
+      "--sweep", options->sweep_id,
+      "Sweep id (`artune sweep`): the eager_threshold x chunk_size heatmap of the objective "
+      "with the best cell marked, the winner against the defaults, every trial");
+  sweep->check(CLI::PositiveNumber);
+  capture->excludes(sweep);
+  command->add_option("-o,--output", options->output,
+                      "File to write (default: report-<capture|sweep>-<id>.html in the current "
+                      "directory); replaced whole, never left half-written");
+  command->add_flag("--json", options->json,
+                    "Print where the report went as one JSON object {kind, id, output, bytes}");
+  command->footer(
+      "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db).\n"
+      "Examples:\n  artune report --capture 3 --output traffic.html\n  artune report --sweep 2");
+  command->callback(
+      [options, &context] { RunCommand(context, [&] { return Report(*options, context); }); });
+}
+
+}  // namespace artune::cli

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# `artune report --capture ID` writes one self-contained HTML file: the tables, the
+# histograms, the escaped method names, no scripts or remote references; the
+# default file name; the errors for a missing id, a missing store and no id at all.
+# Usage: report_cli_test.sh ARTUNE REPORT_FIXTURE
+set -u
+artune=$1
+fixture=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+db=$dir/artune.db
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+"$fixture" "$db" capture >/dev/null || { echo "FAIL: fixture capture"; exit 1; }
+"$fixture" "$db" sweep >/dev/null || { echo "FAIL: fixture sweep"; exit 1; }
+
+out=$("$artune" --db "$db" report --capture 1 --output "$dir/capture.html" --json 2>&1) ||
+  fail "report --capture --json: $out"
+[[ $out == *'"kind": "capture"'* && $out == *'"id": 1'* && $out == *"\"output\": \"$dir/capture.html\""* ]] ||
+  fail "report --json output: $out"
+html=$(cat "$dir/capture.html" 2>/dev/null)
+[[ $html == '<!DOCTYPE html>'* ]] || fail "not an HTML document"
+[[ $html == *'/tensorflow.WorkerService/RecvTensor (response)'* ]] || fail "method section missing"
+[[ $html == *'/evil.Service/&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;'* ]] ||
+  fail "the untrusted method name is not escaped"
+[[ $html != *'<script'* ]] || fail "the report contains a script element"
+[[ $html == *'aria-label="iovec sizes"'* && $html == *'aria-label="message sizes"'* ]] ||
+  fail "histograms missing"
+[[ $html == *'<td>grpc_frame_truncated</td>'* ]] || fail "errors table missing"
+[[ $html == *'<td>skew</td>'* ]] || fail "scheme missing"
+# Self-contained: the only URL is the SVG namespace name, which is never fetched.
+refs=$(grep -oE '(src|href)=|url\(["'"'"']?[a-z]+:|@import|https?://[^"]*' "$dir/capture.html" |
+  grep -v '^http://www.w3.org/2000/svg$' | sort -u)
+[[ -z $refs ]] || fail "external references: $refs"
+
+out=$("$artune" --db "$db" report --sweep 1 --output "$dir/sweep.html" --json 2>&1) ||
+  fail "report --sweep --json: $out"
+[[ $out == *'"kind": "sweep"'* ]] || fail "report --sweep --json output: $out"
+html=$(cat "$dir/sweep.html" 2>/dev/null)
+[[ $html == *'Winner: chunk_size=128KiB, eager_threshold=4KiB, latency-p50 41.5 against 55 with the defaults (-24.5%).'* ]] ||
+  fail "winner vs default missing"
+[[ $html == *'eager_threshold 4KiB, chunk_size 128KiB: latency-p50 41.5 (95% CI'*'best</title>'* ]] ||
+  fail "best heatmap cell missing"
+[[ $html == *'eager_threshold 64KiB, chunk_size 2MiB: invalid: payload checksum mismatch on reply 12</title>'* ]] ||
+  fail "invalid cell tooltip missing"
+[[ $html == *'peer closed the connection &lt;reset&gt;'* && $html != *'<reset>'* ]] ||
+  fail "trial error not escaped"
+out=$("$artune" --db "$db" report --capture 1 --sweep 1 2>&1)
+code=$?
+[[ $code -eq 2 ]] || fail "--capture with --sweep: exit $code: $out"
+out=$("$artune" --db "$db" report --sweep 5 2>&1)
+code=$?
+[[ $code -eq 1 && $out == *'artune:'* ]] || fail "unknown sweep: exit $code: $out"
+
+(cd "$dir" && "$artune" --db "$db" report --capture 1 >"$dir/out.txt" 2>&1) || fail "default output: $(cat "$dir/out.txt")"
+[[ -s $dir/report-capture-1.html ]] || fail "report-capture-1.html not written"
+grep -q 'Wrote report-capture-1.html' "$dir/out.txt" || fail "human output: $(cat "$dir/out.txt")"
+
+out=$("$artune" --db "$db" report --capture 9 --output "$dir/nine.html" 2>&1)
+code=$?
+[[ $code -eq 1 && $out == *'artune:'* ]] || fail "unknown capture: exit $code: $out"
+[[ ! -e $dir/nine.html ]] || fail "a report was written for an unknown capture"
+out=$("$artune" --db "$db" report 2>&1)
+code=$?
+[[ $code -eq 2 && $out == *'--capture'* ]] || fail "no id: exit $code: $out"
+out=$("$artune" --db "$dir/missing.db" report --capture 1 2>&1)
+code=$?
+[[ $code -ne 0 && ! -e $dir/missing.db ]] || fail "missing store: exit $code: $out"
+out=$("$artune" --db "$db" report --capture 1 --output "$dir/no/such/dir/r.html" 2>&1)
+code=$?
+[[ $code -eq 1 && $out == *"$dir/no/such/dir/r.html"* ]] || fail "unwritable output: exit $code: $out"
+
+if ((failures > 0)); then
+  echo "$failures failure(s)"
+  exit 1
+fi
+echo "report CLI: all checks passed"

@@ -1,0 +1,142 @@
+#include "artune/report/sweep_report.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "artune/report/svg.h"
+
+namespace artune::report {
+namespace {
+
+db::TrialRecord Trial(int64_t id, std::string eager, std::string chunk, double objective,
+                      std::string status = "ok") {
+  db::TrialRecord trial;
+  trial.id = id;
+  trial.sweep_id = 1;
+  trial.knobs = {{"eager_threshold", std::move(eager)}, {"chunk_size", std::move(chunk)}};
+  trial.status = std::move(status);
+  trial.validated = trial.status == "ok";
+  trial.objective = objective;
+  trial.ci_low = objective - 1;
+  trial.ci_high = objective + 1;
+  trial.samples = 5;
+  trial.metrics = {{"p50_us", objective}};
+  return trial;
+}
+
+db::SweepRecord Sweep() {
+  db::SweepRecord sweep;
+  sweep.id = 4;
+  sweep.created_at = "2024-05-01T10:00:00Z";
+  sweep.finished_at = "2024-05-01T10:05:00Z";
+  sweep.fabric = "tcp";
+  sweep.objective = "latency-p50";
+  sweep.goal = "min";
+  sweep.strategy = "grid";
+  sweep.workload = "capture:<3>";
+  sweep.default_knobs = "chunk_size=512KiB;eager_threshold=16KiB";
+  return sweep;
+}
+
+size_t Count(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(ChooseHeatmapAxes, PrefersEagerThresholdByChunkSize) {
+  db::TrialRecord trial;
+  trial.knobs = {{"chunk_size", "1MiB"}, {"eager_threshold", "4KiB"}, {"pipeline_depth", "4"}};
+  HeatmapAxes axes = ChooseHeatmapAxes({trial});
+  EXPECT_EQ(axes.row, "eager_threshold");
+  EXPECT_EQ(axes.column, "chunk_size");
+  trial.knobs = {{"chunk_size", "1MiB"}};
+  axes = ChooseHeatmapAxes({trial});
+  EXPECT_EQ(axes.row, "chunk_size");
+  EXPECT_EQ(axes.column, "");
+  trial.knobs = {{"queue_depth", "64"}, {"inline_size", "128"}};
+  axes = ChooseHeatmapAxes({trial});
+  EXPECT_EQ(axes.row, "inline_size");
+  EXPECT_EQ(axes.column, "queue_depth");
+  EXPECT_EQ(ChooseHeatmapAxes({}).row, "");
+}
+
+TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
+  const std::vector<db::TrialRecord> trials = {
+      Trial(1, "16KiB", "512KiB", 55),         Trial(2, "4KiB", "512KiB", 47),
+      Trial(3, "16KiB", "64KiB", 50),          Trial(4, "4KiB", "64KiB", 41.5),
+      Trial(5, "1MiB", "64KiB", 0, "invalid"),
+  };
+  const std::string html = SweepReportHtml(Sweep(), trials, trials[3]);
+  // Rows 4KiB, 16KiB, 1MiB (by size, not by text); the best cell is row 0, column 0
+  // of the grid that starts at x=110, y=64.
+  const size_t row_4k = html.find(">4KiB</text>");
+  const size_t row_16k = html.find(">16KiB</text>");
+  const size_t row_1m = html.find(">1MiB</text>");
+  ASSERT_NE(row_4k, std::string::npos);
+  EXPECT_LT(row_4k, row_16k);
+  EXPECT_LT(row_16k, row_1m);
+  EXPECT_NE(html.find("<rect x=\"111.5\" y=\"65.5\""), std::string::npos);
+  EXPECT_EQ(Count(html, "★"), 1u);
+  EXPECT_NE(html.find("eager_threshold 4KiB, chunk_size 64KiB: latency-p50 41.5 (95% CI 40.5 .. "
+                      "42.5, 5 samples) — best</title>"),
+            std::string::npos);
+  EXPECT_NE(html.find("fill=\"" + RampColour(1) + "\""), std::string::npos);
+  // The invalid point is hatched and says why.
+  EXPECT_NE(html.find("eager_threshold 1MiB, chunk_size 64KiB: invalid</title>"),
+            std::string::npos);
+}
+
+TEST(SweepReportHtml, ComparesTheWinnerWithTheDefaultsAndHighlightsIt) {
+  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
+                                               Trial(2, "4KiB", "64KiB", 40)};
+  const std::string html = SweepReportHtml(Sweep(), trials, trials[1]);
+  EXPECT_NE(html.find("Winner: chunk_size=64KiB, eager_threshold=4KiB, latency-p50 40 against "
+                      "50 with the defaults (-20.0%)."),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"best\"><td>winner</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>default</td><td>chunk_size=512KiB, eager_threshold=16KiB</td>"),
+            std::string::npos);
+  // In the trials table the winner's row (trial 2) is highlighted.
+  EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">2</td>"), std::string::npos);
+  EXPECT_NE(html.find("capture:&lt;3&gt;"), std::string::npos);
+}
+
+TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
+  std::vector<db::TrialRecord> trials = {Trial(1, "<b>", "64KiB", 0, "failed")};
+  trials[0].error = "peer said <script>x</script>";
+  const std::string html = SweepReportHtml(Sweep(), trials, std::nullopt);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<b>"), std::string::npos);
+  EXPECT_NE(html.find("peer said &lt;script&gt;x&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("No trial finished ok and validated: there is no winner."),
+            std::string::npos);
+}
+
+TEST(SweepReportHtml, MaximisingSweepAndMissingDefaults) {
+  db::SweepRecord sweep = Sweep();
+  sweep.objective = "bandwidth";
+  sweep.goal = "max";
+  sweep.finished_at.clear();
+  const std::vector<db::TrialRecord> trials = {Trial(1, "4KiB", "64KiB", 900),
+                                               Trial(2, "4KiB", "1MiB", 1200)};
+  const std::string html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(html.find("bandwidth (higher is better)"), std::string::npos);
+  EXPECT_NE(html.find("not finished"), std::string::npos);
+  EXPECT_NE(html.find("were not measured in this sweep."), std::string::npos);
+  // 1200 is the best, so its cell has the darkest colour and the mark.
+  EXPECT_EQ(Count(html, "★"), 1u);
+  EXPECT_NE(html.find("chunk_size 1MiB: bandwidth 1200 (95% CI"), std::string::npos);
+}
+
+TEST(SweepReportHtml, EmptySweepSaysSo) {
+  const std::string html = SweepReportHtml(Sweep(), {}, std::nullopt);
+  EXPECT_NE(html.find("No trial has been stored for this sweep yet."), std::string::npos);
+  EXPECT_EQ(html.find("<svg"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace artune::report
