@@ -56,6 +56,7 @@ void RegisterCaptures(CLI::App& root, Context& context);
 void RegisterDb(CLI::App& root, Context& context);
 void RegisterProbe(CLI::App& root, Context& context);
 void RegisterConfig(CLI::App& root, Context& context);
+void RegisterDashboard(CLI::App& root, Context& context);
 void RegisterReport(CLI::App& root, Context& context);
 
 }  // namespace artune::cli

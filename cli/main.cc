@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   RegisterCaptures(app, context);
   RegisterReport(app, context);
   RegisterDb(app, context);
+  RegisterDashboard(app, context);
 
   try {
     app.parse(argc, argv);

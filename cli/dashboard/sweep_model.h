@@ -1,0 +1,77 @@
+// The sweep view's model: a sweep's trials turned into progress, an ETA and a
+// heatmap of eager_threshold x chunk_size coloured by the objective. Pure
+// functions over plain records (the store reader, sweep_source.h, fills them), so
+// the arithmetic is unit-tested without a database.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace artune::dashboard {
+
+// One stored trial, as the view needs it.
+struct SweepTrial {
+  std::map<std::string, std::string> knobs;   // the swept knobs, as knob text ("4KiB")
+  std::map<std::string, std::string> config;  // the full effective config (fallback axis values)
+  std::string status;                         // "ok" | "invalid" | "failed"
+  bool validated = false;
+  double objective = 0;
+  double ci_low = 0, ci_high = 0;
+  double duration_s = 0;
+  std::string error;
+};
+
+struct SweepInput {
+  int64_t id = 0;
+  std::string created_at;
+  std::string finished_at;  // "" while running (or killed)
+  std::string objective;    // "latency-p50", "bandwidth", ...
+  std::string goal;         // "min" | "max"
+  std::string strategy;
+  std::string workload;
+  std::string peer;
+  std::string fabric;
+  std::optional<uint64_t> planned_trials;  // grid sweeps: the grid's size
+  // The planned values of each swept knob (knob text), so unmeasured cells show.
+  std::map<std::string, std::vector<std::string>> planned_axes;
+  std::vector<SweepTrial> trials;  // in the order they were stored
+};
+
+inline constexpr int kHeatLevels = 5;  // 0 worst .. 4 best
+
+struct HeatCell {
+  bool measured = false;  // some trial landed here
+  bool usable = false;    // some trial here is ok and validated
+  double objective = 0;   // the best usable objective of the cell
+  int level = 0;          // 0..kHeatLevels-1 among usable cells (higher: better)
+  bool best = false;      // the sweep's best cell
+};
+
+struct SweepSummary {
+  int64_t id = 0;
+  std::string objective, goal, strategy, workload, peer, fabric, created_at;
+  bool finished = false;
+  uint64_t done = 0;  // trials stored
+  uint64_t ok = 0;    // of which ok and validated
+  std::optional<uint64_t> planned;
+  std::optional<double> eta_s;  // while running with a known plan: remaining x mean trial time
+  double trial_seconds = 0;     // sum of trial durations
+  // Heatmap axes sorted by value, and cells[eager index][chunk index].
+  std::vector<std::string> eager_values;
+  std::vector<std::string> chunk_values;
+  std::vector<std::vector<HeatCell>> cells;
+  std::optional<SweepTrial> best;
+  std::optional<SweepTrial> latest;  // the most recently stored trial
+};
+
+SweepSummary SummarizeSweep(const SweepInput& input);
+
+// Sorts knob texts by the byte value they name ("256B" < "4KiB" < "1MiB"); texts
+// that do not parse sort after, by text.
+std::vector<std::string> SortKnobValues(const std::string& knob_name,
+                                        std::vector<std::string> values);
+
+}  // namespace artune::dashboard

@@ -1,0 +1,56 @@
+// Reads a sweep (running or finished) from the SQLite store for the sweep view.
+// The store is in WAL mode, so these reads never block the `artune sweep` that is
+// writing it; each Poll() reads one consistent set of committed trials.
+//
+// Threading: UI thread only (a db::Store is used from one thread at a time).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "artune/db/store.h"
+#include "artune/status.h"
+#include "views.h"
+
+namespace artune::dashboard {
+
+// "latest" (the newest sweep, followed as new ones start) or a sweep id.
+struct SweepSelector {
+  std::optional<int64_t> id;  // nullopt: latest
+};
+// Parses "latest" or a positive id. kInvalidArgument otherwise.
+Result<SweepSelector> ParseSweepSelector(const std::string& text);
+
+// One axis of a sweep's stored search space ("NAME=LO..HI:xF" or "NAME=a,b,c",
+// the canonical --knob syntax of `artune sweep`), values as knob text. nullopt
+// for text it cannot read (the view then shows only measured values).
+struct SearchAxis {
+  std::string knob;
+  std::vector<std::string> values;
+};
+std::optional<SearchAxis> ParseSearchAxis(std::string_view spec);
+
+// The view's input from store records (exposed for tests).
+SweepInput SweepInputFromRecords(const db::SweepRecord& sweep,
+                                 const std::vector<db::TrialRecord>& trials);
+
+class SweepSource {
+ public:
+  SweepSource(std::string database_path, SweepSelector selector);
+  ~SweepSource();
+  // Reads the store now. Never fails: a missing store or sweep becomes the
+  // panel's error text, and the next Poll() tries again (a sweep that starts after
+  // the dashboard shows up).
+  SweepPanel Poll();
+
+ private:
+  std::string database_path_;
+  SweepSelector selector_;
+  std::unique_ptr<db::Store> store_;
+};
+
+}  // namespace artune::dashboard

@@ -1,0 +1,145 @@
+// The sweep view: progress and ETA, the best and the latest trial, and the
+// heatmap of the objective over eager_threshold (rows) x chunk_size (columns).
+#include <algorithm>
+#include <cstdio>
+
+#include "view_parts.h"
+#include "views.h"
+
+namespace artune::dashboard {
+namespace {
+
+std::string KnobText(const std::map<std::string, std::string>& knobs) {
+  std::string text;
+  for (const auto& [name, value] : knobs) {
+    if (!text.empty()) text += ' ';
+    text += name + "=" + value;
+  }
+  return text;
+}
+
+// Short text of an objective value for a heatmap cell of 7 columns.
+std::string CellValue(double value) {
+  char text[32];
+  if (value >= 100000) {
+    std::snprintf(text, sizeof text, "%.3g", value);
+  } else if (value >= 100) {
+    std::snprintf(text, sizeof text, "%.0f", value);
+  } else {
+    std::snprintf(text, sizeof text, "%.2f", value);
+  }
+  return text;
+}
+
+std::string TrialLine(const SweepTrial& trial) {
+  char text[96];
+  if (trial.status == "ok") {
+    std::snprintf(text, sizeof text, "  %.4g [%.4g, %.4g]", trial.objective, trial.ci_low,
+                  trial.ci_high);
+  } else {
+    std::snprintf(text, sizeof text, "  %s%s", trial.status.c_str(),
+                  trial.validated ? "" : " (not validated)");
+  }
+  return KnobText(trial.knobs) + text;
+}
+
+constexpr Style kHeatStyles[kHeatLevels] = {Style::kHeat0, Style::kHeat1, Style::kHeat2,
+                                            Style::kHeat3, Style::kHeat4};
+
+}  // namespace
+
+void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
+  const int width = canvas.width();
+  if (!sweep.configured) {
+    canvas.Put(2, 2, "Sweep", Style::kHeader);
+    canvas.Put(4, 2, "No sweep: show one from the store with --sweep ID (or --sweep latest)",
+               Style::kDim);
+    return;
+  }
+  if (!sweep.summary) {
+    canvas.Put(1, 1, sweep.source, Style::kHeader);
+    canvas.Put(3, 2,
+               KeepEnd(sweep.error.empty() ? "reading the store" : sweep.error,
+                       static_cast<size_t>(width - 4)),
+               sweep.error.empty() ? Style::kDim : Style::kWarn);
+    return;
+  }
+  const SweepSummary& s = *sweep.summary;
+  char line[256];
+  std::snprintf(line, sizeof line, "sweep %lld  %s (%s)  %s  %s  %s", static_cast<long long>(s.id),
+                s.objective.c_str(), s.goal.c_str(), s.strategy.c_str(), s.workload.c_str(),
+                s.peer.c_str());
+  canvas.Put(1, 1, KeepEnd(line, static_cast<size_t>(width - 2)), Style::kHeader);
+
+  // Progress bar and ETA.
+  int col = canvas.Put(2, 1, s.finished ? "finished" : "running",
+                       s.finished ? Style::kGood : Style::kWarn) +
+            1;
+  const int bar_width = 24;
+  if (s.planned && *s.planned > 0) {
+    const int filled =
+        static_cast<int>(std::min<uint64_t>(s.done, *s.planned) * bar_width / *s.planned);
+    col = canvas.Put(2, col, "[");
+    canvas.Fill(2, col, filled, '#', Style::kGood);
+    canvas.Fill(2, col + filled, bar_width - filled, '.', Style::kDim);
+    col = canvas.Put(2, col + bar_width, "] ");
+    std::snprintf(line, sizeof line, "%llu/%llu trials", static_cast<unsigned long long>(s.done),
+                  static_cast<unsigned long long>(*s.planned));
+  } else {
+    std::snprintf(line, sizeof line, "%llu trials", static_cast<unsigned long long>(s.done));
+  }
+  col = canvas.Put(2, col, line) + 2;
+  std::snprintf(line, sizeof line, "ok %llu  measured %s", static_cast<unsigned long long>(s.ok),
+                FormatSeconds(s.trial_seconds).c_str());
+  col = canvas.Put(2, col, line) + 2;
+  if (s.eta_s) canvas.Put(2, col, "ETA " + FormatSeconds(*s.eta_s), Style::kHeader);
+
+  canvas.Put(3, 1, "best  ", Style::kHeader);
+  canvas.Put(3, 7,
+             s.best ? KeepEnd(TrialLine(*s.best), static_cast<size_t>(width - 8))
+                    : std::string("none yet (no ok, validated trial)"),
+             s.best ? Style::kGood : Style::kDim);
+  canvas.Put(4, 1, s.finished ? "last  " : "latest", Style::kHeader);
+  if (s.latest) {
+    canvas.Put(4, 8, KeepEnd(TrialLine(*s.latest), static_cast<size_t>(width - 9)));
+  }
+  if (!s.finished) {
+    canvas.Put(5, 8, "trial " + std::to_string(s.done + 1) + " is being measured", Style::kDim);
+  }
+
+  // Heatmap.
+  const int top = 7;
+  canvas.Put(top, 1,
+             "objective: rows eager_threshold, columns chunk_size; * best, . none, x failed",
+             Style::kHeader);
+  constexpr int kLabelWidth = 9;
+  constexpr int kCellWidth = 7;
+  const int max_columns = (width - 1 - kLabelWidth) / kCellWidth;
+  const int max_rows = canvas.height() - 1 - (top + 2);
+  const int columns = std::min<int>(max_columns, static_cast<int>(s.chunk_values.size()));
+  const int rows = std::min<int>(max_rows, static_cast<int>(s.eager_values.size()));
+  if (columns < static_cast<int>(s.chunk_values.size()) ||
+      rows < static_cast<int>(s.eager_values.size())) {
+    canvas.Put(top + 1, width - 24, "(cut to fit the screen)", Style::kDim);
+  }
+  for (int c = 0; c < columns; ++c) {
+    canvas.Put(top + 1, 1 + kLabelWidth + c * kCellWidth,
+               AlignRight(s.chunk_values[c], kCellWidth - 1), Style::kHeader);
+  }
+  for (int r = 0; r < rows; ++r) {
+    const int row = top + 2 + r;
+    canvas.Put(row, 1, AlignRight(s.eager_values[r], kLabelWidth - 1), Style::kHeader);
+    for (int c = 0; c < columns; ++c) {
+      const HeatCell& cell = s.cells[r][c];
+      const int left = 1 + kLabelWidth + c * kCellWidth;
+      std::string text = !cell.measured ? "." : !cell.usable ? "x" : CellValue(cell.objective);
+      if (cell.best) text = "*" + text;
+      const Style style = !cell.usable ? Style::kDim
+                          : cell.best  ? Style::kBest
+                                       : kHeatStyles[cell.level];
+      canvas.Put(row, left, AlignRight(text, kCellWidth - 1), style);
+    }
+  }
+}
+
+}  // namespace artune::dashboard

@@ -1,0 +1,78 @@
+// The dashboard's screens, drawn into a Canvas from model snapshots, and the key
+// handling that switches between them. No ncurses here: terminal.h shows the
+// canvas, tests read it.
+//
+// Layout (every view): row 0 the title bar with the view tabs, the last row the
+// key hints; the view's body in between. Below kMinWidth x kMinHeight the whole
+// screen is a "terminal too small" notice.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "canvas.h"
+#include "sweep_model.h"
+#include "traffic_model.h"
+#include "transport_model.h"
+
+namespace artune::dashboard {
+
+inline constexpr int kMinWidth = 80;
+inline constexpr int kMinHeight = 24;
+
+enum class View : uint8_t { kTraffic, kSweep, kTransport };
+const char* ViewName(View view);
+
+// Keys as the views understand them; the terminal layer maps its key codes here.
+enum class Key : uint8_t {
+  kNone,
+  kQuit,       // q, Q
+  kHelp,       // ?
+  kEscape,     // Esc: closes the help
+  kTraffic,    // 1, t
+  kSweep,      // 2, s
+  kTransport,  // 3, x
+  kNextView,   // Tab
+  kUp,         // Up, k
+  kDown,       // Down, j
+  kOther,
+};
+
+struct UiState {
+  View view = View::kTraffic;
+  bool help = false;
+  bool quit = false;
+  size_t selected_method = 0;  // traffic view: the method whose histograms are shown
+};
+
+// Applies one key. `method_count` bounds the traffic selection.
+void HandleKey(UiState& ui, Key key, size_t method_count);
+
+// What the sweep view shows: a summary, or why there is none.
+struct SweepPanel {
+  bool configured = false;  // --sweep given (or a store to read)
+  std::string source;       // "store /path/artune.db, sweep 3" (or "latest sweep")
+  std::string error;        // reading failed, or no such sweep yet
+  std::optional<SweepSummary> summary;
+};
+
+struct Frame {
+  TrafficSnapshot traffic;
+  TransportSnapshot transport;
+  SweepPanel sweep;
+};
+
+// Draws the whole screen for `ui` (the help over the view when open).
+void DrawScreen(const Frame& frame, const UiState& ui, Canvas& canvas);
+
+// Parts, exposed for tests.
+void DrawTrafficView(const TrafficSnapshot& traffic, size_t selected_method, Canvas& canvas);
+void DrawSweepView(const SweepPanel& sweep, Canvas& canvas);
+void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas);
+
+// "123", "12.3 k", "4.5 M" (for counts and rates).
+std::string FormatCount(double value);
+// Short log2 bucket label: "0", "512", "4K", "16M", "2G".
+std::string BucketLabel(uint64_t lower_bound);
+
+}  // namespace artune::dashboard

@@ -1,0 +1,182 @@
+// artune dashboard: watch the traffic, a sweep and a transport server live in the
+// terminal (ncurses). Thin over artune_dashboard (cli/dashboard/).
+//
+// The probe flags are those of `artune probe` (--pcap/--ebpf/--exec and their
+// options); the sweep comes from the store (--db), the transport counters from a
+// server's control plane (--server).
+#include <csignal>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/db/store.h"
+#include "command.h"
+#include "dashboard.h"
+
+namespace artune::cli {
+namespace {
+
+struct DashboardFlags {
+  bool pcap = false;
+  std::string interface;
+  std::string read_file;
+  uint16_t port = 0;
+  std::string filter;
+  bool ebpf = false;
+  uint32_t pid = 0;
+  std::string comm;
+  bool decode = false;
+  bool exec = false;
+  std::vector<std::string> command;
+  std::string server;
+  double poll_s = 1;
+  std::string sweep;
+  std::string view = "traffic";
+  std::string log = "/dev/null";
+  bool no_colour = false;
+};
+
+Result<std::optional<probes::BackendOptions>> ProbeFromFlags(const DashboardFlags& flags) {
+  if (flags.pcap + flags.ebpf + flags.exec > 1) {
+    return Status::InvalidArgument("artune dashboard: choose at most one probe backend");
+  }
+  probes::BackendOptions options;
+  if (flags.pcap) {
+    options.kind = probes::BackendKind::kPcap;
+    options.pcap.interface = flags.interface;
+    options.pcap.read_file = flags.read_file;
+    options.pcap.filter = flags.filter;
+    if (flags.port != 0) options.pcap.port = flags.port;
+  } else if (flags.ebpf) {
+    options.kind = probes::BackendKind::kEbpf;
+    if (flags.pid != 0) options.ebpf.pid = flags.pid;
+    options.ebpf.comm = flags.comm;
+    options.ebpf.decode = flags.decode;
+  } else if (flags.exec) {
+    if (flags.command.empty()) {
+      return Status::InvalidArgument(
+          "--exec needs a command after --: artune dashboard --exec -- CMD ARGS");
+    }
+    options.kind = probes::BackendKind::kPreload;
+    options.preload.command = flags.command;
+  } else {
+    return std::optional<probes::BackendOptions>();
+  }
+  return std::optional<probes::BackendOptions>(options);
+}
+
+Status RunDashboardCommand(const DashboardFlags& flags, const Context& context,
+                           dashboard::DashboardResult& result) {
+  dashboard::DashboardOptions options;
+  ARTUNE_ASSIGN_OR_RETURN(options.probe, ProbeFromFlags(flags));
+  if (flags.port != 0) options.server_port = flags.port;
+  options.server = flags.server;
+  if (!(flags.poll_s >= 0.1 && flags.poll_s <= 60)) {
+    return Status::InvalidArgument("--poll " + std::to_string(flags.poll_s) +
+                                   " is out of range: give seconds in [0.1, 60]");
+  }
+  options.poll_interval = std::chrono::milliseconds(static_cast<int64_t>(flags.poll_s * 1000));
+  if (!flags.sweep.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(options.sweep, dashboard::ParseSweepSelector(flags.sweep));
+  }
+  options.database_path = db::ResolveDatabasePath(context.globals.db_path);
+  options.log_path = flags.log;
+  options.colour = !flags.no_colour;
+  options.initial_view = flags.view == "sweep"       ? dashboard::View::kSweep
+                         : flags.view == "transport" ? dashboard::View::kTransport
+                                                     : dashboard::View::kTraffic;
+  if (!options.probe && options.server.empty() && !options.sweep) {
+    return Status::InvalidArgument(
+        "artune dashboard: nothing to show; give a probe (--pcap, --ebpf, --exec), "
+        "--sweep ID|latest and/or --server ADDR (see --help)");
+  }
+  ARTUNE_ASSIGN_OR_RETURN(result, dashboard::RunDashboard(options));
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterDashboard(CLI::App& root, Context& context) {
+  auto flags = std::make_shared<DashboardFlags>();
+  auto* command = root.add_subcommand(
+      "dashboard",
+      "Live terminal dashboard: traffic per gRPC method (a probe it runs), a sweep's "
+      "progress and heatmap (the store), a transport server's per-protocol counters");
+  auto* pcap = command->add_flag("--pcap", flags->pcap,
+                                 "Probe with libpcap (live interface or saved capture file)");
+  auto* iface = command->add_option("--iface", flags->interface,
+                                    "pcap: capture live on this interface (e.g. lo)");
+  auto* read = command
+                   ->add_option("--read", flags->read_file,
+                                "pcap: replay a saved pcap/pcapng file instead of capturing")
+                   ->check(CLI::ExistingFile);
+  auto* port = command
+                   ->add_option("--port", flags->port,
+                                "pcap: the gRPC server's TCP port (filter \"tcp port N\")")
+                   ->check(CLI::Range(1, 65535));
+  auto* filter = command->add_option("--filter", flags->filter,
+                                     "pcap: a pcap filter expression instead of --port");
+  iface->excludes(read);
+  port->excludes(filter);
+  for (auto* option : {iface, read, port, filter}) option->needs(pcap);
+  auto* ebpf = command->add_flag(
+      "--ebpf", flags->ebpf,
+      "Probe with eBPF syscall tracepoints of one process (root or CAP_BPF+CAP_PERFMON)");
+  auto* pid = command->add_option("--pid", flags->pid, "ebpf: trace this process")
+                  ->check(CLI::Range(1u, 4194304u));
+  auto* comm = command->add_option("--comm", flags->comm,
+                                   "ebpf: trace processes with this name (/proc/PID/comm)");
+  auto* decode = command->add_flag("--decode", flags->decode,
+                                   "ebpf: also copy the bytes to decode HTTP/2 + gRPC messages");
+  pid->excludes(comm);
+  for (auto* option : {pid, comm, decode}) option->needs(ebpf);
+  auto* exec = command->add_flag(
+      "--exec", flags->exec,
+      "Probe CMD (after --) with an LD_PRELOAD interposer; no privileges; its output goes "
+      "to --log");
+  command->add_option("command", flags->command, "--exec: the command and its arguments")
+      ->type_name("CMD ARGS");
+  for (auto* flag : {pcap, ebpf}) flag->excludes(exec);
+  pcap->excludes(ebpf);
+  command->add_option("--server", flags->server,
+                      "HOST:PORT of a running transport server's control plane (e.g. the "
+                      "artune server of `artune serve`): its per-protocol counters");
+  command->add_option("--poll", flags->poll_s, "Seconds between GetStats polls of --server")
+      ->capture_default_str();
+  command->add_option("--sweep", flags->sweep,
+                      "A sweep of the store (--db) to show: its id, or 'latest' (follows new "
+                      "sweeps); running sweeps update live");
+  command->add_option("--view", flags->view, "The view shown first")
+      ->check(CLI::IsMember({"traffic", "sweep", "transport"}))
+      ->capture_default_str();
+  command
+      ->add_option("--log", flags->log,
+                   "Where stdout/stderr go while the dashboard owns the terminal (the --exec "
+                   "command's output, gRPC logs)")
+      ->capture_default_str();
+  command->add_flag("--no-color", flags->no_colour,
+                    "No colour (also when NO_COLOR is set or the terminal has none)");
+  command->footer(
+      "Keys: 1/t traffic, 2/s sweep, 3/x transport, Tab next view, j/k method, ? help, "
+      "q quit.\n"
+      "Examples:\n"
+      "  artune dashboard --exec -- python train.py\n"
+      "  artune dashboard --pcap --iface lo --port 50051 --server 127.0.0.1:50051\n"
+      "  artune dashboard --sweep latest --view sweep\n"
+      "Exit status: 0 after q; 128+N after signal N; with --exec and q after the command "
+      "exited, the command's status.");
+  command->callback([flags, &context] {
+    dashboard::DashboardResult result;
+    RunCommand(context, [&]() { return RunDashboardCommand(*flags, context, result); });
+    if (context.exit_code != kExitOk) return;
+    if (result.stop_signal != 0) {
+      context.exit_code = 128 + result.stop_signal;
+    } else if (result.command_exit_code) {
+      context.exit_code = *result.command_exit_code;
+    }
+  });
+}
+
+}  // namespace artune::cli

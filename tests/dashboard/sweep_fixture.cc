@@ -1,0 +1,74 @@
+// Writes sweeps into a store for the dashboard's sweep tests, as `artune sweep`
+// would: one sweep, then trials one by one (each its own transaction), then the
+// finish mark.
+//
+//   sweep_fixture DB create               prints the new sweep's id
+//   sweep_fixture DB trial ID EAGER CHUNK OBJECTIVE [STATUS]
+//   sweep_fixture DB finish ID
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "artune/db/store.h"
+
+namespace {
+
+int Fail(const artune::Status& status) {
+  std::cerr << "sweep_fixture: " << status.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace artune;
+  if (argc < 3) {
+    std::cerr << "usage: sweep_fixture DB create | trial ID EAGER CHUNK OBJECTIVE [STATUS] | "
+                 "finish ID\n";
+    return 2;
+  }
+  auto store = db::Store::Open(argv[1]);
+  if (!store.ok()) return Fail(store.status());
+  const std::string action = argv[2];
+  if (action == "create") {
+    db::SweepRecord sweep;
+    sweep.host = "fixture";
+    sweep.peer = "loopback";
+    sweep.fabric = "tcp";
+    sweep.objective = "latency-p50";
+    sweep.goal = "min";
+    sweep.strategy = "grid";
+    sweep.workload = "scheme:skew";
+    sweep.search_space = "eager_threshold=256B..64KiB:x16 chunk_size=64KiB..1MiB:x16";
+    sweep.base_config = {{"eager_threshold", "8KiB"}, {"chunk_size", "512KiB"}};
+    sweep.parameters = {{"repeats", "3"}};
+    auto id = (*store)->InsertSweep(sweep);
+    if (!id.ok()) return Fail(id.status());
+    std::cout << *id << "\n";
+    return 0;
+  }
+  if (action == "trial" && argc >= 7) {
+    db::TrialRecord trial;
+    trial.sweep_id = std::atoll(argv[3]);
+    trial.knobs = {{"eager_threshold", argv[4]}, {"chunk_size", argv[5]}};
+    trial.objective = std::atof(argv[6]);
+    trial.status = argc >= 8 ? argv[7] : "ok";
+    trial.validated = trial.status == "ok";
+    if (trial.status != "ok") trial.error = "fixture: a failed trial";
+    trial.ci_low = trial.objective * 0.95;
+    trial.ci_high = trial.objective * 1.05;
+    trial.samples = 30;
+    trial.duration_s = 5;
+    trial.config = trial.knobs;
+    trial.metrics = {{"p50_us", trial.objective}};
+    auto id = (*store)->InsertTrial(trial);
+    if (!id.ok()) return Fail(id.status());
+    return 0;
+  }
+  if (action == "finish" && argc >= 4) {
+    const artune::Status status = (*store)->FinishSweep(std::atoll(argv[3]));
+    return status.ok() ? 0 : Fail(status);
+  }
+  std::cerr << "sweep_fixture: unknown action or missing arguments\n";
+  return 2;
+}
