@@ -1,0 +1,179 @@
+// Tuned configs: settings -> validated Config -> diff, text, atomic file.
+#include "artune/tuner/config_emit.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "artune/transport/knobs.h"
+
+namespace artune::tuner {
+namespace {
+
+using transport::Config;
+using transport::Knob;
+using transport::KnobType;
+
+std::string CommentHeader(const std::vector<std::string>& lines) {
+  std::string header;
+  for (const std::string& line : lines) header += line.empty() ? "#\n" : "# " + line + "\n";
+  if (!header.empty()) header += "\n";
+  return header;
+}
+
+// write(2) until done, retrying on EINTR and short writes.
+Status WriteAll(int fd, std::string_view contents, const std::string& path) {
+  while (!contents.empty()) {
+    const ssize_t written = ::write(fd, contents.data(), contents.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno("cannot write " + path, errno);
+    }
+    contents.remove_prefix(static_cast<size_t>(written));
+  }
+  return Status::Ok();
+}
+
+// Makes the rename durable: the directory entry itself must reach the disk.
+Status SyncDirectory(const std::string& directory) {
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::FromErrno("cannot open directory " + directory, errno);
+  const int result = ::fsync(fd);
+  const int saved_errno = errno;
+  ::close(fd);
+  // Some file systems (tmpfs on old kernels) reject fsync on directories; the rename
+  // is still atomic there.
+  if (result != 0 && saved_errno != EINVAL) {
+    return Status::FromErrno("cannot sync directory " + directory, saved_errno);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view ConfigFormatName(ConfigFormat format) {
+  switch (format) {
+    case ConfigFormat::kToml:
+      return "toml";
+    case ConfigFormat::kEnv:
+      return "env";
+    case ConfigFormat::kJson:
+      return "json";
+  }
+  return "unknown";
+}
+
+Result<ConfigFormat> ParseConfigFormat(std::string_view text) {
+  for (ConfigFormat format : {ConfigFormat::kToml, ConfigFormat::kEnv, ConfigFormat::kJson}) {
+    if (text == ConfigFormatName(format)) return format;
+  }
+  return Status::InvalidArgument("unknown config format '" + std::string(text) +
+                                 "'; choose toml, env or json");
+}
+
+Result<KnobSetting> ParseKnobSetting(std::string_view text) {
+  const size_t equals = text.find('=');
+  if (equals == std::string_view::npos || equals == 0) {
+    return Status::InvalidArgument("--set '" + std::string(text) +
+                                   "' is not NAME=VALUE (for example --set chunk_size=1MiB)");
+  }
+  return KnobSetting{std::string(text.substr(0, equals)), std::string(text.substr(equals + 1)),
+                     "--set " + std::string(text)};
+}
+
+Result<Config> ApplyKnobSettings(const Config& base, const std::vector<KnobSetting>& settings) {
+  Config config = base;
+  for (const KnobSetting& setting : settings) {
+    const Status status = transport::SetKnob(config, setting.name, setting.value);
+    if (!status.ok()) return status.WithContext(setting.origin);
+  }
+  const Status valid = transport::ValidateConfig(config);
+  if (!valid.ok()) return valid.WithContext("the config to apply");
+  return config;
+}
+
+std::vector<KnobChange> DiffConfigs(const Config& in_force,
+                                    const std::vector<transport::KnobSource>& in_force_sources,
+                                    const Config& proposed, std::string_view unknown_source) {
+  const auto knobs = transport::Knobs();
+  std::vector<KnobChange> changes;
+  changes.reserve(knobs.size());
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    const Knob& knob = knobs[i];
+    KnobChange change;
+    change.name = std::string(knob.name);
+    change.current = transport::FormatKnobValue(knob, knob.get(in_force));
+    change.current_source =
+        i < in_force_sources.size() ? in_force_sources[i].ToString() : std::string(unknown_source);
+    change.proposed = transport::FormatKnobValue(knob, knob.get(proposed));
+    change.changed = knob.get(in_force) != knob.get(proposed);
+    changes.push_back(std::move(change));
+  }
+  return changes;
+}
+
+std::string RenderConfig(const Config& config, ConfigFormat format,
+                         const std::vector<std::string>& header_comment) {
+  switch (format) {
+    case ConfigFormat::kToml:
+      return CommentHeader(header_comment) + transport::ToToml(config);
+    case ConfigFormat::kEnv: {
+      std::string text = CommentHeader(header_comment);
+      for (const Knob& knob : transport::Knobs()) {
+        text += "export " + std::string(knob.env_name) + "=" +
+                transport::FormatKnobValue(knob, knob.get(config)) + "\n";
+      }
+      return text;
+    }
+    case ConfigFormat::kJson: {
+      nlohmann::ordered_json document = nlohmann::ordered_json::object();
+      for (const Knob& knob : transport::Knobs()) {
+        const uint64_t value = knob.get(config);
+        if (knob.type == KnobType::kEnum) {
+          document[std::string(knob.name)] = transport::FormatKnobValue(knob, value);
+        } else {
+          document[std::string(knob.name)] = value;
+        }
+      }
+      return document.dump(2) + "\n";
+    }
+  }
+  return "";
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view contents) {
+  if (path.empty()) return Status::InvalidArgument("no path to write the config to");
+  const std::filesystem::path target(path);
+  std::filesystem::path directory = target.parent_path();
+  if (directory.empty()) directory = ".";
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) {
+    return Status::IoError("cannot create directory " + directory.string() + ": " +
+                           error.message());
+  }
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::FromErrno("cannot create " + temporary, errno);
+  Status status = WriteAll(fd, contents, temporary);
+  if (status.ok() && ::fsync(fd) != 0)
+    status = Status::FromErrno("cannot sync " + temporary, errno);
+  if (::close(fd) != 0 && status.ok()) {
+    status = Status::FromErrno("cannot close " + temporary, errno);
+  }
+  if (status.ok() && ::rename(temporary.c_str(), path.c_str()) != 0) {
+    status = Status::FromErrno("cannot rename " + temporary + " to " + path, errno);
+  }
+  if (!status.ok()) {
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  return SyncDirectory(directory.string());
+}
+
+}  // namespace artune::tuner
