@@ -772,19 +772,19 @@ struct Http2ConnectionDecoder::Impl {
   void Feed(Side& side, const uint8_t* data, size_t size) {
     if (side.holding) {
       side.held.insert(side.held.end(), data, data + size);
-      if (side.held.size() > limits.max_held_response_bytes) {
-        // Waited long enough: decode without the method (it shows as unknown).
-        side.may_hold = false;
-        Release(side);
-        side.may_hold = true;
+    } else {
+      FeedFrames(side, data, size);
+      while (!side.replay.empty()) {
+        std::vector<uint8_t> replay;
+        replay.swap(side.replay);
+        FeedFrames(side, replay.data(), replay.size());
       }
-      return;
     }
-    FeedFrames(side, data, size);
-    while (!side.replay.empty()) {
-      std::vector<uint8_t> replay;
-      replay.swap(side.replay);
-      FeedFrames(side, replay.data(), replay.size());
+    if (side.holding && side.held.size() > limits.max_held_response_bytes) {
+      // Waited long enough: decode without the method (it shows as unknown).
+      side.may_hold = false;
+      Release(side);
+      side.may_hold = true;
     }
   }
 };

@@ -17,28 +17,36 @@
 #include <vector>
 
 #include "artune/probes/backend.h"
+#include "artune/probes/session.h"
 
 using namespace artune::probes;  // NOLINT: a benchmark program
 using artune::Status;
 
 namespace {
 
-class CountingSink : public EventSink {
- public:
-  void OnFlowOpen(const FlowKey&, FlowOrigin, uint64_t) override {}
-  void OnStreamBytes(const StreamSegment& segment) override { bytes += segment.bytes.size(); }
-  void OnStreamGap(const FlowKey&, uint64_t, uint64_t) override {}
-  void OnFlowClose(const FlowKey&, FlowEnd, uint64_t) override {}
-  void OnIoCall(const IoCallEvent& event) override { iovecs += event.iovec_lengths.size(); }
-  uint64_t bytes = 0;
-  uint64_t iovecs = 0;
-};
-
 struct Measurement {
   double rate = 0;
   uint64_t events = 0;
   uint64_t lost = 0;
 };
+
+// The program and arguments of a workload (mode: grpc, stream, pingpong).
+std::vector<std::string> WorkloadCommand(const std::string& mode, double seconds, bool wait) {
+  std::vector<std::string> command;
+  if (mode == "grpc") {
+    command = {ARTUNE_GRPC_TENSORS_HELPER, "bench", std::to_string(seconds)};
+  } else {
+    command = {ARTUNE_IOVEC_TRAFFIC_HELPER, mode, std::to_string(seconds)};
+  }
+  if (wait) command.push_back("--wait");
+  return command;
+}
+
+SessionOptions TracedSession() {
+  SessionOptions options;
+  options.attribute_iovecs = true;
+  return options;
+}
 
 double ParseRate(const std::string& output) {
   const auto space = output.find(' ');
@@ -55,8 +63,11 @@ Measurement RunUntracedOrEbpf(const std::string& mode, double seconds, bool ebpf
     dup2(in[0], STDIN_FILENO);
     close(out[0]);
     close(in[1]);
-    execl(ARTUNE_IOVEC_TRAFFIC_HELPER, "iovec_traffic", mode.c_str(),
-          std::to_string(seconds).c_str(), "--wait", nullptr);
+    std::vector<std::string> command = WorkloadCommand(mode, seconds, /*wait=*/true);
+    std::vector<char*> argv;
+    for (auto& word : command) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
     _exit(127);
   }
   close(out[1]);
@@ -89,7 +100,7 @@ Measurement RunUntracedOrEbpf(const std::string& mode, double seconds, bool ebpf
   });
   if (write(in[1], "g", 1) != 1) std::perror("go");
   if (backend) {
-    CountingSink sink;
+    ProbeSession sink(TracedSession());
     StopCondition stop;
     stop.stop_requested = &exited;
     (void)backend->Run(sink, stop);
@@ -112,7 +123,7 @@ Measurement RunPreload(const std::string& mode, double seconds, bool capture_byt
   close(out[1]);
   BackendOptions options;
   options.kind = BackendKind::kPreload;
-  options.preload.command = {ARTUNE_IOVEC_TRAFFIC_HELPER, mode, std::to_string(seconds)};
+  options.preload.command = WorkloadCommand(mode, seconds, /*wait=*/false);
   options.preload.capture_bytes = capture_bytes;
   auto created = CreateCaptureBackend(options);
   Status started = created.ok() ? (*created)->Start() : created.status();
@@ -129,7 +140,7 @@ Measurement RunPreload(const std::string& mode, double seconds, bool capture_byt
     ssize_t n;
     while ((n = read(out[0], buffer, sizeof(buffer))) > 0) output.append(buffer, n);
   });
-  CountingSink sink;
+  ProbeSession sink(TracedSession());
   StopCondition stop;
   (void)(*created)->Run(sink, stop);
   reader.join();
@@ -152,7 +163,10 @@ int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 3.0;
   const int repeats = argc > 2 ? std::atoi(argv[2]) : 3;
   const bool root = geteuid() == 0;
-  for (const std::string mode : {"stream", "pingpong"}) {
+  std::vector<std::string> modes;
+  for (int i = 3; i < argc; ++i) modes.push_back(argv[i]);
+  if (modes.empty()) modes = {"grpc", "stream", "pingpong"};
+  for (const std::string& mode : modes) {
     std::vector<Measurement> base, ebpf, ebpf_decode, preload, preload_bytes;
     for (int r = 0; r < repeats; ++r) {
       base.push_back(RunUntracedOrEbpf(mode, seconds, false, false));
@@ -162,8 +176,9 @@ int main(int argc, char** argv) {
       preload_bytes.push_back(RunPreload(mode, seconds, true));
     }
     const Measurement b = Median(base);
-    const char* unit = mode == "stream" ? "MB/s" : "round trips/s";
-    const double scale = mode == "stream" ? 1e-6 : 1.0;
+    const bool bytes = mode != "pingpong";
+    const char* unit = bytes ? "MB/s" : "round trips/s";
+    const double scale = bytes ? 1e-6 : 1.0;
     std::printf("%s (%d x %.1f s, median)\n", mode.c_str(), repeats, seconds);
     std::printf("  %-22s %12.1f %s\n", "untraced", b.rate * scale, unit);
     auto row = [&](const char* name, const std::vector<Measurement>& runs) {
