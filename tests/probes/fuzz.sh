@@ -21,9 +21,12 @@ cd "$build_dir"
 
 sources=(
   "$root/probes/decode/frame_header.cc" "$root/probes/decode/http2_decoder.cc"
+  "$root/probes/decode/http2_frames.cc" "$root/probes/decode/http2_resync.cc"
+  "$root/probes/decode/hpack_headers.cc" "$root/probes/decode/grpc_framing.cc"
   "$root/probes/decode/tensor.cc" "$root/probes/decode/wire_reader.cc"
   "$root/probes/classify/profile.cc" "$root/probes/classify/profile_output.cc"
   "$root/probes/src/session.cc" "$root/probes/src/event.cc"
+  "$root/probes/src/iovec_attribution.cc"
   "$root/probes/pcap/packet_parser.cc" "$root/probes/pcap/tcp_reassembler.cc"
   "$root/transport/src/status.cc"
 )
