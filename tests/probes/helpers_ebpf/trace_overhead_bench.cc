@@ -5,6 +5,7 @@
 //   pingpong: 64-byte request (sendmsg, 2 iovecs) / response (send), round trips/s
 // Usage: trace_overhead_bench [SECONDS_PER_RUN=3] [REPEATS=3]
 // The ebpf rows need root; without it they are skipped with the reason.
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,9 +27,26 @@ namespace {
 
 struct Measurement {
   double rate = 0;
+  double cpu_per_unit = 0;  // the workload process's CPU seconds (user + sys) per unit
   uint64_t events = 0;
   uint64_t lost = 0;
 };
+
+// CPU seconds of every reaped child so far. The ebpf handlers run in the traced
+// process (its sys time) and the preload wrappers in it too (its user time), so the
+// child's CPU per unit of work shows the tracing cost even when a loaded machine
+// makes wall-clock throughput too noisy to.
+double ChildrenCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_CHILDREN, &usage);
+  auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+void SetCpuPerUnit(Measurement& m, double cpu_seconds, double seconds) {
+  const double units = m.rate * seconds;
+  m.cpu_per_unit = units > 0 ? cpu_seconds / units : 0;
+}
 
 // The program and arguments of a workload (mode: grpc, stream, pingpong).
 std::vector<std::string> WorkloadCommand(const std::string& mode, double seconds, bool wait) {
@@ -57,6 +75,7 @@ double ParseRate(const std::string& output) {
 Measurement RunUntracedOrEbpf(const std::string& mode, double seconds, bool ebpf, bool decode) {
   int out[2], in[2];
   if (pipe(out) != 0 || pipe(in) != 0) return {};
+  const double cpu_before = ChildrenCpuSeconds();
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out[1], STDOUT_FILENO);
@@ -111,6 +130,7 @@ Measurement RunUntracedOrEbpf(const std::string& mode, double seconds, bool ebpf
   close(out[0]);
   close(in[1]);
   result.rate = ParseRate(output);
+  SetCpuPerUnit(result, ChildrenCpuSeconds() - cpu_before, seconds);
   return result;
 }
 
@@ -121,6 +141,7 @@ Measurement RunPreload(const std::string& mode, double seconds, bool capture_byt
   const int saved_stdout = dup(STDOUT_FILENO);
   dup2(out[1], STDOUT_FILENO);
   close(out[1]);
+  const double cpu_before = ChildrenCpuSeconds();
   BackendOptions options;
   options.kind = BackendKind::kPreload;
   options.preload.command = WorkloadCommand(mode, seconds, /*wait=*/false);
@@ -147,14 +168,20 @@ Measurement RunPreload(const std::string& mode, double seconds, bool capture_byt
   close(out[0]);
   Measurement result;
   result.rate = ParseRate(output);
+  SetCpuPerUnit(result, ChildrenCpuSeconds() - cpu_before, seconds);
   result.events = (*created)->counters().events_seen;
   result.lost = (*created)->counters().events_lost;
   return result;
 }
 
+// The median rate and, separately, the median CPU per unit.
 Measurement Median(std::vector<Measurement> runs) {
   std::sort(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.rate < b.rate; });
-  return runs[runs.size() / 2];
+  Measurement median = runs[runs.size() / 2];
+  std::sort(runs.begin(), runs.end(),
+            [](auto& a, auto& b) { return a.cpu_per_unit < b.cpu_per_unit; });
+  median.cpu_per_unit = runs[runs.size() / 2].cpu_per_unit;
+  return median;
 }
 
 }  // namespace
@@ -179,17 +206,23 @@ int main(int argc, char** argv) {
     const bool bytes = mode != "pingpong";
     const char* unit = bytes ? "MB/s" : "round trips/s";
     const double scale = bytes ? 1e-6 : 1.0;
+    // CPU of the workload process: microseconds per MB, or per round trip.
+    const char* cpu_unit = bytes ? "us/MB" : "us/rt";
+    const double cpu_scale = bytes ? 1e12 : 1e6;
     std::printf("%s (%d x %.1f s, median)\n", mode.c_str(), repeats, seconds);
-    std::printf("  %-22s %12.1f %s\n", "untraced", b.rate * scale, unit);
+    std::printf("  %-22s %12.1f %s  cpu %8.1f %s\n", "untraced", b.rate * scale, unit,
+                b.cpu_per_unit * cpu_scale, cpu_unit);
     auto row = [&](const char* name, const std::vector<Measurement>& runs) {
       if (runs.empty()) {
         std::printf("  %-22s skipped: needs root\n", name);
         return;
       }
       const Measurement m = Median(runs);
-      std::printf("  %-22s %12.1f %s  loss %5.1f%%  events %llu  lost %llu\n", name, m.rate * scale,
-                  unit, 100.0 * (1.0 - m.rate / b.rate), static_cast<unsigned long long>(m.events),
-                  static_cast<unsigned long long>(m.lost));
+      std::printf(
+          "  %-22s %12.1f %s  cpu %8.1f %s  loss %5.1f%%  cpu +%5.1f%%  events %llu  lost %llu\n",
+          name, m.rate * scale, unit, m.cpu_per_unit * cpu_scale, cpu_unit,
+          100.0 * (1.0 - m.rate / b.rate), 100.0 * (m.cpu_per_unit / b.cpu_per_unit - 1.0),
+          static_cast<unsigned long long>(m.events), static_cast<unsigned long long>(m.lost));
     };
     row("ebpf", ebpf);
     row("ebpf --decode", ebpf_decode);
