@@ -58,5 +58,6 @@ void RegisterProbe(CLI::App& root, Context& context);
 void RegisterConfig(CLI::App& root, Context& context);
 void RegisterDashboard(CLI::App& root, Context& context);
 void RegisterReport(CLI::App& root, Context& context);
+void RegisterDevices(CLI::App& root, Context& context);
 
 }  // namespace artune::cli

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   RegisterReport(app, context);
   RegisterDb(app, context);
   RegisterDashboard(app, context);
+  RegisterDevices(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,177 @@
+// The fabric interface directly, per fabric: two-sided sends into posted buffers,
+// one-sided reads of a registered region, and the failures the protocol layer relies
+// on: a read with a key the peer never registered fails naming the verb and status
+// (verbs: the remote access error breaks the queue pair, kDisconnected follows;
+// tcp: the emulated read is refused and the connection lives on), and Close fails
+// the pending work and ends with exactly one kDisconnected.
+#include "fabric/fabric.h"
+
+#include <gmock/gmock.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "engine_test_util.h"
+
+namespace artune::transport {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Completions of one endpoint, awaited by the test thread.
+class Completions {
+ public:
+  fabric::CompletionHandler Handler() {
+    return [this](fabric::Endpoint&, const fabric::Completion& completion) {
+      std::lock_guard lock(mutex_);
+      queue_.push_back(completion);
+      changed_.notify_all();
+    };
+  }
+  // The next completion, or a kDisconnected with kTimeout status after 30 s.
+  fabric::Completion Next() {
+    std::unique_lock lock(mutex_);
+    if (!changed_.wait_for(lock, std::chrono::seconds(30), [&] { return !queue_.empty(); })) {
+      return {fabric::CompletionKind::kDisconnected, 0, 0, Status::Timeout("no completion")};
+    }
+    fabric::Completion next = queue_.front();
+    queue_.pop_front();
+    return next;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<fabric::Completion> queue_;
+};
+
+class FabricTest : public ::testing::TestWithParam<FabricKind> {
+ protected:
+  static constexpr size_t kBufferBytes = 64 * 1024;
+  static constexpr int kBuffers = 4;
+
+  void SetUp() override {
+    ARTUNE_SKIP_UNLESS_FABRIC_USABLE(GetParam());
+    const Config config = testing::TestConfig(GetParam());
+    auto server = fabric::MakeFabric(GetParam(), config);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    auto client = fabric::MakeFabric(GetParam(), config);
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(client).value();
+    server_memory_.assign(kBuffers * kBufferBytes, std::byte{0});
+    client_memory_.assign(kBuffers * kBufferBytes, std::byte{0});
+    auto server_keys = server_->Register(server_memory_.data(), server_memory_.size());
+    auto client_keys = client_->Register(client_memory_.data(), client_memory_.size());
+    ASSERT_TRUE(server_keys.ok() && client_keys.ok());
+    server_keys_ = *server_keys;
+    client_keys_ = *client_keys;
+
+    std::string host = testing::TestListenAddress(GetParam());
+    host = host.substr(0, host.rfind(':'));
+    auto listening = server_->Listen(
+        host, [this](std::shared_ptr<fabric::Endpoint> endpoint, std::span<const std::byte> data) {
+          accepted_private_.assign(data.begin(), data.end());
+          for (int i = 0; i < kBuffers; ++i) {
+            ARTUNE_RETURN_IF_ERROR(endpoint->PostRecv(server_memory_.data() + i * kBufferBytes,
+                                                      kBufferBytes, server_keys_.lkey, i));
+          }
+          endpoint->Start(server_completions_.Handler());
+          std::lock_guard lock(accepted_mutex_);
+          accepted_ = std::move(endpoint);
+          return Status::Ok();
+        });
+    ASSERT_TRUE(listening.ok()) << listening.status().ToString();
+    const std::byte hello[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
+    auto endpoint = client_->Connect(*listening, hello);
+    ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
+    endpoint_ = std::move(endpoint).value();
+    endpoint_->Start(client_completions_.Handler());
+  }
+  void TearDown() override {
+    endpoint_.reset();
+    if (client_) client_->Shutdown();
+    if (server_) server_->Shutdown();
+  }
+
+  std::unique_ptr<fabric::Fabric> server_, client_;
+  std::vector<std::byte> server_memory_, client_memory_;
+  fabric::MemoryKeys server_keys_, client_keys_;
+  Completions server_completions_, client_completions_;
+  std::mutex accepted_mutex_;
+  std::shared_ptr<fabric::Endpoint> accepted_;
+  std::vector<std::byte> accepted_private_;
+  std::shared_ptr<fabric::Endpoint> endpoint_;
+};
+
+TEST_P(FabricTest, SendsLandInPostedBuffersAndReadsCopyRegisteredMemory) {
+  EXPECT_EQ(accepted_private_.size(), 3u);  // exactly what the client sent, no padding
+  // Inline-sized, ring-sized and buffer-sized sends, in order.
+  const std::vector<size_t> sizes = {16, 8 * 1024, kBufferBytes};
+  auto payload = testing::MakePayload(sizes, 7);
+  for (const auto& message : payload) {
+    fabric::SgEntry entry{message.data(), message.size(), 0};
+    ASSERT_TRUE(endpoint_->PostSend(std::span(&entry, 1)).ok());
+  }
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    fabric::Completion completion = server_completions_.Next();
+    ASSERT_EQ(completion.kind, fabric::CompletionKind::kRecv) << completion.status.ToString();
+    EXPECT_EQ(completion.wr_id, i);
+    ASSERT_EQ(completion.length, sizes[i]);
+    EXPECT_EQ(std::memcmp(server_memory_.data() + i * kBufferBytes, payload[i].data(), sizes[i]),
+              0);
+  }
+  // The client reads the last buffer back from the server's registered memory.
+  const fabric::RemoteRegion remote{
+      reinterpret_cast<uint64_t>(server_memory_.data() + 2 * kBufferBytes), server_keys_.rkey,
+      kBufferBytes};
+  ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, 42).ok());
+  fabric::Completion read = client_completions_.Next();
+  ASSERT_EQ(read.kind, fabric::CompletionKind::kRead);
+  EXPECT_EQ(read.wr_id, 42u);
+  ASSERT_TRUE(read.status.ok()) << read.status.ToString();
+  EXPECT_EQ(std::memcmp(client_memory_.data(), payload[2].data(), kBufferBytes), 0);
+}
+
+TEST_P(FabricTest, ReadWithAnUnknownKeyFailsNamingTheVerbAndStatus) {
+  const fabric::RemoteRegion remote{reinterpret_cast<uint64_t>(server_memory_.data()),
+                                    server_keys_.rkey ^ 0x5a5a00u, 4096};
+  ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, 9).ok());
+  fabric::Completion read = client_completions_.Next();
+  ASSERT_EQ(read.kind, fabric::CompletionKind::kRead) << read.status.ToString();
+  EXPECT_EQ(read.wr_id, 9u);
+  ASSERT_FALSE(read.status.ok());
+  if (GetParam() == FabricKind::kVerbs) {
+    EXPECT_THAT(read.status.message(), HasSubstr("RDMA READ completion failed"));
+    EXPECT_THAT(read.status.message(), HasSubstr("IBV_WC_REM_ACCESS_ERR"));
+    // The queue pair is broken: the endpoint ends, and posts fail from then on.
+    fabric::Completion end = client_completions_.Next();
+    EXPECT_EQ(end.kind, fabric::CompletionKind::kDisconnected);
+    EXPECT_THAT(end.status.message(), HasSubstr("IBV_WC_REM_ACCESS_ERR"));
+    fabric::SgEntry entry{client_memory_.data(), 8, 0};
+    EXPECT_EQ(endpoint_->PostSend(std::span(&entry, 1)).code(), ErrorCode::kUnavailable);
+  } else {
+    EXPECT_THAT(read.status.message(), HasSubstr("unknown remote key"));
+  }
+}
+
+TEST_P(FabricTest, CloseFailsPendingReceivesAndDisconnectsOnce) {
+  endpoint_->Close(Status::Cancelled("test closes"));
+  fabric::Completion end = client_completions_.Next();
+  EXPECT_EQ(end.kind, fabric::CompletionKind::kDisconnected);
+  EXPECT_EQ(end.status.code(), ErrorCode::kCancelled) << end.status.ToString();
+  // The server side learns too (verbs: RDMA_CM_EVENT_DISCONNECTED; tcp: end of stream).
+  fabric::Completion server_end = server_completions_.Next();
+  EXPECT_EQ(server_end.kind, fabric::CompletionKind::kDisconnected) << server_end.status.ToString();
+  EXPECT_NE(server_end.status.code(), ErrorCode::kTimeout) << server_end.status.ToString();
+  fabric::SgEntry entry{client_memory_.data(), 8, 0};
+  EXPECT_EQ(endpoint_->PostSend(std::span(&entry, 1)).code(), ErrorCode::kUnavailable);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, FabricTest, ::testing::ValuesIn(testing::TestFabrics()),
+                         testing::FabricName);
+
+}  // namespace
+}  // namespace artune::transport
