@@ -2,6 +2,8 @@
 // stores with it, `artune captures` reads back with ProfileFromJson.
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include "artune/db/store.h"
@@ -11,8 +13,14 @@ namespace artune::cli {
 
 // The record for one finished capture: the profile's JSON (without a capture id:
 // the store assigns it), its backend, duration and lost events, and one method row
-// per method and direction. `process` is what was traced ("" for pcap).
-db::CaptureRecord CaptureRecordFromProfile(const probes::Profile& profile,
-                                           const std::string& process);
+// per method and direction. `process` is what was traced ("" for pcap);
+// `started_at` is when the capture began (not when it is stored); unset, the store
+// stamps the record when it inserts it (fixtures).
+db::CaptureRecord CaptureRecordFromProfile(
+    const probes::Profile& profile, const std::string& process,
+    std::optional<std::chrono::system_clock::time_point> started_at = std::nullopt);
+
+// "2026-11-21T22:23:39.123Z": the store's ISO 8601 UTC form, to the millisecond.
+std::string Iso8601Utc(std::chrono::system_clock::time_point time);
 
 }  // namespace artune::cli

@@ -106,10 +106,12 @@ std::string TracedProcess(const ProbeOptions& options) {
 }
 
 Result<int64_t> StoreCapture(const probes::Profile& profile, const ProbeOptions& options,
-                             const Context& context) {
+                             const Context& context,
+                             std::chrono::system_clock::time_point started_at) {
   ARTUNE_ASSIGN_OR_RETURN(auto store,
                           db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
-  return store->InsertCapture(CaptureRecordFromProfile(profile, TracedProcess(options)));
+  return store->InsertCapture(
+      CaptureRecordFromProfile(profile, TracedProcess(options), started_at));
 }
 
 // `command_exit_code`: set to the --exec command's exit status.
@@ -127,6 +129,9 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
 
   probes::SessionOptions session_options;
   if (options.port != 0) session_options.server_port = options.port;
+  // The syscall backends see iovecs: attribute them to the methods whose frames
+  // they carried (needs the bytes: ebpf --decode, preload by default).
+  session_options.attribute_iovecs = backend->kind() != probes::BackendKind::kPcap;
   probes::ProbeSession session(session_options);
 
   InterruptScope interrupt_scope;
@@ -137,6 +142,7 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
   }
   const bool progress = ShowProgress(context);
   const auto started = std::chrono::steady_clock::now();
+  const auto started_at = std::chrono::system_clock::now();
   if (progress) {
     stop.on_tick = [&](const probes::BackendCounters& counters) {
       const double elapsed =
@@ -162,7 +168,7 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
   // prints the profile (the capture is not lost) and then fails the command.
   Status store_status = Status::Ok();
   if (!options.no_store) {
-    Result<int64_t> id = StoreCapture(profile, options, context);
+    Result<int64_t> id = StoreCapture(profile, options, context, started_at);
     if (id.ok()) {
       profile.capture_id = *id;
     } else {
