@@ -50,6 +50,7 @@ bool ShowProgress(const Context& context);
 // One declaration per subcommand file (defined in cli/<name>_cmd.cc).
 void RegisterCompletions(CLI::App& root, Context& context);
 void RegisterBench(CLI::App& root, Context& context);
+void RegisterSweep(CLI::App& root, Context& context);
 void RegisterServe(CLI::App& root, Context& context);
 void RegisterResults(CLI::App& root, Context& context);
 void RegisterCaptures(CLI::App& root, Context& context);

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   RegisterConfig(app, context);
   RegisterProbe(app, context);
   RegisterBench(app, context);
+  RegisterSweep(app, context);
   RegisterServe(app, context);
   RegisterCompletions(app, context);
   RegisterResults(app, context);

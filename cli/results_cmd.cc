@@ -1,17 +1,23 @@
 // artune results [--limit N] [--json]: the stored bench runs, newest first.
 // artune results show ID [--json]: one run with its full config and parameters.
-// Both read the store at --db (default: the XDG data directory) and never create it.
+// artune results --sweeps [--json]: the stored sweeps, newest first.
+// artune results --sweep ID [--json]: a sweep's trials, its winner against the
+// default config, and a text heatmap eager_threshold x chunk_size.
+// All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "artune/db/store.h"
+#include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
 
@@ -24,6 +30,8 @@ struct ResultsOptions {
   bool json = false;
   int limit = 20;
   int64_t show_id = 0;
+  int64_t sweep_id = 0;
+  bool sweeps = false;
 };
 
 std::string FormatNumber(double value, int decimals) {
@@ -146,6 +154,229 @@ Status Show(const ResultsOptions& options, const Context& context) {
   return Status::Ok();
 }
 
+// ---- sweeps ---------------------------------------------------------------
+
+ordered_json KnobsJson(const std::map<std::string, std::string>& knobs) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [name, value] : knobs) j[name] = value;
+  return j;
+}
+
+ordered_json SweepJson(const db::SweepRecord& sweep) {
+  return {{"id", sweep.id},
+          {"created_at", sweep.created_at},
+          {"finished_at", sweep.finished_at},
+          {"host", sweep.host},
+          {"peer", sweep.peer},
+          {"fabric", sweep.fabric},
+          {"objective", sweep.objective},
+          {"goal", sweep.goal},
+          {"strategy", sweep.strategy},
+          {"workload", sweep.workload},
+          {"search_space", sweep.search_space}};
+}
+
+ordered_json TrialJson(const db::TrialRecord& trial) {
+  ordered_json metrics = ordered_json::object();
+  for (const auto& [name, value] : trial.metrics) metrics[name] = value;
+  return {{"id", trial.id},
+          {"knobs", KnobsJson(trial.knobs)},
+          {"status", trial.status},
+          {"objective", trial.objective},
+          {"ci_low", trial.ci_low},
+          {"ci_high", trial.ci_high},
+          {"samples", trial.samples},
+          {"remeasured", trial.remeasured},
+          {"validated", trial.validated},
+          {"error", trial.error},
+          {"duration_s", trial.duration_s},
+          {"metrics", metrics}};
+}
+
+// The distinct values a knob takes over the trials, in numeric order.
+std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
+                                    const std::string& knob_name) {
+  const transport::Knob* knob = transport::FindKnob(knob_name);
+  std::vector<std::pair<uint64_t, std::string>> values;
+  for (const db::TrialRecord& trial : trials) {
+    auto it = trial.knobs.find(knob_name);
+    if (it == trial.knobs.end()) continue;
+    uint64_t number = 0;
+    if (knob != nullptr) {
+      if (auto parsed = transport::ParseKnobValue(*knob, it->second); parsed.ok()) number = *parsed;
+    }
+    std::pair<uint64_t, std::string> entry{number, it->second};
+    if (std::find(values.begin(), values.end(), entry) == values.end()) values.push_back(entry);
+  }
+  std::sort(values.begin(), values.end());
+  std::vector<std::string> names;
+  for (auto& [number, text] : values) names.push_back(std::move(text));
+  return names;
+}
+
+// The trial at (eager, chunk) when every other swept knob is at the winner's value
+// (or, without a winner, any trial there).
+const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
+                                   const std::optional<db::TrialRecord>& best,
+                                   const std::string& eager, const std::string& chunk) {
+  for (const db::TrialRecord& trial : trials) {
+    if (trial.knobs.count("eager_threshold") == 0 || trial.knobs.count("chunk_size") == 0 ||
+        trial.knobs.at("eager_threshold") != eager || trial.knobs.at("chunk_size") != chunk) {
+      continue;
+    }
+    bool matches = true;
+    if (best) {
+      for (const auto& [name, value] : trial.knobs) {
+        if (name == "eager_threshold" || name == "chunk_size") continue;
+        auto it = best->knobs.find(name);
+        if (it == best->knobs.end() || it->second != value) matches = false;
+      }
+    }
+    if (matches) return &trial;
+  }
+  return nullptr;
+}
+
+Status ListSweeps(const ResultsOptions& options, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store->ListSweeps(options.limit));
+  if (options.json) {
+    ordered_json j = {{"sweeps", ordered_json::array()}};
+    for (const db::SweepRecord& sweep : sweeps) j["sweeps"].push_back(SweepJson(sweep));
+    std::cout << j.dump(2) << "\n";
+    return Status::Ok();
+  }
+  if (sweeps.empty()) {
+    std::cout << "No sweeps stored yet: `artune sweep` runs one.\n";
+    return Status::Ok();
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "CREATED", "OBJECTIVE", "STRATEGY", "WORKLOAD", "FABRIC", "PEER", "STATE"}};
+  for (const db::SweepRecord& sweep : sweeps) {
+    rows.push_back({std::to_string(sweep.id), ShortTime(sweep.created_at), sweep.objective,
+                    sweep.strategy, sweep.workload, sweep.fabric, sweep.peer,
+                    sweep.finished_at.empty() ? "unfinished" : "finished"});
+  }
+  PrintTable(rows, {true, false, false, false, false, false, false, false}, std::cout);
+  return Status::Ok();
+}
+
+Status ShowSweep(const ResultsOptions& options, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store->GetSweep(options.sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store->ListTrials(sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, store->BestTrial(sweep.id));
+  std::optional<db::TrialRecord> default_trial;
+  for (const db::TrialRecord& trial : trials) {
+    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) default_trial = trial;
+  }
+  const std::vector<std::string> eagers = AxisValues(trials, "eager_threshold");
+  const std::vector<std::string> chunks = AxisValues(trials, "chunk_size");
+  const bool heatmap = !eagers.empty() && !chunks.empty();
+
+  if (options.json) {
+    ordered_json j;
+    j["sweep"] = SweepJson(sweep);
+    j["trials"] = ordered_json::array();
+    for (const db::TrialRecord& trial : trials) j["trials"].push_back(TrialJson(trial));
+    auto pick = [](const std::optional<db::TrialRecord>& trial) -> ordered_json {
+      if (!trial) return nullptr;
+      return {{"id", trial->id},
+              {"knobs", KnobsJson(trial->knobs)},
+              {"objective", trial->objective},
+              {"ci_low", trial->ci_low},
+              {"ci_high", trial->ci_high}};
+    };
+    j["best"] = pick(best);
+    j["default"] = pick(default_trial);
+    if (heatmap) {
+      ordered_json cells = ordered_json::array();
+      for (const std::string& eager : eagers) {
+        ordered_json row = ordered_json::array();
+        for (const std::string& chunk : chunks) {
+          const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
+          row.push_back(cell != nullptr && cell->status == "ok" ? ordered_json(cell->objective)
+                                                                : ordered_json(nullptr));
+        }
+        cells.push_back(row);
+      }
+      j["heatmap"] = {{"rows", "eager_threshold"},
+                      {"columns", "chunk_size"},
+                      {"row_values", eagers},
+                      {"column_values", chunks},
+                      {"cells", cells}};
+    } else {
+      j["heatmap"] = nullptr;
+    }
+    std::cout << j.dump(2) << "\n";
+    return Status::Ok();
+  }
+
+  std::cout << "Sweep " << sweep.id << "  " << sweep.objective << " (" << sweep.goal << "), "
+            << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
+            << sweep.peer << ", " << trials.size() << " trials"
+            << (sweep.finished_at.empty() ? " (unfinished: `artune sweep --resume " +
+                                                std::to_string(sweep.id) + "` continues it)"
+                                          : "")
+            << "\n";
+  std::cout << "Search space  " << sweep.search_space << "\n\n";
+  std::vector<std::vector<std::string>> rows = {
+      {"ID", "KNOBS", "STATUS", "OBJECTIVE", "CI LOW", "CI HIGH", "N", "NOTE"}};
+  for (const db::TrialRecord& trial : trials) {
+    std::string note;
+    if (best && trial.id == best->id) note = "best";
+    if (default_trial && trial.id == default_trial->id)
+      note += note.empty() ? "default" : ", default";
+    if (!trial.error.empty()) note += (note.empty() ? "" : "; ") + trial.error;
+    rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs), trial.status,
+                    FormatNumber(trial.objective, 2), FormatNumber(trial.ci_low, 2),
+                    FormatNumber(trial.ci_high, 2), std::to_string(trial.samples), note});
+  }
+  PrintTable(rows, {true, false, false, true, true, true, true, false}, std::cout);
+  std::cout << "\n";
+  if (best) {
+    std::cout << "Winner   " << db::TrialKnobKey(best->knobs) << "  "
+              << FormatNumber(best->objective, 2) << " [" << FormatNumber(best->ci_low, 2) << ", "
+              << FormatNumber(best->ci_high, 2) << "]\n";
+  } else {
+    std::cout << "Winner   none (no trial validated)\n";
+  }
+  if (default_trial) {
+    std::cout << "Default  " << db::TrialKnobKey(default_trial->knobs) << "  "
+              << FormatNumber(default_trial->objective, 2) << "\n";
+  }
+  if (heatmap) {
+    std::cout << "\n"
+              << sweep.objective << " by eager_threshold (rows) x chunk_size (columns)"
+              << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
+    std::vector<std::vector<std::string>> grid;
+    std::vector<std::string> header = {"eager \\ chunk"};
+    for (const std::string& chunk : chunks) header.push_back(chunk);
+    grid.push_back(header);
+    for (const std::string& eager : eagers) {
+      std::vector<std::string> row = {eager};
+      for (const std::string& chunk : chunks) {
+        const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
+        if (cell == nullptr) {
+          row.push_back("-");
+        } else if (cell->status == "failed") {
+          row.push_back("FAIL");
+        } else if (cell->status == "invalid") {
+          row.push_back("BAD");
+        } else {
+          row.push_back(FormatNumber(cell->objective, 1) +
+                        (best && cell->id == best->id ? "*" : ""));
+        }
+      }
+      grid.push_back(std::move(row));
+    }
+    std::vector<bool> right(grid.front().size(), true);
+    right[0] = false;
+    PrintTable(grid, right, std::cout);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterResults(CLI::App& root, Context& context) {
@@ -155,6 +386,10 @@ void RegisterResults(CLI::App& root, Context& context) {
   command->add_flag("--json", options->json, "Print one JSON object instead of the table");
   command->add_option("--limit", options->limit, "Show the N newest runs; 0 shows all")
       ->capture_default_str();
+  command->add_option("--sweep", options->sweep_id,
+                      "Show sweep ID: its trials, the winner and a heatmap eager_threshold x "
+                      "chunk_size");
+  command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
       "`artune bench` writes it.");
@@ -170,7 +405,11 @@ void RegisterResults(CLI::App& root, Context& context) {
       [options, &context] { RunCommand(context, [&] { return Show(*options, context); }); });
   command->callback([options, show, &context] {
     if (show->parsed()) return;  // the subcommand did the work
-    RunCommand(context, [&] { return List(*options, context); });
+    RunCommand(context, [&] {
+      if (options->sweep_id != 0) return ShowSweep(*options, context);
+      if (options->sweeps) return ListSweeps(*options, context);
+      return List(*options, context);
+    });
   });
 }
 

@@ -108,6 +108,13 @@ class ArtuneBenchChannel final : public BenchChannel {
         });
   }
 
+  Status Reconfigure(const transport::Config& config) override {
+    return client_->Reconfigure(config);
+  }
+  std::map<std::string, std::string> AgreedConfig() const override {
+    return transport::ConfigToMap(client_->config());
+  }
+
   transport::Client& client() { return *client_; }
 
  private:

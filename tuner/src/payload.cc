@@ -326,23 +326,54 @@ void FillDeterministic(std::span<std::byte> out, uint64_t seed, uint64_t buffer_
   }
 }
 
+namespace {
+
+// Fills payload.storage_ from payload.layout_ and computes the checksums.
+void FillPayload(Payload& payload, uint64_t seed, std::vector<uint64_t>& offsets,
+                 std::vector<std::byte>& storage, std::vector<uint64_t>& checksums,
+                 uint64_t& stream_checksum) {
+  storage.resize(payload.layout().total_bytes);
+  uint64_t offset = 0;
+  std::vector<ByteSpan> slices;
+  for (size_t i = 0; i < payload.layout().sizes.size(); ++i) {
+    uint64_t size = payload.layout().sizes[i];
+    std::span<std::byte> out(storage.data() + offset, size);
+    FillDeterministic(out, seed, i);
+    offsets.push_back(offset);
+    checksums.push_back(Checksum(out));
+    slices.push_back(out);
+    offset += size;
+  }
+  stream_checksum = StreamChecksum(slices);
+}
+
+}  // namespace
+
 Result<Payload> GeneratePayload(const PayloadSpec& spec) {
   Payload payload;
   ARTUNE_ASSIGN_OR_RETURN(payload.layout_, PlanPayload(spec));
   payload.spec_ = spec;
-  payload.storage_.resize(payload.layout_.total_bytes);
-  uint64_t offset = 0;
-  std::vector<ByteSpan> slices;
-  for (size_t i = 0; i < payload.layout_.sizes.size(); ++i) {
-    uint64_t size = payload.layout_.sizes[i];
-    std::span<std::byte> out(payload.storage_.data() + offset, size);
-    FillDeterministic(out, spec.seed, i);
-    payload.offsets_.push_back(offset);
-    payload.buffer_checksums_.push_back(Checksum(out));
-    slices.push_back(out);
-    offset += size;
+  FillPayload(payload, spec.seed, payload.offsets_, payload.storage_, payload.buffer_checksums_,
+              payload.stream_checksum_);
+  return payload;
+}
+
+Result<Payload> GeneratePayloadFromSizes(std::span<const uint64_t> sizes, uint64_t seed) {
+  if (sizes.empty() || sizes.size() > kMaxBuffers) {
+    return Status::InvalidArgument("a payload needs 1.." + std::to_string(kMaxBuffers) +
+                                   " buffers, got " + std::to_string(sizes.size()));
   }
-  payload.stream_checksum_ = StreamChecksum(slices);
+  Payload payload;
+  for (uint64_t size : sizes) {
+    ARTUNE_ASSIGN_OR_RETURN(BufferClass buffer_class, ClassifySize(size));
+    payload.layout_.classes.push_back(buffer_class);
+    payload.layout_.sizes.push_back(size);
+    payload.layout_.total_bytes += size;
+  }
+  payload.spec_.seed = seed;
+  payload.spec_.buffer_count = static_cast<uint32_t>(sizes.size());
+  FillPayload(payload, seed, payload.offsets_, payload.storage_, payload.buffer_checksums_,
+              payload.stream_checksum_);
   return payload;
 }
 

@@ -64,6 +64,16 @@ class BenchChannel {
   virtual Status Call(BenchMethod method, const PreparedPayload& payload) = 0;
   // Starts a call; `done` runs exactly once with the validated outcome.
   virtual void CallAsync(BenchMethod method, const PreparedPayload& payload, CallDone done) = 0;
+  // Pushes `config` to both ends through the control plane: calls started after it
+  // returns use it, calls in flight finish under the old values (the sweep's trials).
+  // kUnsupported for a transport without live reconfiguration (grpc); the
+  // transport's errors otherwise (kInvalidArgument for a config a side refuses).
+  virtual Status Reconfigure(const transport::Config& config) {
+    (void)config;
+    return Status::Unsupported("this transport cannot be reconfigured live");
+  }
+  // The config both ends agreed on (artune), as knob text; empty for grpc.
+  virtual std::map<std::string, std::string> AgreedConfig() const { return {}; }
 };
 
 class BenchServer {

@@ -112,6 +112,7 @@ class Payload {
 
  private:
   friend Result<Payload> GeneratePayload(const PayloadSpec& spec);
+  friend Result<Payload> GeneratePayloadFromSizes(std::span<const uint64_t> sizes, uint64_t seed);
   PayloadSpec spec_;
   PayloadLayout layout_;
   std::vector<std::byte> storage_;  // all buffers back to back
@@ -122,6 +123,11 @@ class Payload {
 
 // Plans and fills a payload. Content of buffer i is a pure function of (seed, i).
 Result<Payload> GeneratePayload(const PayloadSpec& spec);
+
+// A payload with explicit buffer sizes (each 1 B..10 MiB, 1..kMaxBuffers of them),
+// for replaying captured sizes; spec() then only carries the seed and buffer count.
+// Content of buffer i is a pure function of (seed, i), as for GeneratePayload.
+Result<Payload> GeneratePayloadFromSizes(std::span<const uint64_t> sizes, uint64_t seed);
 
 // Fills `out` with the deterministic content stream for (seed, buffer_index).
 void FillDeterministic(std::span<std::byte> out, uint64_t seed, uint64_t buffer_index);

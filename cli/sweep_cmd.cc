@@ -1,0 +1,337 @@
+// artune sweep: search the transport's knobs (eager threshold x chunk size by
+// default) for the fastest config on this link and workload; every trial measured,
+// validated and stored on its own; --resume continues a killed sweep. Thin over the
+// tuner library (artune/tuner/sweep.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "artune/db/store.h"
+#include "artune/transport/knobs.h"
+#include "artune/tuner/sweep.h"
+#include "command.h"
+#include "knob_flags.h"
+#include "progress.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct SweepFlags {
+  KnobFlags knobs;
+  std::vector<std::string> axes;  // --knob
+  std::string scheme = "uniform";
+  std::string classes;  // empty: the scheme's default
+  uint32_t buffers = 10;
+  int64_t capture_id = 0;  // --workload
+  uint32_t replay_messages = 32;
+  std::string objective = "latency-p50";
+  std::string peer;
+  std::string fabric;  // empty: the config's (auto: verbs where a device exists)
+  std::string strategy = "grid";
+  uint32_t repeats = 3;
+  double warmup_s = 0.2;
+  double duration_s = 0.5;
+  uint32_t inflight = 8;
+  uint64_t seed = 1;
+  int64_t resume = 0;
+  bool json = false;
+};
+
+// What --resume needs to rebuild the same sweep, stored with it.
+std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
+  return {{"scheme", flags.scheme},
+          {"classes", flags.classes},
+          {"buffers", std::to_string(flags.buffers)},
+          {"replay_messages", std::to_string(flags.replay_messages)},
+          {"repeats", std::to_string(flags.repeats)},
+          {"warmup_s", std::to_string(flags.warmup_s)},
+          {"duration_s", std::to_string(flags.duration_s)},
+          {"inflight", std::to_string(flags.inflight)},
+          {"seed", std::to_string(flags.seed)}};
+}
+
+Status RestoreFlags(const db::SweepRecord& sweep, SweepFlags& flags) {
+  const auto& p = sweep.parameters;
+  auto get = [&](const char* name) -> Result<std::string> {
+    auto it = p.find(name);
+    if (it == p.end()) {
+      return Status::Corruption("sweep " + std::to_string(sweep.id) + " has no stored " + name +
+                                ": it cannot be resumed; start a new sweep");
+    }
+    return it->second;
+  };
+  try {
+    ARTUNE_ASSIGN_OR_RETURN(flags.scheme, get("scheme"));
+    ARTUNE_ASSIGN_OR_RETURN(flags.classes, get("classes"));
+    ARTUNE_ASSIGN_OR_RETURN(std::string buffers, get("buffers"));
+    flags.buffers = static_cast<uint32_t>(std::stoul(buffers));
+    ARTUNE_ASSIGN_OR_RETURN(std::string messages, get("replay_messages"));
+    flags.replay_messages = static_cast<uint32_t>(std::stoul(messages));
+    ARTUNE_ASSIGN_OR_RETURN(std::string repeats, get("repeats"));
+    flags.repeats = static_cast<uint32_t>(std::stoul(repeats));
+    ARTUNE_ASSIGN_OR_RETURN(std::string warmup, get("warmup_s"));
+    flags.warmup_s = std::stod(warmup);
+    ARTUNE_ASSIGN_OR_RETURN(std::string duration, get("duration_s"));
+    flags.duration_s = std::stod(duration);
+    ARTUNE_ASSIGN_OR_RETURN(std::string inflight, get("inflight"));
+    flags.inflight = static_cast<uint32_t>(std::stoul(inflight));
+    ARTUNE_ASSIGN_OR_RETURN(std::string seed, get("seed"));
+    flags.seed = std::stoull(seed);
+  } catch (const std::exception& error) {
+    return Status::Corruption("sweep " + std::to_string(sweep.id) +
+                              " has a stored parameter that is not a number (" + error.what() +
+                              "): start a new sweep");
+  }
+  flags.objective = sweep.objective;
+  flags.strategy = sweep.strategy;
+  flags.peer = sweep.peer == "loopback" ? "" : sweep.peer;
+  flags.axes.clear();
+  std::istringstream specs(sweep.search_space);
+  for (std::string spec; specs >> spec;) flags.axes.push_back(spec);
+  if (sweep.workload.rfind("capture:", 0) == 0) {
+    flags.capture_id = std::stoll(sweep.workload.substr(8));
+  }
+  return Status::Ok();
+}
+
+Result<tuner::Workload> WorkloadFromFlags(const SweepFlags& flags, db::Store& store) {
+  if (flags.capture_id != 0) {
+    tuner::ReplayOptions replay;
+    replay.messages = flags.replay_messages;
+    replay.seed = flags.seed;
+    return tuner::LoadCaptureWorkload(store, flags.capture_id, replay);
+  }
+  tuner::PayloadSpec spec;
+  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
+  std::string classes = flags.classes;
+  if (classes.empty()) classes = spec.scheme == tuner::Scheme::kUniform ? "S,M" : "S,M,L";
+  ARTUNE_ASSIGN_OR_RETURN(spec.classes, tuner::ParseClasses(classes));
+  spec.buffer_count = flags.buffers;
+  spec.seed = flags.seed;
+  return tuner::SchemeWorkload(spec);
+}
+
+ordered_json KnobsJson(const std::map<std::string, std::string>& knobs) {
+  ordered_json j = ordered_json::object();
+  for (const auto& [name, value] : knobs) j[name] = value;
+  return j;
+}
+
+ordered_json TrialJson(const db::TrialRecord& trial) {
+  return {{"id", trial.id},
+          {"knobs", KnobsJson(trial.knobs)},
+          {"objective", trial.objective},
+          {"ci_low", trial.ci_low},
+          {"ci_high", trial.ci_high},
+          {"samples", trial.samples},
+          {"remeasured", trial.remeasured},
+          {"validated", trial.validated},
+          {"status", trial.status},
+          {"error", trial.error}};
+}
+
+ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
+  if (!trial) return nullptr;
+  return {{"knobs", KnobsJson(trial->knobs)},
+          {"objective", trial->objective},
+          {"ci_low", trial->ci_low},
+          {"ci_high", trial->ci_high},
+          {"validated", trial->validated}};
+}
+
+std::string Number(double value) {
+  std::ostringstream out;
+  out << std::setprecision(value >= 100 ? 5 : 4) << value;
+  return out.str();
+}
+
+void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
+  const db::SweepRecord& sweep = outcome.sweep;
+  std::cout << "Sweep " << sweep.id << ": " << sweep.objective << " (" << sweep.goal << "), "
+            << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
+            << sweep.peer << "\n";
+  std::cout << outcome.trials.size() << " trials (" << outcome.measured << " measured now, "
+            << outcome.resumed << " from the store)\n";
+  auto line = [&](const char* label, const std::optional<db::TrialRecord>& trial) {
+    std::cout << std::left << std::setw(9) << label;
+    if (!trial) {
+      std::cout << "none\n";
+      return;
+    }
+    std::cout << db::TrialKnobKey(trial->knobs) << "  " << Number(trial->objective) << " " << unit
+              << " [" << Number(trial->ci_low) << ", " << Number(trial->ci_high) << "]\n";
+  };
+  line("best", outcome.best);
+  line("default", outcome.default_trial);
+  if (outcome.best && outcome.default_trial && outcome.default_trial->status == "ok" &&
+      outcome.best->objective > 0 && outcome.default_trial->objective > 0) {
+    const bool lower = sweep.goal == "min";
+    const double gain = lower ? outcome.default_trial->objective / outcome.best->objective
+                              : outcome.best->objective / outcome.default_trial->objective;
+    std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x\n";
+  }
+  std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
+  return name;
+}
+
+Status RunSweepCommand(SweepFlags flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store,
+                          db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
+  db::SweepRecord record;
+  transport::Config base;
+  if (flags.resume != 0) {
+    ARTUNE_ASSIGN_OR_RETURN(record, store->GetSweep(flags.resume));
+    ARTUNE_RETURN_IF_ERROR(RestoreFlags(record, flags));
+    for (const auto& [name, value] : record.base_config) {
+      if (transport::FindKnob(name) == nullptr) continue;  // a knob this build dropped
+      ARTUNE_RETURN_IF_ERROR(
+          transport::SetKnob(base, name, value)
+              .WithContext("stored base config of sweep " + std::to_string(record.id)));
+    }
+  } else {
+    ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+    base = loaded.config;
+    if (!flags.fabric.empty())
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
+  }
+  ARTUNE_ASSIGN_OR_RETURN(tuner::SearchSpace space, tuner::ParseSearchSpace(flags.axes));
+  ARTUNE_ASSIGN_OR_RETURN(tuner::Objective objective, tuner::ParseObjective(flags.objective));
+  ARTUNE_RETURN_IF_ERROR(tuner::MakeStrategy(flags.strategy, {1}, {0}).status());
+  ARTUNE_ASSIGN_OR_RETURN(tuner::Workload workload, WorkloadFromFlags(flags, *store));
+
+  tuner::TrialOptions options;
+  options.objective = objective;
+  options.repeats = flags.repeats;
+  options.warmup_s = flags.warmup_s;
+  options.duration_s = flags.duration_s;
+  options.inflight = flags.inflight;
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<tuner::TrialTarget> target,
+                          tuner::TrialTarget::Open(base, flags.peer, options));
+
+  if (flags.resume == 0) {
+    record.host = Hostname();
+    record.peer = target->peer();
+    record.fabric = target->fabric();
+    record.objective = std::string(tuner::ObjectiveName(objective));
+    record.strategy = flags.strategy;
+    record.workload = workload.description;
+    record.parameters = ParametersOf(flags);
+  }
+
+  ProgressLine progress(context);
+  const std::string unit(tuner::ObjectiveUnit(objective));
+  auto on_trial = [&](const tuner::SweepProgress& p) {
+    if (!progress.drawing()) return;
+    std::string text = "trial " + std::to_string(p.trial) + " of ~" + std::to_string(p.estimated) +
+                       (p.resumed ? " (stored)" : "") + ", ETA " + FormatDuration(p.eta_s);
+    if (p.best_objective) {
+      text += ", best " + Number(*p.best_objective) + " " + unit + " at " + p.best_knobs;
+    }
+    progress.Update(text);
+  };
+  ARTUNE_ASSIGN_OR_RETURN(
+      tuner::SweepOutcome outcome,
+      tuner::RunSweep(*store, *target, workload, space, base, record, on_trial));
+  progress.Clear();
+
+  if (flags.json) {
+    ordered_json j;
+    j["sweep_id"] = outcome.sweep.id;
+    j["objective"] = outcome.sweep.objective;
+    j["goal"] = outcome.sweep.goal;
+    j["unit"] = unit;
+    j["fabric"] = outcome.sweep.fabric;
+    j["strategy"] = outcome.sweep.strategy;
+    j["workload"] = outcome.sweep.workload;
+    j["peer"] = outcome.sweep.peer;
+    j["search_space"] = outcome.sweep.search_space;
+    j["measured"] = outcome.measured;
+    j["resumed"] = outcome.resumed;
+    j["trials"] = ordered_json::array();
+    for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
+    j["best"] = PickJson(outcome.best);
+    j["default"] = PickJson(outcome.default_trial);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    PrintHuman(outcome, unit);
+  }
+  if (!outcome.best) {
+    return Status::Corruption("sweep " + std::to_string(outcome.sweep.id) +
+                              " has no validated trial: every config failed or corrupted data "
+                              "(`artune results --sweep " +
+                              std::to_string(outcome.sweep.id) + "` shows why)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterSweep(CLI::App& root, Context& context) {
+  auto flags = std::make_shared<SweepFlags>();
+  CLI::App* command = root.add_subcommand(
+      "sweep",
+      "Search transport knobs (eager_threshold x chunk_size by default) for the fastest config "
+      "on this link and workload; every trial validated and stored");
+  AddKnobFlags(*command, flags->knobs);
+  command->add_option("--knob", flags->axes,
+                      "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
+                      "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2");
+  command->add_option("--scheme", flags->scheme, "TF-gRPC-Bench payload scheme")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  command->add_option("--classes", flags->classes,
+                      "Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L "
+                      "otherwise)");
+  command->add_option("--buffers", flags->buffers, "Buffers per scheme message")
+      ->capture_default_str();
+  command
+      ->add_option("--workload", flags->capture_id,
+                   "Replay stored capture ID (per-method sizes and mix; `artune captures` "
+                   "lists them) instead of a scheme")
+      ->excludes("--scheme");
+  command
+      ->add_option("--replay-messages", flags->replay_messages, "Messages in a capture replay list")
+      ->capture_default_str();
+  command->add_option("--objective", flags->objective, "What to optimise")
+      ->check(CLI::IsMember(
+          {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
+      ->capture_default_str();
+  command->add_option("--peer", flags->peer,
+                      "host:port of `artune serve` (default: a loopback server in this process)");
+  command->add_option("--fabric", flags->fabric, "tcp | verbs | auto (default: the config's)")
+      ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
+  command
+      ->add_option("--strategy", flags->strategy,
+                   "grid (every point) or adaptive (pattern search, far fewer trials)")
+      ->check(CLI::IsMember({"grid", "adaptive"}))
+      ->capture_default_str();
+  command->add_option("--repeats", flags->repeats, "Measurements per trial (median and 95% CI)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  command->add_option("--warmup", flags->warmup_s, "Warm-up seconds per trial")
+      ->capture_default_str();
+  command->add_option("--duration", flags->duration_s, "Seconds per measurement")
+      ->capture_default_str();
+  command->add_option("--inflight", flags->inflight, "Calls in flight (bandwidth, ps, workload)")
+      ->capture_default_str();
+  command->add_option("--seed", flags->seed, "Payload seed")->capture_default_str();
+  command->add_option("--resume", flags->resume,
+                      "Continue stored sweep ID with its stored settings; finished trials are "
+                      "not repeated");
+  command->add_flag("--json", flags->json, "Print one JSON object");
+  command->callback(
+      [flags, &context] { RunCommand(context, [&] { return RunSweepCommand(*flags, context); }); });
+}
+
+}  // namespace artune::cli

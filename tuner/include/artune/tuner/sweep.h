@@ -1,0 +1,64 @@
+// A sweep: a strategy walks the search space, each point is measured once by a
+// TrialTarget and stored as its own trial, and the best validated trial wins.
+//
+// Storage and resume: the sweep record is stored first; every trial is committed
+// on its own the moment it is measured (store.h), keyed by its knob values. Resuming
+// (RunSweep with an existing sweep id) answers every point already stored from the
+// store and measures only the rest, so after kill -9 no finished trial is repeated
+// and none is lost. The transport's default config is measured first (the
+// "default" of the report); when it is on the grid the strategy reuses it.
+//
+// Threading: runs on the calling thread; `progress` is called there.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "artune/db/store.h"
+#include "artune/status.h"
+#include "artune/transport/config.h"
+#include "artune/tuner/search_space.h"
+#include "artune/tuner/strategy.h"
+#include "artune/tuner/trial.h"
+#include "artune/tuner/workload.h"
+
+namespace artune::tuner {
+
+struct SweepProgress {
+  size_t trial = 0;      // trials done so far (stored ones included)
+  size_t estimated = 0;  // the strategy's estimate of the total
+  bool resumed = false;  // this trial came from the store, not a measurement
+  double elapsed_s = 0;  // since RunSweep began
+  double eta_s = 0;      // by the mean time of the trials measured in this run
+  std::optional<double> best_objective;
+  std::string best_knobs;  // TrialKnobKey of the best so far
+  std::string last_knobs;
+};
+using SweepProgressFn = std::function<void(const SweepProgress&)>;
+
+struct SweepOutcome {
+  db::SweepRecord sweep;
+  std::vector<db::TrialRecord> trials;           // in stored order
+  std::optional<db::TrialRecord> best;           // best validated "ok" trial
+  std::optional<db::TrialRecord> default_trial;  // the transport's defaults, measured
+  size_t measured = 0;                           // trials measured by this call
+  size_t resumed = 0;                            // points answered from the store
+};
+
+// The cost the strategy minimises for a stored trial: objective (or its negation
+// for throughputs); std::nullopt for a trial that is not "ok" and validated.
+std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better);
+
+// Runs (or, when `sweep.id` names a stored sweep, resumes) the sweep.
+// `sweep` carries what is stored: objective, strategy, workload description,
+// search space, base config...; the caller fills it (a resumed sweep: as read
+// back). Errors: the store's (a trial that cannot be stored stops the sweep), the
+// strategy's, kInvalidArgument for a sweep whose stored search space no longer
+// parses.
+Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
+                              const SearchSpace& space, const transport::Config& base,
+                              db::SweepRecord sweep, const SweepProgressFn& progress);
+
+}  // namespace artune::tuner

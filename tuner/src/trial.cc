@@ -1,0 +1,266 @@
+#include "artune/tuner/trial.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "artune/transport/knobs.h"
+#include "artune/tuner/stats.h"
+
+namespace artune::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool IsSchemeWorkload(const Workload& workload) {
+  return workload.description.rfind("scheme:", 0) == 0;
+}
+
+double ObjectiveOf(Objective objective, const RunResult& run) {
+  switch (objective) {
+    case Objective::kLatencyP50:
+      return run.latency_us.p50;
+    case Objective::kLatencyP99:
+      return run.latency_us.p99;
+    case Objective::kBandwidth:
+      return run.bandwidth_mbps;
+    case Objective::kPsThroughput:
+      return run.rpcs_per_s;
+    case Objective::kWorkloadTime:
+      return run.duration_s;
+  }
+  return 0;
+}
+
+double MedianOf(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return QuantileOfSorted(values, 0.5);
+}
+
+class LiveTrialTarget final : public TrialTarget {
+ public:
+  LiveTrialTarget(std::unique_ptr<BenchTransport> transport,
+                  std::vector<std::unique_ptr<BenchServer>> servers,
+                  std::vector<std::unique_ptr<BenchChannel>> channels, size_t server_count,
+                  std::string peer, TrialOptions options)
+      : transport_(std::move(transport)),
+        servers_(std::move(servers)),
+        channels_(std::move(channels)),
+        server_count_(server_count),
+        peer_(std::move(peer)),
+        options_(options) {}
+
+  ~LiveTrialTarget() override {
+    channels_.clear();  // close client connections before the servers stop
+    servers_.clear();
+  }
+
+  std::string fabric() const override { return transport_->fabric(); }
+  std::string peer() const override { return peer_.empty() ? "loopback" : peer_; }
+
+  Result<TrialMeasurement> Measure(const transport::Config& config,
+                                   const Workload& workload) override {
+    const auto started = Clock::now();
+    TrialMeasurement measurement;
+    auto finish = [&](std::string status, std::string error) {
+      measurement.status = std::move(status);
+      measurement.error = std::move(error);
+      measurement.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
+      return measurement;
+    };
+    for (auto& channel : channels_) {
+      Status status = channel->Reconfigure(config);
+      if (!status.ok()) return finish("failed", "reconfigure: " + status.message());
+    }
+    measurement.config = channels_.front()->AgreedConfig();
+
+    // Warm-up: one short run (its replies are validated too).
+    {
+      TrialOptions warm = options_;
+      Result<RunResult> run = RunOnce(workload, warm, options_.warmup_s, /*warmup=*/true);
+      if (!run.ok()) return finish("failed", run.status().message());
+      if (!run->validated) return finish("invalid", run->validation_error);
+    }
+
+    std::vector<double> values, p50s, p99s, bandwidths, rates;
+    uint32_t rounds = 0;
+    MedianEstimate estimate;
+    while (true) {
+      for (uint32_t i = 0; i < options_.repeats; ++i) {
+        Result<RunResult> run = RunOnce(workload, options_, options_.duration_s, false);
+        if (!run.ok()) return finish("failed", run.status().message());
+        if (!run->validated) return finish("invalid", run->validation_error);
+        values.push_back(ObjectiveOf(options_.objective, *run));
+        p50s.push_back(run->latency_us.p50);
+        p99s.push_back(run->latency_us.p99);
+        bandwidths.push_back(run->bandwidth_mbps);
+        rates.push_back(run->rpcs_per_s);
+      }
+      ++rounds;
+      estimate = MedianWithConfidence(values);
+      const double spread =
+          estimate.median > 0 ? (estimate.high - estimate.low) / estimate.median : 0.0;
+      if (spread <= options_.unstable_spread || rounds > options_.max_remeasure) break;
+    }
+    measurement.objective = estimate.median;
+    measurement.ci_low = estimate.low;
+    measurement.ci_high = estimate.high;
+    measurement.samples = values.size();
+    measurement.remeasured = rounds - 1;
+    measurement.validated = true;
+    measurement.metrics = {{"p50_us", MedianOf(p50s)},
+                           {"p99_us", MedianOf(p99s)},
+                           {"bandwidth_mbps", MedianOf(bandwidths)},
+                           {"rpcs_per_s", MedianOf(rates)}};
+    return finish("ok", "");
+  }
+
+ private:
+  Result<RunResult> RunOnce(const Workload& workload, const TrialOptions& options, double seconds,
+                            bool warmup) {
+    const bool scheme = IsSchemeWorkload(workload);
+    if (options.objective == Objective::kWorkloadTime || !scheme) {
+      ReplayRunOptions replay;
+      const bool latency = options.objective == Objective::kLatencyP50 ||
+                           options.objective == Objective::kLatencyP99;
+      replay.inflight = latency ? 1 : options.inflight;
+      replay.warmup_rounds = 0;
+      replay.rounds = warmup ? 1 : options.replay_rounds;
+      return RunReplay(*channels_.front(), workload, replay);
+    }
+    RunOptions run;
+    run.warmup_s = 0.001;  // the trial warmed up with a run of its own
+    run.duration_s = std::max(seconds, 0.01);
+    run.inflight = options.inflight;
+    run.servers = options.ps_servers;
+    run.clients = options.ps_clients;
+    const Payload& payload = workload.messages.front();
+    switch (options.objective) {
+      case Objective::kLatencyP50:
+      case Objective::kLatencyP99:
+        run.kind = BenchmarkKind::kLatency;
+        return RunLatency(*channels_.front(), payload, run);
+      case Objective::kBandwidth:
+        run.kind = BenchmarkKind::kBandwidth;
+        return RunBandwidth(*channels_.front(), payload, run);
+      case Objective::kPsThroughput: {
+        run.kind = BenchmarkKind::kPs;
+        std::vector<std::vector<BenchChannel*>> grid(options.ps_clients);
+        for (uint32_t c = 0; c < options.ps_clients; ++c) {
+          for (size_t s = 0; s < server_count_; ++s) {
+            grid[c].push_back(channels_[c * server_count_ + s].get());
+          }
+        }
+        return RunPs(grid, payload, run);
+      }
+      case Objective::kWorkloadTime:
+        break;
+    }
+    return Status::Internal("objective without a runner");
+  }
+
+  std::unique_ptr<BenchTransport> transport_;
+  std::vector<std::unique_ptr<BenchServer>> servers_;
+  std::vector<std::unique_ptr<BenchChannel>> channels_;  // ps: client-major
+  size_t server_count_;
+  std::string peer_;
+  TrialOptions options_;
+};
+
+}  // namespace
+
+std::string_view ObjectiveName(Objective objective) {
+  switch (objective) {
+    case Objective::kLatencyP50:
+      return "latency-p50";
+    case Objective::kLatencyP99:
+      return "latency-p99";
+    case Objective::kBandwidth:
+      return "bandwidth";
+    case Objective::kPsThroughput:
+      return "ps-throughput";
+    case Objective::kWorkloadTime:
+      return "workload-time";
+  }
+  return "?";
+}
+
+Result<Objective> ParseObjective(std::string_view text) {
+  for (Objective objective : {Objective::kLatencyP50, Objective::kLatencyP99, Objective::kBandwidth,
+                              Objective::kPsThroughput, Objective::kWorkloadTime}) {
+    if (ObjectiveName(objective) == text) return objective;
+  }
+  return Status::InvalidArgument("objective \"" + std::string(text) +
+                                 "\" is not one of latency-p50, latency-p99, bandwidth, "
+                                 "ps-throughput, workload-time");
+}
+
+std::string_view ObjectiveUnit(Objective objective) {
+  switch (objective) {
+    case Objective::kLatencyP50:
+    case Objective::kLatencyP99:
+      return "us";
+    case Objective::kBandwidth:
+      return "MB/s";
+    case Objective::kPsThroughput:
+      return "RPC/s";
+    case Objective::kWorkloadTime:
+      return "s";
+  }
+  return "";
+}
+
+bool LowerIsBetter(Objective objective) {
+  return objective != Objective::kBandwidth && objective != Objective::kPsThroughput;
+}
+
+Status ValidateTrialOptions(const TrialOptions& options) {
+  if (options.repeats == 0) return Status::InvalidArgument("repeats is 0: measure at least once");
+  if (!(options.duration_s > 0)) {
+    return Status::InvalidArgument("trial duration " + std::to_string(options.duration_s) +
+                                   " s is not positive");
+  }
+  if (options.warmup_s < 0) return Status::InvalidArgument("trial warm-up is negative");
+  if (options.inflight == 0 || options.ps_servers == 0 || options.ps_clients == 0 ||
+      options.replay_rounds == 0) {
+    return Status::InvalidArgument(
+        "inflight, ps servers, ps clients and replay rounds must be >= 1");
+  }
+  if (options.ps_servers > 64 || options.ps_clients > 64) {
+    return Status::InvalidArgument("at most 64 ps servers and clients");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<TrialTarget>> TrialTarget::Open(const transport::Config& base,
+                                                       const std::string& peer,
+                                                       const TrialOptions& options) {
+  ARTUNE_RETURN_IF_ERROR(ValidateTrialOptions(options));
+  std::unique_ptr<BenchTransport> bench = MakeArtuneBenchTransport(base);
+  const bool ps = options.objective == Objective::kPsThroughput;
+  const uint32_t server_count = ps ? options.ps_servers : 1;
+  const uint32_t client_count = ps ? options.ps_clients : 1;
+  std::vector<std::unique_ptr<BenchServer>> servers;
+  std::vector<std::string> addresses;
+  if (peer.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(servers, StartLoopbackServers(*bench, server_count));
+    for (const auto& server : servers) addresses.push_back(server->address());
+  } else {
+    for (uint32_t s = 0; s < server_count; ++s) {
+      ARTUNE_ASSIGN_OR_RETURN(std::string address,
+                              ServerAddressFor("artune", peer, static_cast<int>(s)));
+      addresses.push_back(address);
+    }
+  }
+  std::vector<std::unique_ptr<BenchChannel>> channels;
+  for (uint32_t c = 0; c < client_count; ++c) {
+    for (const std::string& address : addresses) {
+      ARTUNE_ASSIGN_OR_RETURN(auto channel, bench->Connect(address));
+      channels.push_back(std::move(channel));
+    }
+  }
+  return std::unique_ptr<TrialTarget>(new LiveTrialTarget(
+      std::move(bench), std::move(servers), std::move(channels), server_count, peer, options));
+}
+
+}  // namespace artune::tuner

@@ -1,0 +1,242 @@
+#include "artune/tuner/workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+
+#include "artune/probes/profile_output.h"
+
+namespace artune::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kMaxMessageBytes = 10ull << 20;  // the payload's Large limit
+
+struct MethodSource {
+  std::string label;  // "method direction"
+  uint64_t messages = 0;
+  uint64_t min_size = 0, max_size = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> buckets;  // lower bound, count (count > 0)
+};
+
+std::vector<MethodSource> SourcesOf(const probes::Profile& profile) {
+  std::vector<MethodSource> sources;
+  for (const probes::MethodProfile& method : profile.methods) {
+    MethodSource source;
+    source.label = method.method + " " + probes::MessageDirectionName(method.direction);
+    source.min_size = std::max<uint64_t>(1, method.min_size);
+    source.max_size = std::clamp<uint64_t>(method.max_size, source.min_size, kMaxMessageBytes);
+    for (const auto& [lower, count] : method.message_sizes.buckets) {
+      if (count > 0 && lower <= kMaxMessageBytes) source.buckets.emplace_back(lower, count);
+    }
+    for (const auto& [lower, count] : source.buckets) source.messages += count;
+    if (source.messages > 0) sources.push_back(std::move(source));
+  }
+  return sources;
+}
+
+// Largest-remainder apportionment of `total` over weights.
+std::vector<uint64_t> Apportion(const std::vector<uint64_t>& weights, uint64_t total) {
+  uint64_t weight_sum = 0;
+  for (uint64_t weight : weights) weight_sum += weight;
+  std::vector<uint64_t> shares(weights.size(), 0);
+  std::vector<std::pair<double, size_t>> remainders;
+  uint64_t given = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const double exact = static_cast<double>(total) * static_cast<double>(weights[i]) /
+                         static_cast<double>(weight_sum);
+    shares[i] = static_cast<uint64_t>(exact);
+    given += shares[i];
+    remainders.emplace_back(exact - static_cast<double>(shares[i]), i);
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; given < total && i < remainders.size(); ++i, ++given) {
+    ++shares[remainders[i].second];
+  }
+  return shares;
+}
+
+uint64_t DrawSize(const MethodSource& source, std::mt19937_64& rng) {
+  uint64_t pick = std::uniform_int_distribution<uint64_t>(0, source.messages - 1)(rng);
+  uint64_t lower = source.buckets.back().first;
+  for (const auto& [bucket, count] : source.buckets) {
+    if (pick < count) {
+      lower = bucket;
+      break;
+    }
+    pick -= count;
+  }
+  const uint64_t upper = lower == 0 ? 1 : lower * 2 - 1;
+  const uint64_t low =
+      std::clamp<uint64_t>(std::max<uint64_t>(lower, 1), source.min_size, source.max_size);
+  const uint64_t high = std::clamp<uint64_t>(upper, low, source.max_size);
+  return std::uniform_int_distribution<uint64_t>(low, high)(rng);
+}
+
+Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t capture_id,
+                             uint32_t message_count, uint64_t seed) {
+  std::vector<uint64_t> weights;
+  for (const MethodSource& source : sources) weights.push_back(source.messages);
+  const std::vector<uint64_t> shares = Apportion(weights, message_count);
+  std::mt19937_64 rng(seed);
+  std::vector<std::pair<size_t, uint64_t>> plan;  // source index, size
+  for (size_t i = 0; i < sources.size(); ++i) {
+    for (uint64_t n = 0; n < shares[i]; ++n) plan.emplace_back(i, DrawSize(sources[i], rng));
+  }
+  std::shuffle(plan.begin(), plan.end(), rng);
+  Workload workload;
+  workload.description = "capture:" + std::to_string(capture_id);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const uint64_t size = plan[i].second;
+    ARTUNE_ASSIGN_OR_RETURN(
+        Payload payload, GeneratePayloadFromSizes(std::span<const uint64_t>(&size, 1), seed + i));
+    workload.total_bytes += size;
+    workload.mix[sources[plan[i].first].label] += 1;
+    workload.messages.push_back(std::move(payload));
+  }
+  return workload;
+}
+
+}  // namespace
+
+Result<Workload> SchemeWorkload(const PayloadSpec& spec) {
+  ARTUNE_ASSIGN_OR_RETURN(Payload payload, GeneratePayload(spec));
+  Workload workload;
+  workload.description = "scheme:" + std::string(SchemeName(spec.scheme));
+  workload.total_bytes = payload.total_bytes();
+  workload.mix["scheme " + std::string(SchemeName(spec.scheme))] = 1;
+  workload.messages.push_back(std::move(payload));
+  return workload;
+}
+
+Result<Workload> CaptureWorkload(const probes::Profile& profile, int64_t capture_id,
+                                 const ReplayOptions& options) {
+  const std::vector<MethodSource> sources = SourcesOf(profile);
+  if (sources.empty()) {
+    return Status::InvalidArgument("capture " + std::to_string(capture_id) +
+                                   " has no gRPC message with a size to replay: probe a process "
+                                   "while it sends RPCs, or use --scheme");
+  }
+  if (options.messages == 0) {
+    return Status::InvalidArgument("a replay needs at least one message (messages is 0)");
+  }
+  ARTUNE_ASSIGN_OR_RETURN(Workload workload,
+                          BuildReplay(sources, capture_id, options.messages, options.seed));
+  if (workload.total_bytes > options.max_total_bytes && options.messages > 1) {
+    // Shorter list, same mix: scale the count by the overshoot.
+    const double scale =
+        static_cast<double>(options.max_total_bytes) / static_cast<double>(workload.total_bytes);
+    const uint32_t shorter =
+        std::max<uint32_t>(static_cast<uint32_t>(static_cast<double>(options.messages) * scale), 1);
+    ARTUNE_ASSIGN_OR_RETURN(workload, BuildReplay(sources, capture_id, shorter, options.seed));
+  }
+  return workload;
+}
+
+Result<Workload> LoadCaptureWorkload(db::Store& store, int64_t capture_id,
+                                     const ReplayOptions& options) {
+  ARTUNE_ASSIGN_OR_RETURN(db::CaptureRecord capture, store.GetCapture(capture_id));
+  Result<probes::Profile> profile = probes::ProfileFromJson(capture.profile_json);
+  if (!profile.ok()) {
+    return Status::Corruption("capture " + std::to_string(capture_id) +
+                              " has a stored profile that does not parse (" +
+                              profile.status().message() + "): probe again");
+  }
+  return CaptureWorkload(*profile, capture_id, options);
+}
+
+Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
+                            const ReplayRunOptions& options) {
+  if (workload.messages.empty()) return Status::InvalidArgument("the workload has no messages");
+  if (options.inflight == 0 || options.rounds == 0) {
+    return Status::InvalidArgument("a replay needs inflight >= 1 and rounds >= 1");
+  }
+  std::vector<std::unique_ptr<PreparedPayload>> prepared;
+  for (const Payload& payload : workload.messages) {
+    ARTUNE_ASSIGN_OR_RETURN(auto ready, channel.Prepare(payload));
+    prepared.push_back(std::move(ready));
+  }
+
+  RunResult result;
+  result.validated = true;
+  std::vector<double> latencies;
+  std::mutex mutex;
+  std::condition_variable changed;
+  uint32_t in_flight = 0;
+  Status first_error;
+
+  auto run_round = [&](bool measured) -> Status {
+    for (size_t i = 0; i < prepared.size(); ++i) {
+      if (options.inflight == 1) {
+        const auto start = Clock::now();
+        Status status = channel.Call(BenchMethod::kAck, *prepared[i]);
+        const double micros =
+            std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+        if (!status.ok()) return status;
+        if (measured) {
+          latencies.push_back(micros);
+          result.bytes_delivered += workload.messages[i].total_bytes();
+          ++result.rpcs;
+        }
+        continue;
+      }
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return in_flight < options.inflight; });
+      if (!first_error.ok()) break;
+      ++in_flight;
+      lock.unlock();
+      const auto start = Clock::now();
+      const uint64_t bytes = workload.messages[i].total_bytes();
+      channel.CallAsync(
+          BenchMethod::kAck, *prepared[i], [&, start, bytes, measured](Status status) {
+            const double micros =
+                std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+            std::lock_guard done_lock(mutex);
+            if (!status.ok() && first_error.ok()) first_error = status;
+            if (status.ok() && measured) {
+              latencies.push_back(micros);
+              result.bytes_delivered += bytes;
+              ++result.rpcs;
+            }
+            --in_flight;
+            changed.notify_all();
+          });
+    }
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return in_flight == 0; });
+    return first_error;
+  };
+
+  auto record_failure = [&](const Status& status) -> Result<RunResult> {
+    if (status.code() == ErrorCode::kCorruption) {
+      result.validated = false;
+      result.validation_error = status.message();
+      return result;
+    }
+    return status;
+  };
+
+  for (uint32_t round = 0; round < options.warmup_rounds; ++round) {
+    Status status = run_round(false);
+    if (!status.ok()) return record_failure(status);
+  }
+  const auto start = Clock::now();
+  for (uint32_t round = 0; round < options.rounds; ++round) {
+    Status status = run_round(true);
+    if (!status.ok()) return record_failure(status);
+  }
+  result.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.payload_bytes = workload.total_bytes;
+  result.latency_us = Summarize(latencies);
+  if (result.duration_s > 0) {
+    result.bandwidth_mbps = static_cast<double>(result.bytes_delivered) / result.duration_s / 1e6;
+    result.rpcs_per_s = static_cast<double>(result.rpcs) / result.duration_s;
+  }
+  return result;
+}
+
+}  // namespace artune::tuner
