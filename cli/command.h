@@ -57,6 +57,8 @@ void RegisterCaptures(CLI::App& root, Context& context);
 void RegisterDb(CLI::App& root, Context& context);
 void RegisterProbe(CLI::App& root, Context& context);
 void RegisterConfig(CLI::App& root, Context& context);
+void RegisterApply(CLI::App& root, Context& context);
+void RegisterWorkload(CLI::App& root, Context& context);
 void RegisterDashboard(CLI::App& root, Context& context);
 void RegisterReport(CLI::App& root, Context& context);
 void RegisterDevices(CLI::App& root, Context& context);

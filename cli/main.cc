@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
   RegisterProbe(app, context);
   RegisterBench(app, context);
   RegisterSweep(app, context);
+  RegisterApply(app, context);
+  RegisterWorkload(app, context);
   RegisterServe(app, context);
   RegisterCompletions(app, context);
   RegisterResults(app, context);

@@ -1,0 +1,337 @@
+// artune apply config: hand a tuned config to the transport. The knob values come
+// from the best trial of a stored sweep and/or --set NAME=VALUE; they are laid over
+// the config in force, checked by the knob table, shown as a diff against what is
+// in force (value and source), and then
+//   written as TOML to the file the transport loads at start-up (atomically), or
+//   written to --output PATH, or printed in --format toml|env|json, or
+//   pushed to a running `artune serve` through the control plane (--live ADDR).
+// Thin over artune/tuner/config_emit.h.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apply_compare.h"
+#include "artune/db/store.h"
+#include "artune/transport/config_loader.h"
+#include "artune/transport/knobs.h"
+#include "artune/transport/transport.h"
+#include "artune/tuner/config_emit.h"
+#include "command.h"
+#include "format.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+using transport::Config;
+
+struct ApplyFlags {
+  std::optional<int64_t> sweep_id;
+  std::vector<std::string> settings;  // --set, in order
+  std::string output;
+  std::string format;  // empty: toml to the file
+  std::string live;
+  bool dry_run = false;
+  bool json = false;
+};
+
+// Where the config goes.
+enum class Target { kDefaultFile, kOutputFile, kStdout, kLive };
+
+// The knob values to apply and a line saying where they came from.
+struct Proposal {
+  std::vector<tuner::KnobSetting> settings;
+  std::vector<std::string> origin_lines;  // for the TOML/env header and the report
+  std::optional<int64_t> sweep_id;
+  std::optional<double> objective;
+  std::string objective_name;
+};
+
+Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
+  Proposal proposal;
+  // A sweep is read when named, or (the default) when no --set is given at all.
+  if (flags.sweep_id.has_value() || flags.settings.empty()) {
+    auto opened = OpenStoreForReading(context);
+    if (!opened.ok()) {
+      return opened.status().WithContext(
+          "no sweep to apply (run `artune sweep` first, or give --set NAME=VALUE)");
+    }
+    db::Store& store = **opened;
+    int64_t sweep_id = 0;
+    if (flags.sweep_id.has_value()) {
+      sweep_id = *flags.sweep_id;
+    } else {
+      ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store.ListSweeps(1));
+      if (sweeps.empty()) {
+        return Status::NotFound(
+            "the store has no sweep to apply; run `artune sweep` first, or give --set "
+            "NAME=VALUE");
+      }
+      sweep_id = sweeps.front().id;
+    }
+    ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store.GetSweep(sweep_id));
+    ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, store.BestTrial(sweep_id));
+    if (!best.has_value()) {
+      return Status::NotFound("sweep " + std::to_string(sweep_id) +
+                              " has no validated trial to apply; see `artune results --sweep " +
+                              std::to_string(sweep_id) + "`");
+    }
+    const std::string origin = "sweep " + std::to_string(sweep_id) + " best trial";
+    for (const auto& [name, value] : best->knobs) {
+      proposal.settings.push_back({name, value, origin});
+    }
+    proposal.sweep_id = sweep_id;
+    proposal.objective = best->objective;
+    proposal.objective_name = sweep.objective;
+    proposal.origin_lines.push_back("best trial of sweep " + std::to_string(sweep_id) + " (" +
+                                    sweep.objective + " " + std::to_string(best->objective) + ", " +
+                                    sweep.workload + ", " + sweep.fabric + ", " + sweep.strategy +
+                                    ", " + sweep.created_at + ")");
+  }
+  for (const std::string& text : flags.settings) {
+    ARTUNE_ASSIGN_OR_RETURN(tuner::KnobSetting setting, tuner::ParseKnobSetting(text));
+    proposal.settings.push_back(std::move(setting));
+  }
+  if (!flags.settings.empty()) {
+    std::string line = "set:";
+    for (const std::string& text : flags.settings) line += " " + text;
+    proposal.origin_lines.push_back(line);
+  }
+  return proposal;
+}
+
+Result<Target> ChooseTarget(const ApplyFlags& flags) {
+  if (!flags.live.empty()) {
+    if (!flags.output.empty() || !flags.format.empty()) {
+      return Status::InvalidArgument(
+          "--live pushes the config to a server; it cannot be combined with --output or "
+          "--format (run apply twice to do both)");
+    }
+    return Target::kLive;
+  }
+  if (flags.output == "-") return Target::kStdout;
+  if (!flags.output.empty()) return Target::kOutputFile;
+  if (!flags.format.empty()) return Target::kStdout;
+  return Target::kDefaultFile;
+}
+
+void PrintDiff(const std::vector<tuner::KnobChange>& changes, const std::string& in_force_label,
+               std::ostream& out) {
+  std::vector<std::vector<std::string>> rows = {{"KNOB", in_force_label, "SOURCE", "NEW", ""}};
+  size_t changed = 0;
+  for (const tuner::KnobChange& change : changes) {
+    rows.push_back({change.name, change.current, change.current_source, change.proposed,
+                    change.changed ? "changed" : ""});
+    changed += change.changed ? 1 : 0;
+  }
+  PrintTable(rows, {}, out);
+  out << changed << " of " << changes.size() << " knobs change\n";
+}
+
+// Knobs set by ARTUNE_* variables still win over the file at load time: say so.
+std::vector<std::string> EnvironmentShadows(const std::vector<tuner::KnobChange>& changes,
+                                            const transport::LoadedConfig& in_force) {
+  std::vector<std::string> warnings;
+  for (const tuner::KnobChange& change : changes) {
+    const transport::KnobSource& source = in_force.SourceOf(change.name);
+    if (change.changed && source.kind == transport::KnobSource::Kind::kEnvironment) {
+      warnings.push_back(source.location + " in the environment overrides " + change.name +
+                         " from the file; unset it for the applied value to take effect");
+    }
+  }
+  return warnings;
+}
+
+ordered_json ChangesJson(const std::vector<tuner::KnobChange>& changes) {
+  ordered_json array = ordered_json::array();
+  for (const tuner::KnobChange& change : changes) {
+    array.push_back({{"name", change.name},
+                     {"current", change.current},
+                     {"source", change.current_source},
+                     {"new", change.proposed},
+                     {"changed", change.changed}});
+  }
+  return array;
+}
+
+Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
+  // The handshake returns the server's config (its values win), which is the base.
+  auto client = transport::Client::Connect(Config{}, flags.live);
+  if (!client.ok()) {
+    return client.status().WithContext("cannot reach `artune serve` at " + flags.live);
+  }
+  const Config in_force = (*client)->config();
+  ARTUNE_ASSIGN_OR_RETURN(Config proposed, tuner::ApplyKnobSettings(in_force, proposal.settings));
+  const auto changes = tuner::DiffConfigs(in_force, {}, proposed, "server " + flags.live);
+  if (!flags.dry_run) {
+    ARTUNE_RETURN_IF_ERROR(
+        (*client)->Reconfigure(proposed).WithContext("live apply to " + flags.live));
+  }
+  const Config agreed = flags.dry_run ? in_force : (*client)->config();
+  if (flags.json) {
+    ordered_json out;
+    out["target"] = "live";
+    out["address"] = flags.live;
+    out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+    out["applied"] = !flags.dry_run;
+    out["changes"] = ChangesJson(changes);
+    out["config"] = transport::ConfigToMap(agreed);
+    std::cout << out.dump(2) << "\n";
+    return Status::Ok();
+  }
+  PrintDiff(changes, "SERVER", std::cout);
+  std::cout << (flags.dry_run ? "dry run: nothing pushed to " : "pushed live to ") << flags.live
+            << (flags.dry_run ? "" : "; new messages use it, calls in flight finish as before")
+            << "\n";
+  return Status::Ok();
+}
+
+Status ApplyConfig(const ApplyFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(const Target target, ChooseTarget(flags));
+  tuner::ConfigFormat format = tuner::ConfigFormat::kToml;
+  if (!flags.format.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(format, tuner::ParseConfigFormat(flags.format));
+  }
+  if (target == Target::kStdout && flags.json) {
+    return Status::InvalidArgument(
+        "--json and --format both print to stdout; add --output FILE to write the config");
+  }
+  ARTUNE_ASSIGN_OR_RETURN(const Proposal proposal, CollectSettings(flags, context));
+  if (target == Target::kLive) return ApplyLive(flags, proposal);
+
+  // The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
+  // A file named by ARTUNE_CONFIG that does not exist yet is the one this apply
+  // creates: the config in force is then the defaults and the environment.
+  transport::ConfigLoadOptions load_options;
+  std::error_code exists_error;
+  const std::string default_path = transport::DefaultConfigPath();
+  load_options.use_default_path =
+      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
+  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext(
+        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
+        "variable it names)");
+  }
+  const transport::LoadedConfig& in_force = *loaded;
+  ARTUNE_ASSIGN_OR_RETURN(const Config proposed,
+                          tuner::ApplyKnobSettings(in_force.config, proposal.settings));
+  const auto changes = tuner::DiffConfigs(in_force.config, in_force.sources, proposed);
+
+  std::string path;
+  if (target == Target::kDefaultFile) {
+    path = transport::DefaultConfigPath();
+    if (path.empty()) {
+      return Status::InvalidArgument(
+          "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
+          "give --output FILE");
+    }
+  } else if (target == Target::kOutputFile) {
+    path = flags.output;
+  }
+  std::vector<std::string> header = {"artune transport config, written by `artune apply config`"};
+  header.insert(header.end(), proposal.origin_lines.begin(), proposal.origin_lines.end());
+  const std::string text = tuner::RenderConfig(proposed, format, header);
+
+  const bool writing = !path.empty() && !flags.dry_run;
+  if (writing) ARTUNE_RETURN_IF_ERROR(tuner::WriteFileAtomically(path, text));
+  const std::vector<std::string> warnings = target == Target::kDefaultFile
+                                                ? EnvironmentShadows(changes, in_force)
+                                                : std::vector<std::string>{};
+
+  // The report goes to stdout, unless stdout carries the config itself.
+  std::ostream& report = target == Target::kStdout ? std::cerr : std::cout;
+  if (target == Target::kStdout && !flags.dry_run) std::cout << text;
+  if (flags.json) {
+    ordered_json out;
+    out["target"] = target == Target::kDefaultFile ? "default-file" : "file";
+    out["path"] = path;
+    out["format"] = std::string(tuner::ConfigFormatName(format));
+    out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+    out["objective"] =
+        proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
+    out["objective_value"] =
+        proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
+    out["written"] = writing;
+    out["in_force_file"] =
+        in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
+    out["changes"] = ChangesJson(changes);
+    out["config"] = transport::ConfigToMap(proposed);
+    out["warnings"] = warnings;
+    std::cout << out.dump(2) << "\n";
+  } else if (!context.globals.quiet || target != Target::kStdout) {
+    for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";
+    report << "config in force: " << (in_force.file_path.empty() ? "(no file)" : in_force.file_path)
+           << "\n\n";
+    PrintDiff(changes, "IN FORCE", report);
+    if (writing) {
+      report << "wrote " << path << " (" << tuner::ConfigFormatName(format) << ")\n";
+    } else if (flags.dry_run) {
+      report << "dry run: nothing written\n";
+    }
+  }
+  for (const std::string& warning : warnings) std::cerr << "artune: warning: " << warning << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterApply(CLI::App& root, Context& context) {
+  CLI::App* apply = root.add_subcommand(
+      "apply",
+      "Hand a tuned config to the transport (file, env, live), or compare it with the defaults");
+  apply->require_subcommand(1);
+  auto flags = std::make_shared<ApplyFlags>();
+  CLI::App* command = apply->add_subcommand(
+      "config",
+      "Write the best trial of a sweep (or --set values) as the transport's config, showing "
+      "the diff against the config in force");
+  command->add_option("--sweep", flags->sweep_id,
+                      "Sweep whose best validated trial to apply (default: the latest sweep, "
+                      "unless only --set is given)");
+  command
+      ->add_option("--set", flags->settings,
+                   "Set a knob, e.g. --set eager_threshold=4KiB (repeatable; applied after the "
+                   "sweep's winner). A value the knob table refuses exits with code 2")
+      ->type_name("NAME=VALUE")
+      ->allow_extra_args(false);
+  command
+      ->add_option("--output", flags->output,
+                   "Write to FILE instead of the default path ('-' for stdout)")
+      ->type_name("FILE");
+  command
+      ->add_option("--format", flags->format,
+                   "toml (the transport's file), env (export ARTUNE_<KNOB>=... lines) or json; "
+                   "without --output the config goes to stdout and the diff to stderr")
+      ->check(CLI::IsMember({"toml", "env", "json"}));
+  command
+      ->add_option("--live", flags->live,
+                   "Push the config to a running `artune serve` at HOST:PORT (its embedded "
+                   "transport's control plane): new messages use it at once, calls in "
+                   "flight finish under the old values")
+      ->type_name("HOST:PORT");
+  command->add_flag("--dry-run", flags->dry_run, "Show the diff; write or push nothing");
+  command->add_flag("--json", flags->json, "Print the report as one JSON object");
+  command->footer(
+      "The default path is the one the transport loads at start-up: $ARTUNE_CONFIG if set, "
+      "else $XDG_CONFIG_HOME/artune/transport.toml (XDG_CONFIG_HOME defaults to "
+      "~/.config). The file is replaced atomically (temporary file + rename), so a killed "
+      "apply never leaves a half-written config. ARTUNE_<KNOB> variables still override the "
+      "file; apply warns when one shadows a knob it changes.\n"
+      "Examples:\n"
+      "  artune apply config                       # the latest sweep's winner\n"
+      "  artune apply config --sweep 3 --dry-run\n"
+      "  artune apply config --set eager_threshold=4KiB --set chunk_size=1MiB\n"
+      "  eval \"$(artune apply config --format env)\"\n"
+      "  artune apply config --sweep 3 --live 10.0.0.2:50051");
+  command->callback([flags, &context] {
+    RunCommand(context, [&]() -> Status { return ApplyConfig(*flags, context); });
+  });
+  AddApplyCompare(*apply, context);
+}
+
+}  // namespace artune::cli

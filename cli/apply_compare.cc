@@ -1,0 +1,319 @@
+// artune apply compare: the same workload replayed over the embedded transport on
+// loopback under a baseline config (the defaults) and the tuned config (the one in
+// force, a file, or a sweep's winner), interleaved so that drift on a busy machine
+// hits both alike, and printed side by side.
+#include "apply_compare.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+
+#include "artune/db/store.h"
+#include "artune/transport/config_loader.h"
+#include "artune/transport/knobs.h"
+#include "artune/tuner/bench_transport.h"
+#include "artune/tuner/benchmark.h"
+#include "artune/tuner/config_emit.h"
+#include "artune/tuner/workload.h"
+#include "format.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+using transport::Config;
+
+struct CompareFlags {
+  std::optional<int64_t> capture_id;
+  std::string scheme = "skew";
+  std::string baseline_path;
+  std::string tuned_path;
+  std::optional<int64_t> sweep_id;
+  std::string fabric;
+  uint32_t repeats = 3;
+  uint32_t rounds = 2;
+  uint32_t warmup_rounds = 1;
+  uint32_t messages = 32;
+  uint32_t inflight = 1;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+// One side of the comparison.
+struct Side {
+  std::string name;    // "default" | "tuned"
+  std::string source;  // where its config came from
+  Config config;
+  std::unique_ptr<tuner::BenchTransport> transport;
+  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
+  std::unique_ptr<tuner::BenchChannel> channel;
+  std::vector<tuner::RunResult> runs;
+};
+
+// A config file on its own: no ARTUNE_* variables, so both sides differ only by
+// what their files say.
+Result<Config> LoadFileOnly(const std::string& path) {
+  transport::ConfigLoadOptions options;
+  options.config_path = path;
+  options.use_default_path = false;
+  options.environment = transport::Environment{};
+  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, transport::LoadConfig(options));
+  return loaded.config;
+}
+
+Result<Config> TunedConfig(const CompareFlags& flags, Context& context, std::string& source) {
+  if (flags.sweep_id.has_value()) {
+    ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+    ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, store->BestTrial(*flags.sweep_id));
+    if (!best.has_value()) {
+      return Status::NotFound("sweep " + std::to_string(*flags.sweep_id) +
+                              " has no validated trial");
+    }
+    std::vector<tuner::KnobSetting> settings;
+    for (const auto& [name, value] : best->knobs) {
+      settings.push_back({name, value, "sweep " + std::to_string(*flags.sweep_id)});
+    }
+    source = "best trial of sweep " + std::to_string(*flags.sweep_id);
+    return tuner::ApplyKnobSettings(Config{}, settings);
+  }
+  std::string path = flags.tuned_path;
+  if (path.empty()) {
+    path = transport::DefaultConfigPath();
+    std::error_code error;
+    if (path.empty() || !std::filesystem::exists(path, error)) {
+      return Status::NotFound("no tuned config at " + (path.empty() ? "(no path)" : path) +
+                              "; run `artune apply config` first, or give --tuned FILE or "
+                              "--sweep ID");
+    }
+  }
+  source = "file " + path;
+  return LoadFileOnly(path);
+}
+
+Result<tuner::Workload> BuildWorkload(const CompareFlags& flags, Context& context) {
+  if (flags.capture_id.has_value()) {
+    ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+    tuner::ReplayOptions options;
+    options.messages = flags.messages;
+    options.seed = flags.seed;
+    return tuner::LoadCaptureWorkload(*store, *flags.capture_id, options);
+  }
+  tuner::PayloadSpec spec;
+  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
+  spec.classes = {tuner::BufferClass::kSmall, tuner::BufferClass::kMedium,
+                  tuner::BufferClass::kLarge};
+  spec.seed = flags.seed;
+  return tuner::SchemeWorkload(spec);
+}
+
+Status StartSide(Side& side) {
+  side.transport = tuner::MakeArtuneBenchTransport(side.config);
+  ARTUNE_ASSIGN_OR_RETURN(side.servers, tuner::StartLoopbackServers(*side.transport, 1));
+  ARTUNE_ASSIGN_OR_RETURN(side.channel, side.transport->Connect(side.servers[0]->address()));
+  return Status::Ok();
+}
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// The medians over a side's repeats.
+struct SideSummary {
+  double workload_ms = 0;  // one pass over the replay list
+  double p50_us = 0, p99_us = 0, mbps = 0;
+  uint64_t calls = 0;
+  bool validated = true;
+  std::string validation_error;
+};
+
+SideSummary Summarize(const Side& side, uint32_t rounds) {
+  SideSummary summary;
+  std::vector<double> times, p50, p99, mbps;
+  for (const tuner::RunResult& run : side.runs) {
+    times.push_back(run.duration_s * 1000.0 / rounds);
+    p50.push_back(run.latency_us.p50);
+    p99.push_back(run.latency_us.p99);
+    mbps.push_back(run.bandwidth_mbps);
+    summary.calls += run.rpcs;
+    if (!run.validated && summary.validated) {
+      summary.validated = false;
+      summary.validation_error = run.validation_error;
+    }
+  }
+  summary.workload_ms = Median(times);
+  summary.p50_us = Median(p50);
+  summary.p99_us = Median(p99);
+  summary.mbps = Median(mbps);
+  return summary;
+}
+
+std::string Fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+Status Compare(const CompareFlags& flags, Context& context) {
+  if (flags.repeats == 0 || flags.rounds == 0) {
+    return Status::InvalidArgument("--repeats and --rounds must be at least 1");
+  }
+  Side baseline{"default", "", Config{}, nullptr, {}, nullptr, {}};
+  Side tuned{"tuned", "", Config{}, nullptr, {}, nullptr, {}};
+  if (flags.baseline_path.empty()) {
+    baseline.source = "transport defaults";
+  } else {
+    ARTUNE_ASSIGN_OR_RETURN(baseline.config, LoadFileOnly(flags.baseline_path));
+    baseline.source = "file " + flags.baseline_path;
+  }
+  ARTUNE_ASSIGN_OR_RETURN(tuned.config, TunedConfig(flags, context, tuned.source));
+  if (!flags.fabric.empty()) {
+    for (Side* side : {&baseline, &tuned}) {
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", flags.fabric));
+    }
+  }
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, BuildWorkload(flags, context));
+
+  const bool progress = ShowProgress(context);
+  for (Side* side : {&baseline, &tuned}) {
+    const Status started = StartSide(*side);
+    if (!started.ok()) return started.WithContext(side->name + " config (" + side->source + ")");
+  }
+  tuner::ReplayRunOptions run_options;
+  run_options.inflight = flags.inflight;
+  run_options.rounds = flags.rounds;
+  run_options.warmup_rounds = flags.warmup_rounds;
+  for (uint32_t repeat = 0; repeat < flags.repeats; ++repeat) {
+    for (Side* side : {&baseline, &tuned}) {
+      if (progress) {
+        std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
+                     side->name.c_str());
+        std::fflush(stderr);
+      }
+      auto run = tuner::RunReplay(*side->channel, workload, run_options);
+      if (!run.ok()) return run.status().WithContext(side->name + " config replay");
+      side->runs.push_back(*run);
+    }
+  }
+  if (progress) std::fprintf(stderr, "\r\033[K");
+  for (Side* side : {&baseline, &tuned}) {
+    for (auto& server : side->servers) server->Shutdown();
+  }
+
+  const SideSummary base = Summarize(baseline, flags.rounds);
+  const SideSummary tune = Summarize(tuned, flags.rounds);
+  const double speedup = tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
+  if (flags.json) {
+    auto side_json = [&](const Side& side, const SideSummary& s) {
+      ordered_json runs = ordered_json::array();
+      for (const auto& run : side.runs) runs.push_back(run.duration_s * 1000.0 / flags.rounds);
+      return ordered_json{{"source", side.source},
+                          {"fabric", side.transport->fabric()},
+                          {"config", transport::ConfigToMap(side.config)},
+                          {"workload_ms", s.workload_ms},
+                          {"workload_ms_per_repeat", runs},
+                          {"latency_p50_us", s.p50_us},
+                          {"latency_p99_us", s.p99_us},
+                          {"bandwidth_mbps", s.mbps},
+                          {"calls", s.calls},
+                          {"validated", s.validated}};
+    };
+    ordered_json out;
+    out["workload"] = workload.description;
+    out["messages"] = workload.messages.size();
+    out["workload_bytes"] = workload.total_bytes;
+    out["repeats"] = flags.repeats;
+    out["rounds"] = flags.rounds;
+    out["default"] = side_json(baseline, base);
+    out["tuned"] = side_json(tuned, tune);
+    out["speedup"] = speedup;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "workload  " << workload.description << ": " << workload.messages.size()
+              << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
+              << flags.repeats << " repeats x " << flags.rounds << " passes, interleaved\n"
+              << "default   " << baseline.source << "\n"
+              << "tuned     " << tuned.source << "\n\n";
+    std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
+    for (const transport::Knob& knob : transport::Knobs()) {
+      const uint64_t a = knob.get(baseline.config), b = knob.get(tuned.config);
+      if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size") continue;
+      rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
+                      transport::FormatKnobValue(knob, b)});
+    }
+    rows.push_back({"fabric in use", baseline.transport->fabric(), tuned.transport->fabric()});
+    rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
+    rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
+    rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
+    rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
+    rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
+    rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
+    PrintTable(rows, {false, true, true}, std::cout);
+    std::cout << "\ntuned vs default: workload pass " << Fixed(speedup, 2) << "x "
+              << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats << ")\n";
+  }
+  if (!base.validated || !tune.validated) {
+    return Status::Corruption("a replayed call failed validation: " +
+                              (base.validated ? tune.validation_error : base.validation_error));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddApplyCompare(CLI::App& apply, Context& context) {
+  auto flags = std::make_shared<CompareFlags>();
+  auto* command = apply.add_subcommand(
+      "compare",
+      "Replay a workload over the embedded transport (loopback) under the default and the "
+      "tuned config, side by side");
+  command->add_option("--workload", flags->capture_id,
+                      "Stored capture to replay (`artune captures`); default: --scheme");
+  command
+      ->add_option("--scheme", flags->scheme,
+                   "TF-gRPC-Bench scheme over S,M,L buffers when no --workload is given")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  command
+      ->add_option("--baseline", flags->baseline_path,
+                   "Baseline config file (default: the transport's defaults)")
+      ->type_name("FILE");
+  command
+      ->add_option("--tuned", flags->tuned_path,
+                   "Tuned config file (default: the file `artune apply config` wrote: "
+                   "$ARTUNE_CONFIG, else $XDG_CONFIG_HOME/artune/transport.toml)")
+      ->type_name("FILE");
+  command->add_option("--sweep", flags->sweep_id,
+                      "Use a sweep's best trial (over the defaults) as the tuned config");
+  command->add_option("--fabric", flags->fabric, "Force the fabric of both sides")
+      ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
+  command->add_option("--repeats", flags->repeats, "Measurements per side (median shown)")
+      ->capture_default_str();
+  command->add_option("--rounds", flags->rounds, "Passes over the replay list per measurement")
+      ->capture_default_str();
+  command->add_option("--warmup-rounds", flags->warmup_rounds, "Unmeasured passes first")
+      ->capture_default_str();
+  command->add_option("--messages", flags->messages, "Replay list length for a capture")
+      ->capture_default_str();
+  command->add_option("--inflight", flags->inflight, "Calls in flight (1: one at a time)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  command->add_option("--seed", flags->seed, "Replay seed")->capture_default_str();
+  command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
+  command->footer(
+      "ARTUNE_* variables are ignored here: each side is exactly its file (or the defaults).\n"
+      "Exit code 3 when a replayed reply fails validation.\n"
+      "Example: artune apply compare --workload 4 --fabric tcp");
+  command->callback([flags, &context] {
+    RunCommand(context, [&]() -> Status { return Compare(*flags, context); });
+  });
+}
+
+}  // namespace artune::cli

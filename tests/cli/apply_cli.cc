@@ -1,0 +1,342 @@
+// `artune apply config`, `artune apply compare` and `artune workload` as a user runs them: bad
+// values refused with the reason and nothing written; the file written where the transport reads it
+// and reported by `artune config show` as the source; env and json formats; a live apply to a
+// running `artune serve` changing which protocol the server uses, seen in its stats over the
+// control plane; the built-in workload's summary; a default-vs-tuned comparison.
+//
+// (Named apply_cli.cc, not *_test.cc: tests/CMakeLists.txt would otherwise build
+// every tests/cli/*_test.cc into a cli_tests binary against a library that does not
+// exist. Registered in tests/cli/CMakeLists.txt.)
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "artune/transport/protocol.h"
+#include "artune/transport/transport.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+class ApplyCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/artune-apply-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A private config home and store; no ARTUNE_* variable from the caller leaks in.
+  std::string Environment() const {
+    return "env -u ARTUNE_CONFIG -u ARTUNE_DB -u ARTUNE_EAGER_THRESHOLD -u ARTUNE_CHUNK_SIZE "
+           "-u ARTUNE_FABRIC XDG_CONFIG_HOME=" +
+           dir_ + " ";
+  }
+  Outcome Run(const std::string& args, const std::string& extra_env = "") const {
+    Outcome outcome;
+    const std::string err_path = dir_ + "/stderr.txt";
+    const std::string command = Environment() + extra_env + " " + ARTUNE_BINARY + " --db " + dir_ +
+                                "/test.db " + args + " 2>" + err_path;
+    FILE* pipe = popen(command.c_str(), "r");
+    if (pipe == nullptr) return outcome;
+    char buffer[4096];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) outcome.out.append(buffer, n);
+    const int status = pclose(pipe);
+    outcome.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    outcome.err = ReadAll(err_path);
+    return outcome;
+  }
+  std::string DefaultPath() const { return dir_ + "/artune/transport.toml"; }
+
+  // The knob entry of `artune config show --json`.
+  json ShownKnob(const std::string& name, const std::string& extra_env = "") const {
+    const Outcome shown = Run("config show --json", extra_env);
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    const json document = json::parse(shown.out);  // outlives the loop over its knobs
+    for (const json& knob : document.at("knobs")) {
+      if (knob.at("name") == name) return knob;
+    }
+    ADD_FAILURE() << "config show has no knob " << name;
+    return json();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ApplyCliTest, RefusesBadValuesWithTheReasonAndWritesNothing) {
+  const struct {
+    const char* args;
+    const char* reason;
+  } cases[] = {
+      {"--set chunk_size=1KiB", "out of range"},
+      {"--set fabric=infiniband", "not a known choice"},
+      {"--set eager_treshold=4KiB", "did you mean eager_threshold"},
+      {"--set eager_threshold", "is not NAME=VALUE"},
+      {"--set eager_threshold=1MiB --set eager_buffer_count=4096", "eager"},
+  };
+  for (const auto& c : cases) {
+    const Outcome o = Run(std::string("apply config ") + c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args << ": " << o.err;
+    EXPECT_NE(o.err.find(c.reason), std::string::npos) << c.args << ": " << o.err;
+    EXPECT_FALSE(fs::exists(DefaultPath())) << c.args;
+  }
+}
+
+TEST_F(ApplyCliTest, WritesTheDefaultPathAndConfigShowReportsTheFile) {
+  Outcome o = Run("apply config --set eager_threshold=4KiB --set chunk_size=1MiB --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json report = json::parse(o.out);
+  EXPECT_EQ(report.at("path"), DefaultPath());
+  EXPECT_EQ(report.at("written"), true);
+  EXPECT_TRUE(report.at("in_force_file").is_null());
+  size_t changed = 0;
+  for (const json& change : report.at("changes")) {
+    if (!change.at("changed").get<bool>()) continue;
+    ++changed;
+    EXPECT_EQ(change.at("source"), "default");
+  }
+  EXPECT_EQ(changed, 2u);
+  ASSERT_TRUE(fs::exists(DefaultPath()));
+  EXPECT_NE(ReadAll(DefaultPath()).find("written by `artune apply config`"), std::string::npos);
+
+  json knob = ShownKnob("eager_threshold");
+  EXPECT_EQ(knob.at("value"), 4096);
+  EXPECT_EQ(knob.at("source"), "file");
+  EXPECT_EQ(knob.at("source_detail").get<std::string>().rfind(DefaultPath() + ":", 0), 0u);
+  EXPECT_EQ(ShownKnob("chunk_size").at("value"), 1 << 20);
+
+  // A second apply diffs against the file now in force and keeps the first change.
+  o = Run("apply config --set pipeline_depth=8 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  report = json::parse(o.out);
+  EXPECT_EQ(report.at("in_force_file"), DefaultPath());
+  for (const json& change : report.at("changes")) {
+    if (change.at("name") == "eager_threshold") {
+      EXPECT_EQ(change.at("current"), "4KiB");
+      EXPECT_EQ(change.at("new"), "4KiB");
+      EXPECT_EQ(change.at("source").get<std::string>().rfind("file " + DefaultPath(), 0), 0u);
+    }
+    if (change.at("name") == "pipeline_depth") {
+      EXPECT_TRUE(change.at("changed").get<bool>());
+    }
+  }
+  EXPECT_EQ(ShownKnob("pipeline_depth").at("value"), 8);
+  EXPECT_EQ(ShownKnob("eager_threshold").at("value"), 4096);
+}
+
+TEST_F(ApplyCliTest, ArtuneConfigNamesTheFileAndEnvironmentShadowsAreWarned) {
+  const std::string path = dir_ + "/elsewhere/tuned.toml";
+  Outcome o = Run("apply config --set chunk_size=2MiB", "ARTUNE_CONFIG=" + path);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(DefaultPath()));
+  EXPECT_NE(o.out.find("wrote " + path), std::string::npos) << o.out;
+  EXPECT_EQ(ShownKnob("chunk_size", "ARTUNE_CONFIG=" + path).at("value"), 2 << 20);
+
+  // An ARTUNE_<KNOB> variable still beats the file: apply says so.
+  o = Run("apply config --set eager_threshold=2KiB", "ARTUNE_EAGER_THRESHOLD=8KiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.err.find("ARTUNE_EAGER_THRESHOLD in the environment overrides eager_threshold"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST_F(ApplyCliTest, EnvAndJsonFormatsGoToStdoutAndWriteNoFile) {
+  Outcome o = Run("apply config --set eager_threshold=8KiB --format env");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("export ARTUNE_EAGER_THRESHOLD=8KiB\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("export ARTUNE_CHUNK_SIZE=512KiB\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.err.find("changed"), std::string::npos) << "the diff goes to stderr: " << o.err;
+  EXPECT_FALSE(fs::exists(DefaultPath()));
+
+  o = Run("apply config --set polling=busy --format json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json config = json::parse(o.out);
+  EXPECT_EQ(config.at("polling"), "busy");
+  EXPECT_EQ(config.at("eager_threshold"), 16384);
+  EXPECT_FALSE(fs::exists(DefaultPath()));
+
+  // --output writes the chosen format to the file; env text round-trips through sh.
+  const std::string env_file = dir_ + "/tuned.env";
+  o = Run("apply config --set eager_threshold=8KiB --format env --output " + env_file);
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const Outcome shown =
+      Run("config show --json", "sh -c '. " + env_file + " && exec \"$0\" \"$@\"' ");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  bool found = false;
+  const json document = json::parse(shown.out);
+  for (const json& knob : document.at("knobs")) {
+    if (knob.at("name") != "eager_threshold") continue;
+    found = true;
+    EXPECT_EQ(knob.at("value"), 8192);
+    EXPECT_EQ(knob.at("source"), "env");
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ApplyCliTest, WithoutASweepOrSetItSaysWhatToDo) {
+  const Outcome o = Run("apply config");
+  EXPECT_NE(o.exit_code, 0);
+  EXPECT_NE(o.err.find("artune sweep"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(DefaultPath()));
+}
+
+// A child process with its stdout on a pipe; SIGTERMed and reaped on destruction.
+class Child {
+ public:
+  explicit Child(const std::vector<std::string>& argv) {
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(fds[1], STDOUT_FILENO);
+      close(fds[0]);
+      close(fds[1]);
+      std::vector<char*> args;
+      for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(fds[1]);
+    out_ = fdopen(fds[0], "r");
+  }
+  ~Child() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      int status = 0;
+      waitpid(pid_, &status, 0);
+    }
+    if (out_ != nullptr) fclose(out_);
+  }
+  // One line of stdout (blocks until it comes or the child exits).
+  std::string ReadLine() {
+    std::string line;
+    if (out_ == nullptr) return line;
+    int c;
+    while ((c = fgetc(out_)) != EOF && c != '\n') line.push_back(static_cast<char>(c));
+    return line;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  FILE* out_ = nullptr;
+};
+
+uint64_t SlicesOfSize(const artune::transport::Stats& stats, artune::transport::Protocol protocol,
+                      uint64_t bytes) {
+  return stats.by_protocol[static_cast<int>(protocol)]
+      .slices_by_bucket[artune::transport::Log2Bucket(bytes)];
+}
+
+TEST_F(ApplyCliTest, LiveApplyChangesProtocolSelectionInTheServersStats) {
+  using artune::transport::Protocol;
+  Child serve({ARTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--transport", "artune",
+               "--servers", "1", "--json", "--set", "fabric=tcp"});
+  const std::string line = serve.ReadLine();
+  ASSERT_FALSE(line.empty()) << "artune serve printed nothing";
+  const std::string address = json::parse(line).at("servers").at(0).at("address");
+
+  artune::transport::Config client_config;
+  client_config.fabric = artune::transport::FabricKind::kTcp;
+  auto client = artune::transport::Client::Connect(client_config, address);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ASSERT_EQ((*client)->config().eager_threshold, 16u * 1024);  // the default
+
+  // 32 KiB slices: rendezvous under the default 16 KiB eager threshold.
+  constexpr uint64_t kSliceBytes = 32 * 1024;
+  std::vector<std::byte> data(kSliceBytes, std::byte{7});
+  const artune::transport::ConstSlice slices[] = {{data.data(), data.size()}};
+  auto echo_calls = [&](int count) {
+    for (int i = 0; i < count; ++i) {
+      auto reply = (*client)->Call("artune.bench/echo", slices);
+      ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+      ASSERT_EQ(reply->total_bytes(), kSliceBytes);
+    }
+  };
+  echo_calls(5);
+  auto before = (*client)->ServerStats();
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_GT(SlicesOfSize(*before, Protocol::kRendezvousRead, kSliceBytes), 0u);
+  EXPECT_EQ(SlicesOfSize(*before, Protocol::kEager, kSliceBytes), 0u);
+
+  // Push eager_threshold = 64 KiB to the running server.
+  const Outcome o = Run("apply config --live " + address + " --set eager_threshold=64KiB --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json report = json::parse(o.out);
+  EXPECT_EQ(report.at("target"), "live");
+  EXPECT_EQ(report.at("config").at("eager_threshold"), "64KiB");
+  EXPECT_FALSE(fs::exists(DefaultPath())) << "a live apply writes no file";
+
+  echo_calls(5);
+  auto after = (*client)->ServerStats();
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  // New messages of the same size now go eagerly; the server counted them.
+  EXPECT_GE(SlicesOfSize(*after, Protocol::kEager, kSliceBytes), 5u);
+  EXPECT_EQ((*client)->config().eager_threshold, 64u * 1024);
+
+  // A value the knob table refuses never reaches the server.
+  const Outcome bad = Run("apply config --live " + address + " --set chunk_size=1KiB");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("out of range"), std::string::npos) << bad.err;
+}
+
+TEST_F(ApplyCliTest, WorkloadRunsAValidatedTensorFlowLikeStep) {
+  const Outcome o = Run("workload --steps 2 --duration 0 --scale 0.02 --workers 2 --ps 2 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json summary = json::parse(o.out);
+  EXPECT_EQ(summary.at("validated"), true);
+  EXPECT_EQ(summary.at("steps"), 4);  // 2 workers x 2 steps
+  EXPECT_EQ(summary.at("variables"), 267);
+  EXPECT_EQ(summary.at("recv_tensor_calls"), 4 * 267);
+  EXPECT_EQ(summary.at("tensor_bytes"), 4 * summary.at("model_bytes").get<uint64_t>());
+  EXPECT_EQ(summary.at("addresses").size(), 2u);
+}
+
+TEST_F(ApplyCliTest, CompareRunsDefaultAndTunedSideBySide) {
+  Outcome o = Run("apply config --set eager_threshold=64KiB --set chunk_size=1MiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o =
+      Run("apply compare --scheme skew --fabric tcp --repeats 1 --rounds 1 --warmup-rounds 0 "
+          "--json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json result = json::parse(o.out);
+  EXPECT_EQ(result.at("default").at("config").at("eager_threshold"), "16KiB");
+  EXPECT_EQ(result.at("tuned").at("config").at("eager_threshold"), "64KiB");
+  EXPECT_EQ(result.at("tuned").at("source"), "file " + DefaultPath());
+  for (const char* side : {"default", "tuned"}) {
+    EXPECT_EQ(result.at(side).at("validated"), true) << side;
+    EXPECT_EQ(result.at(side).at("fabric"), "tcp") << side;
+    EXPECT_GT(result.at(side).at("calls").get<uint64_t>(), 0u) << side;
+    EXPECT_GT(result.at(side).at("workload_ms").get<double>(), 0) << side;
+  }
+  EXPECT_GT(result.at("speedup").get<double>(), 0);
+}
+
+}  // namespace
