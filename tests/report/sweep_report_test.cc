@@ -112,6 +112,9 @@ TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("<b>"), std::string::npos);
   EXPECT_NE(html.find("peer said &lt;script&gt;x&lt;/script&gt;"), std::string::npos);
+  // The failed trial's objective and interval are shown as absent, not as zeros.
+  EXPECT_NE(html.find("<td>failed</td><td class=\"num\">-</td><td class=\"num\">-</td>"),
+            std::string::npos);
   EXPECT_NE(html.find("No trial finished ok and validated: there is no winner."),
             std::string::npos);
 }

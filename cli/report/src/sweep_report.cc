@@ -286,8 +286,11 @@ void AddTrials(HtmlDocument& document, const std::vector<db::TrialRecord>& trial
     std::vector<std::string> cells = {std::to_string(trial.id)};
     for (const auto& name : knobs) cells.push_back(KnobValueOr(trial, name, "-"));
     cells.push_back(trial.status);
-    cells.push_back(FormatNumber(trial.objective));
-    cells.push_back(FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high));
+    // A failed trial measured nothing: its zeros are not numbers to read.
+    const bool measured = trial.status != "failed";
+    cells.push_back(measured ? FormatNumber(trial.objective) : "-");
+    cells.push_back(measured ? FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high)
+                             : "-");
     cells.push_back(std::to_string(trial.samples));
     cells.push_back(std::to_string(trial.remeasured));
     cells.push_back(trial.validated ? "yes" : "NO");
