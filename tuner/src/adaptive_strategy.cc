@@ -1,4 +1,5 @@
-// Adaptive search: pattern (compass) search on the grid's index lattice.
+// Adaptive search: a coarse lattice (ends and middle of every axis), then pattern
+// (compass) search on the grid's index lattice from the best point found.
 //
 // Why this one: the axes are log-spaced sizes, and transfer time as a function of
 // log(eager threshold) and log(chunk size) is close to unimodal with broad valleys
@@ -42,7 +43,7 @@ class AdaptiveStrategy final : public Strategy {
       }
       levels = std::max(levels, count);
     }
-    const size_t estimate = 1 + levels * 2 * 2 * axis_sizes_.size() + 4;
+    const size_t estimate = 1 + CoarseLattice().size() + levels * 2 * 2 * axis_sizes_.size() + 4;
     return std::min(grid, estimate);
   }
 
@@ -53,6 +54,15 @@ class AdaptiveStrategy final : public Strategy {
     ARTUNE_ASSIGN_OR_RETURN(std::optional<double> start_cost, Measure(start_, evaluate));
     Point best = start_;
     std::optional<double> best_cost = start_cost;
+    // A coarse look at the whole space first (ends and middle of every axis), so a
+    // noisy or two-valley surface does not trap the local search near the start.
+    for (const Point& point : CoarseLattice()) {
+      ARTUNE_ASSIGN_OR_RETURN(std::optional<double> cost, Measure(point, evaluate));
+      if (cost && (!best_cost || *cost < *best_cost)) {
+        best = point;
+        best_cost = cost;
+      }
+    }
     std::vector<size_t> steps;
     for (size_t size : axis_sizes_) steps.push_back(InitialStep(size));
 
@@ -84,6 +94,34 @@ class AdaptiveStrategy final : public Strategy {
 
  private:
   static size_t InitialStep(size_t size) { return std::max<size_t>(1, size / 4); }
+
+  // Ends and middle of every axis, crossed; empty when that would cost more than a
+  // tenth of the grid (many axes), where the local search alone must do.
+  std::vector<Point> CoarseLattice() const {
+    std::vector<std::vector<size_t>> levels;
+    size_t lattice = 1, grid = 1;
+    for (size_t size : axis_sizes_) {
+      std::vector<size_t> picks = {0, (size - 1) / 2, size - 1};
+      picks.erase(std::unique(picks.begin(), picks.end()), picks.end());
+      lattice *= picks.size();
+      grid *= size;
+      levels.push_back(std::move(picks));
+    }
+    if (lattice * 10 > grid) return {};
+    std::vector<Point> points(1);
+    for (const auto& picks : levels) {
+      std::vector<Point> next;
+      for (const Point& prefix : points) {
+        for (size_t pick : picks) {
+          Point point = prefix;
+          point.push_back(pick);
+          next.push_back(std::move(point));
+        }
+      }
+      points = std::move(next);
+    }
+    return points;
+  }
 
   // Measures a point once; later requests for it are answered from memory.
   Result<std::optional<double>> Measure(const Point& point, const EvaluateFn& evaluate) {

@@ -43,7 +43,9 @@ class Strategy {
 // Every point, in row-major order (the last axis fastest).
 std::unique_ptr<Strategy> MakeGridStrategy(std::vector<size_t> axis_sizes);
 
-// Pattern (compass) search on the index lattice: poll +-step along every axis from
+// A coarse lattice first (ends and middle of every axis, crossed, when that costs
+// at most a tenth of the grid), then pattern (compass) search on the index lattice
+// from the best point so far: poll +-step along every axis from
 // the best point so far, move to the best improvement, halve the steps when none
 // improves, stop when the step-1 poll (plus its diagonal neighbours) finds nothing
 // better. `start` is the first point measured.
