@@ -58,11 +58,11 @@ void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
   // and the chunking actually fell.
   const int top = 5 + transport::kProtocolCount;
   canvas.Put(top, 2, "slices by size (bucket b holds [2^b, 2^(b+1)) bytes)", Style::kHeader);
-  std::snprintf(line, sizeof line, "  %6s", "size");
-  std::string header = line;
+  // Columns: the bucket (4 wide), then 19 per protocol: 80 columns in all.
+  std::string header = "size";
   for (int p = 0; p < transport::kProtocolCount; ++p) {
     std::snprintf(
-        line, sizeof line, "%17s",
+        line, sizeof line, "%19s",
         std::string(transport::ProtocolName(static_cast<transport::Protocol>(p))).c_str());
     header += line;
   }
@@ -88,10 +88,10 @@ void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
   for (int b = first; b <= last; ++b) {
     const int row = top + 2 + (b - first);
     const uint64_t bound = b == 0 ? 0 : (uint64_t{1} << b);
-    canvas.Put(row, 2, AlignRight(BucketLabel(bound), 6), SizeStyle(bound));
+    canvas.Put(row, 0, AlignRight(BucketLabel(bound), 4), SizeStyle(bound));
     for (int p = 0; p < transport::kProtocolCount; ++p) {
       const uint64_t count = sample.by_protocol[p].slices_by_bucket[b];
-      canvas.Put(row, 8 + 17 * p, AlignRight(count == 0 ? "." : FormatCount(count), 17),
+      canvas.Put(row, 4 + 19 * p, AlignRight(count == 0 ? "." : FormatCount(count), 19),
                  count == 0 ? Style::kDim : Style::kNormal);
     }
   }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# artune dashboard under tmux, sweep view: a sweep written into the store while
+# the dashboard watches it (the fixture commits trials one by one, as `artune
+# sweep` does). Checks progress, the heatmap with the best cell marked, the best
+# trial moving when a better one lands, the finish, and q (exit 0, terminal
+# restored).
+# Usage: dashboard_sweep_test.sh ARTUNE_BINARY SWEEP_FIXTURE
+set -euo pipefail
+artune=$1
+fixture=$2
+command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
+WORK=$(mktemp -d)
+TMUX_SOCKET="artune-dash-sweep-$$"
+trap 'tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/dashboard_tmux_lib.sh"
+db=$WORK/store.db
+
+# The dashboard starts before any sweep exists and waits for one.
+"$fixture" "$db" create >/dev/null  # makes the store; this first sweep is not followed
+start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log" --sweep latest \
+  --view sweep
+wait_for " 2 sweep "
+wait_for "sweep 1  latency-p50 (min)"
+
+id=$("$fixture" "$db" create)
+wait_for "sweep $id  latency-p50 (min)"
+"$fixture" "$db" trial "$id" 4KiB 64KiB 30.5
+"$fixture" "$db" trial "$id" 256B 64KiB 12.25
+"$fixture" "$db" trial "$id" 4KiB 1MiB 41
+wait_for "3/6 trials"
+wait_for "ETA 15 s"
+wait_for "*12.25"
+wait_for "running"
+wait_for "trial 4 is being measured"
+wait_for "chunk_size=64KiB eager_threshold=256B  12.25"
+
+# A failed trial is marked x; a better one takes the mark.
+"$fixture" "$db" trial "$id" 64KiB 64KiB 0 failed
+"$fixture" "$db" trial "$id" 256B 1MiB 9.5
+wait_for "*9.50"
+wait_gone "*12.25"
+screen | grep -qE '64KiB +x' || fail "the failed trial is not marked x"
+
+"$fixture" "$db" finish "$id"
+wait_for "finished"
+wait_for "5/6 trials"
+# The point never measured (64KiB x 1MiB) is a dot.
+screen | grep -qE '64KiB +x +\.' || fail "the unmeasured cell is not a dot"
+
+tmux_ send-keys -t dash q
+expect_exit 0
+echo "PASS dashboard sweep view"

@@ -1,0 +1,94 @@
+# Helpers for the tmux-driven dashboard tests (sourced, not run). Each test runs
+# its own tmux server (-L) with a fixed-size window, so nothing depends on the
+# caller's terminal; every wait polls capture-pane against a deadline.
+#
+# Needs: TMUX_SOCKET, WORK (a scratch directory) set by the caller.
+
+tmux_() { tmux -L "$TMUX_SOCKET" -f /dev/null "$@"; }
+
+fail() {
+  echo "FAIL: $*" >&2
+  echo "----- screen -----" >&2
+  tmux_ capture-pane -p -t dash >&2 2>/dev/null || true
+  echo "------------------" >&2
+  exit 1
+}
+
+screen() { tmux_ capture-pane -p -t dash; }
+
+# wait_for TEXT [SECONDS]: polls the pane until it shows TEXT (fixed string).
+wait_for() {
+  local text=$1 deadline=$((SECONDS + ${2:-30}))
+  while ((SECONDS < deadline)); do
+    if screen | grep -qF -- "$text"; then return 0; fi
+    sleep 0.1
+  done
+  fail "'$text' did not appear within ${2:-30} s"
+}
+
+# wait_gone TEXT [SECONDS]: polls until the pane no longer shows TEXT.
+wait_gone() {
+  local text=$1 deadline=$((SECONDS + ${2:-30}))
+  while ((SECONDS < deadline)); do
+    if ! screen | grep -qF -- "$text"; then return 0; fi
+    sleep 0.1
+  done
+  fail "'$text' was still on screen after ${2:-30} s"
+}
+
+# wait_file PATH [SECONDS]: polls until PATH exists and is not empty.
+wait_file() {
+  local path=$1 deadline=$((SECONDS + ${2:-30}))
+  while ((SECONDS < deadline)); do
+    if [[ -s $path ]]; then return 0; fi
+    sleep 0.1
+  done
+  fail "$path was not written within ${2:-30} s"
+}
+
+# start_dashboard WIDTH HEIGHT ARGS...: runs `artune dashboard ARGS` in a new
+# session "dash" of WIDTH x HEIGHT. A wrapper shell records the terminal modes
+# before and after, and the exit status, so tests can check the terminal was
+# restored. The pane stays open after the exit to be inspected.
+start_dashboard() {
+  local width=$1 height=$2
+  shift 2
+  local quoted
+  quoted=$(printf '%q ' "$@")
+  cat >"$WORK/run.sh" <<SCRIPT
+stty -g >"$WORK/stty.before"
+echo "shell before the dashboard"
+$quoted
+rc=\$?
+stty -g >"$WORK/stty.after"
+echo "\$rc" >"$WORK/exit"
+echo "dashboard exited with \$rc"
+# Keep the pane (and its screen) until the test kills the tmux server.
+exec cat >/dev/null
+SCRIPT
+  rm -f "$WORK/exit" "$WORK/stty.before" "$WORK/stty.after"
+  tmux_ new-session -d -s dash -x "$width" -y "$height" \
+    "env ${DASH_ENV:-} bash $WORK/run.sh"
+}
+
+# expect_exit CODE: waits for the dashboard to exit and checks its status, that
+# the terminal modes are as before and that the screen is the shell's again.
+expect_exit() {
+  wait_file "$WORK/exit" 30
+  local rc
+  rc=$(cat "$WORK/exit")
+  [[ $rc == "$1" ]] || fail "exit status $rc, expected $1 (log: $(tail -5 "$WORK/log" 2>/dev/null))"
+  cmp -s "$WORK/stty.before" "$WORK/stty.after" ||
+    fail "terminal modes not restored: $(cat "$WORK/stty.before") vs $(cat "$WORK/stty.after")"
+  wait_for "dashboard exited with $1" 10
+  # The alternate screen is gone: the shell's earlier line is visible again
+  # (skipped with a second argument after a resize, which reflows that screen).
+  if [[ -z ${2:-} ]]; then wait_for "shell before the dashboard" 10; fi
+}
+
+# The dashboard process (the wrapper shell's child).
+dashboard_pid() {
+  local shell_pid
+  shell_pid=$(tmux_ display-message -p -t dash '#{pane_pid}')
+  pgrep -P "$shell_pid" | head -1 || true
+}
