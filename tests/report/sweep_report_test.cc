@@ -72,14 +72,14 @@ TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
   };
   const std::string html = SweepReportHtml(Sweep(), trials, trials[3]);
   // Rows 4KiB, 16KiB, 1MiB (by size, not by text); the best cell is row 0, column 0
-  // of the grid that starts at x=110, y=64.
+  // of the grid that starts at x=140, y=64.
   const size_t row_4k = html.find(">4KiB</text>");
   const size_t row_16k = html.find(">16KiB</text>");
   const size_t row_1m = html.find(">1MiB</text>");
   ASSERT_NE(row_4k, std::string::npos);
   EXPECT_LT(row_4k, row_16k);
   EXPECT_LT(row_16k, row_1m);
-  EXPECT_NE(html.find("<rect x=\"111.5\" y=\"65.5\""), std::string::npos);
+  EXPECT_NE(html.find("<rect x=\"141.5\" y=\"65.5\""), std::string::npos);
   EXPECT_EQ(Count(html, "★"), 1u);
   EXPECT_NE(html.find("eager_threshold 4KiB, chunk_size 64KiB: latency-p50 41.5 (95% CI 40.5 .. "
                       "42.5, 5 samples) — best</title>"),

@@ -57,7 +57,7 @@ table { border-collapse: collapse; margin: 6px 0 12px 0; font-size: 13px; }
 caption { text-align: left; font-weight: bold; padding-bottom: 4px; }
 th, td { border: 1px solid #d0d0d0; padding: 3px 8px; text-align: left; }
 th { background: #eef1f5; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.best td { background: #e3f4e1; font-weight: bold; }
 dl.facts { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; font-size: 13px; }
 dl.facts dt { font-weight: bold; }

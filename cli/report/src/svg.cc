@@ -236,7 +236,7 @@ std::string HeatmapSvg(const Heatmap& heatmap) {
   };
 
   const double cell_width = 72, cell_height = 36;
-  const double left = 110, top = 64, legend_width = 90, bottom = 24;
+  const double left = 140, top = 64, legend_width = 90, bottom = 24;
   const double grid_width = cell_width * static_cast<double>(columns);
   const double grid_height = cell_height * static_cast<double>(rows);
   const double width = left + grid_width + legend_width;
