@@ -20,7 +20,39 @@ std::map<std::string, std::string> KnobValuesOf(const SearchSpace& space,
   return values;
 }
 
+// A trial record (sweep_id set, not stored) from a measurement of `config`.
+db::TrialRecord RecordOf(int64_t sweep_id, const std::map<std::string, std::string>& knobs,
+                         const transport::Config& config, const TrialMeasurement& measured) {
+  db::TrialRecord trial;
+  trial.sweep_id = sweep_id;
+  trial.knobs = knobs;
+  trial.status = measured.status;
+  trial.objective = measured.objective;
+  trial.ci_low = measured.ci_low;
+  trial.ci_high = measured.ci_high;
+  trial.samples = measured.samples;
+  trial.remeasured = measured.remeasured;
+  trial.validated = measured.validated;
+  trial.error = measured.error;
+  trial.duration_s = measured.duration_s;
+  trial.config = measured.config.empty() ? transport::ConfigToMap(config) : measured.config;
+  trial.metrics = measured.metrics;
+  return trial;
+}
+
+bool OkAndValidated(const db::TrialRecord& trial) {
+  return trial.status == "ok" && trial.validated;
+}
+
 }  // namespace
+
+bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_trial,
+                  bool lower_is_better) {
+  if (!OkAndValidated(best)) return false;
+  if (!OkAndValidated(default_trial)) return true;
+  return lower_is_better ? best.ci_high < default_trial.ci_low
+                         : best.ci_low > default_trial.ci_high;
+}
 
 std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better) {
   if (trial.status != "ok" || !trial.validated) return std::nullopt;
@@ -29,7 +61,9 @@ std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_bett
 
 Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
                               const SearchSpace& space, const transport::Config& base,
-                              db::SweepRecord sweep, const SweepProgressFn& progress) {
+                              db::SweepRecord sweep, const SweepProgressFn& progress,
+                              const SweepOptions& options) {
+  ARTUNE_RETURN_IF_ERROR(ValidateWarmupOptions(options.warmup));
   ARTUNE_ASSIGN_OR_RETURN(Objective objective, ParseObjective(sweep.objective));
   const bool lower_is_better = LowerIsBetter(objective);
   const std::map<std::string, std::string> default_knobs = KnobValuesOf(space, base);
@@ -60,6 +94,14 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   std::set<std::string> visited;  // knob keys this run has counted
   const size_t estimated = strategy->EstimatedTrials() + 1;
 
+  // Warms the path under the base config once, before this call's first measurement
+  // (a resumed sweep starts as cold as a fresh one).
+  auto warm_up_once = [&]() -> Status {
+    if (outcome.warmup) return Status::Ok();
+    ARTUNE_ASSIGN_OR_RETURN(outcome.warmup, target.WarmUp(base, workload, options.warmup));
+    return Status::Ok();
+  };
+
   // Measures (or reads back) one point given as knob values and config.
   auto run_point = [&](const std::map<std::string, std::string>& knobs,
                        const transport::Config& config) -> Result<std::optional<double>> {
@@ -72,23 +114,11 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
       resumed = true;
       ++outcome.resumed;
     } else {
+      ARTUNE_RETURN_IF_ERROR(warm_up_once());
       const auto trial_start = Clock::now();
       ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement measured, target.Measure(config, workload));
       measuring_s += std::chrono::duration<double>(Clock::now() - trial_start).count();
-      db::TrialRecord trial;
-      trial.sweep_id = sweep.id;
-      trial.knobs = knobs;
-      trial.status = measured.status;
-      trial.objective = measured.objective;
-      trial.ci_low = measured.ci_low;
-      trial.ci_high = measured.ci_high;
-      trial.samples = measured.samples;
-      trial.remeasured = measured.remeasured;
-      trial.validated = measured.validated;
-      trial.error = measured.error;
-      trial.duration_s = measured.duration_s;
-      trial.config = measured.config.empty() ? transport::ConfigToMap(config) : measured.config;
-      trial.metrics = measured.metrics;
+      db::TrialRecord trial = RecordOf(sweep.id, knobs, config, measured);
       ARTUNE_ASSIGN_OR_RETURN(trial.id, store.InsertTrial(trial));
       ++outcome.measured;
       known = stored.emplace(key, std::move(trial)).first;
@@ -122,6 +152,13 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_RETURN_IF_ERROR(strategy->Search([&](const Point& point) {
     return run_point(space.KnobValues(point), space.Apply(point, base));
   }));
+  // The default again, warm like the points measured after it: best-vs-default then
+  // compares like with like (the first default measurement may still carry drift).
+  if (options.remeasure_default) {
+    ARTUNE_RETURN_IF_ERROR(warm_up_once());
+    ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement again, target.Measure(base, workload));
+    outcome.default_remeasured = RecordOf(sweep.id, default_knobs, base, again);
+  }
   ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep.id));
 
   ARTUNE_ASSIGN_OR_RETURN(outcome.sweep, store.GetSweep(sweep.id));
@@ -129,6 +166,19 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_ASSIGN_OR_RETURN(outcome.best, store.BestTrial(sweep.id));
   for (const db::TrialRecord& trial : outcome.trials) {
     if (db::TrialKnobKey(trial.knobs) == outcome.sweep.default_knobs) outcome.default_trial = trial;
+  }
+  if (outcome.best && db::TrialKnobKey(outcome.best->knobs) != outcome.sweep.default_knobs) {
+    const bool remeasured_ok =
+        outcome.default_remeasured && OkAndValidated(*outcome.default_remeasured);
+    if (remeasured_ok) {
+      outcome.best_beats_default =
+          BeatsDefault(*outcome.best, *outcome.default_remeasured, lower_is_better);
+    } else if (outcome.default_trial) {
+      outcome.best_beats_default =
+          BeatsDefault(*outcome.best, *outcome.default_trial, lower_is_better);
+    } else {
+      outcome.best_beats_default = OkAndValidated(*outcome.best);
+    }
   }
   return outcome;
 }

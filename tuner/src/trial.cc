@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <optional>
 
 #include "artune/transport/knobs.h"
 #include "artune/tuner/stats.h"
@@ -56,6 +58,39 @@ class LiveTrialTarget final : public TrialTarget {
   }
 
   std::string fabric() const override { return transport_->fabric(); }
+
+ protected:
+  // One measurement-length run under `config` (both ends reconfigured), validated;
+  // cheaper than a whole trial (no warm-up, no repeats).
+  Result<TrialMeasurement> WarmupPass(const transport::Config& config,
+                                      const Workload& workload) override {
+    TrialMeasurement pass;
+    for (auto& channel : channels_) {
+      Status status = channel->Reconfigure(config);
+      if (!status.ok()) {
+        pass.status = "failed";
+        pass.error = "reconfigure: " + status.message();
+        return pass;
+      }
+    }
+    Result<RunResult> run = RunOnce(workload, options_, options_.duration_s, false);
+    if (!run.ok()) {
+      pass.status = "failed";
+      pass.error = run.status().message();
+      return pass;
+    }
+    if (!run->validated) {
+      pass.status = "invalid";
+      pass.error = run->validation_error;
+      return pass;
+    }
+    pass.status = "ok";
+    pass.validated = true;
+    pass.objective = ObjectiveOf(options_.objective, *run);
+    return pass;
+  }
+
+ public:
   std::string peer() const override { return peer_.empty() ? "loopback" : peer_; }
 
   Result<TrialMeasurement> Measure(const transport::Config& config,
@@ -230,6 +265,55 @@ Status ValidateTrialOptions(const TrialOptions& options) {
     return Status::InvalidArgument("at most 64 ps servers and clients");
   }
   return Status::Ok();
+}
+
+Status ValidateWarmupOptions(const WarmupOptions& options) {
+  if (!(options.tolerance >= 0)) {
+    return Status::InvalidArgument("warm-up tolerance " + std::to_string(options.tolerance) +
+                                   " is negative: use a relative tolerance such as 0.1");
+  }
+  if (options.min_passes < 2) {
+    return Status::InvalidArgument("warm-up min_passes " + std::to_string(options.min_passes) +
+                                   " is below 2: agreement needs two passes");
+  }
+  if (options.max_passes < options.min_passes) {
+    return Status::InvalidArgument("warm-up max_passes " + std::to_string(options.max_passes) +
+                                   " is below min_passes " + std::to_string(options.min_passes));
+  }
+  if (options.max_seconds < 0) {
+    return Status::InvalidArgument("warm-up max_seconds " + std::to_string(options.max_seconds) +
+                                   " is negative");
+  }
+  return Status::Ok();
+}
+
+bool WithinTolerance(double a, double b, double tolerance) {
+  const double scale = std::max(std::abs(a), std::abs(b));
+  if (scale == 0) return true;
+  return std::abs(a - b) / scale <= tolerance;
+}
+
+Result<WarmupReport> TrialTarget::WarmUp(const transport::Config& config, const Workload& workload,
+                                         const WarmupOptions& options) {
+  ARTUNE_RETURN_IF_ERROR(ValidateWarmupOptions(options));
+  const auto started = Clock::now();
+  WarmupReport report;
+  std::optional<double> previous;
+  while (report.passes < options.max_passes) {
+    ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement pass, WarmupPass(config, workload));
+    ++report.passes;
+    report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    if (pass.status != "ok") {
+      report.error = pass.status + ": " + pass.error;
+      break;
+    }
+    report.last_value = pass.objective;
+    report.stable = previous && WithinTolerance(*previous, pass.objective, options.tolerance);
+    previous = pass.objective;
+    if (report.stable && report.passes >= options.min_passes) break;
+    if (report.seconds >= options.max_seconds) break;
+  }
+  return report;
 }
 
 Result<std::unique_ptr<TrialTarget>> TrialTarget::Open(const transport::Config& base,

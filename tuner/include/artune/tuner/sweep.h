@@ -8,6 +8,17 @@
 // and none is lost. The transport's default config is measured first (the
 // "default" of the report); when it is on the grid the strategy reuses it.
 //
+// Cold start: the first measurements over a fresh path (connections, allocator,
+// caches on both ends) are slower than the rest and would make the default, measured
+// first, look beaten. So before the first trial this call measures (fresh or
+// resumed) the workload runs unmeasured under the base config until it is stable
+// (TrialTarget::WarmUp), and at the end the default is measured once more so that
+// best-vs-default compares warm with warm. The re-measurement is NOT stored (the
+// store keeps one trial per knob point and has no update); it lives in
+// SweepOutcome::default_remeasured. A best that does not beat the default by more
+// than the overlap of their confidence intervals is not "better"
+// (SweepOutcome::best_beats_default).
+//
 // Threading: runs on the calling thread; `progress` is called there.
 #pragma once
 
@@ -38,6 +49,11 @@ struct SweepProgress {
 };
 using SweepProgressFn = std::function<void(const SweepProgress&)>;
 
+struct SweepOptions {
+  WarmupOptions warmup;           // before the first measured trial of this call
+  bool remeasure_default = true;  // measure the default again after the search
+};
+
 struct SweepOutcome {
   db::SweepRecord sweep;
   std::vector<db::TrialRecord> trials;           // in stored order
@@ -45,7 +61,21 @@ struct SweepOutcome {
   std::optional<db::TrialRecord> default_trial;  // the transport's defaults, measured
   size_t measured = 0;                           // trials measured by this call
   size_t resumed = 0;                            // points answered from the store
+  std::optional<WarmupReport> warmup;            // nullopt when this call measured nothing
+  // The default measured again after the search (not stored: id 0); nullopt when
+  // SweepOptions::remeasure_default is false.
+  std::optional<db::TrialRecord> default_remeasured;
+  // `best` is not the default and beats it (the re-measurement when that is "ok",
+  // else the stored default) beyond their confidence intervals (BeatsDefault).
+  bool best_beats_default = false;
 };
+
+// True when `best` beats `default_trial` by more than the overlap of their
+// confidence intervals: lower is better, best.ci_high < default.ci_low; higher,
+// best.ci_low > default.ci_high. A default that is not "ok" and validated is beaten
+// by any best that is; a best that is not "ok" and validated never beats anything.
+bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_trial,
+                  bool lower_is_better);
 
 // The cost the strategy minimises for a stored trial: objective (or its negation
 // for throughputs); std::nullopt for a trial that is not "ok" and validated.
@@ -59,6 +89,7 @@ std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_bett
 // parses.
 Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
                               const SearchSpace& space, const transport::Config& base,
-                              db::SweepRecord sweep, const SweepProgressFn& progress);
+                              db::SweepRecord sweep, const SweepProgressFn& progress,
+                              const SweepOptions& options = {});
 
 }  // namespace artune::tuner

@@ -68,6 +68,29 @@ struct TrialMeasurement {
   std::map<std::string, std::string> config;  // the agreed config, knob -> text
 };
 
+// Warming the whole path (connections, allocator, caches, both ends) before the
+// first measured trial of a sweep: unmeasured passes under one config until two
+// consecutive passes agree within `tolerance` (relative), bounded in count and time.
+struct WarmupOptions {
+  double tolerance = 0.1;     // |a - b| / max(a, b) at or below this: stable
+  uint32_t min_passes = 2;    // never fewer (agreement needs two)
+  uint32_t max_passes = 12;   // stop here even when not stable
+  double max_seconds = 15.0;  // or when this much wall time has gone
+};
+// kInvalidArgument naming the field for a negative tolerance, max_passes < min_passes, ...
+Status ValidateWarmupOptions(const WarmupOptions& options);
+
+struct WarmupReport {
+  uint32_t passes = 0;
+  bool stable = false;    // the last two passes agreed within the tolerance
+  double last_value = 0;  // the objective of the last pass
+  double seconds = 0;
+  std::string error;  // a pass that failed or was invalid ends the warm-up; "" otherwise
+};
+
+// True when two objective values agree within `tolerance` relative to the larger.
+bool WithinTolerance(double a, double b, double tolerance);
+
 class TrialTarget {
  public:
   // `base` is the config both ends start with (and the server side keeps for what a
@@ -89,6 +112,22 @@ class TrialTarget {
   // validation mismatch gives "invalid". Errors only when the target is unusable.
   virtual Result<TrialMeasurement> Measure(const transport::Config& config,
                                            const Workload& workload) = 0;
+
+  // Runs `workload` under `config` unmeasured until it is stable (WarmupOptions).
+  // A pass that fails or is invalid ends the warm-up with `error` set (the trials
+  // that follow report it themselves); errors only when the target is unusable.
+  // Each pass is WarmupPass: by default a whole Measure call; targets with a
+  // cheaper pass override that.
+  Result<WarmupReport> WarmUp(const transport::Config& config, const Workload& workload,
+                              const WarmupOptions& options);
+
+ protected:
+  // One unmeasured pass for WarmUp: the objective value, or a failed/invalid
+  // measurement (status != "ok") carried in the result.
+  virtual Result<TrialMeasurement> WarmupPass(const transport::Config& config,
+                                              const Workload& workload) {
+    return Measure(config, workload);
+  }
 };
 
 }  // namespace artune::tuner

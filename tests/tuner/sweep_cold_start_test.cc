@@ -1,0 +1,238 @@
+// A sweep over a synthetic target whose first measurements are cold (slow, wide):
+// the warm-up before the first trial absorbs them, the default is measured again at
+// the end, and a best within the default's noise is not reported as beating it.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "artune/tuner/sweep.h"
+
+namespace artune::tuner {
+namespace {
+
+class TempDb {
+ public:
+  TempDb() {
+    std::string pattern = "/tmp/artune-sweep-cold-test-XXXXXX";
+    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
+    dir_ = pattern;
+  }
+  ~TempDb() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  std::string path() const { return dir_ + "/artune.db"; }
+
+ private:
+  std::string dir_;
+};
+
+// Latency in us that settles from cold: the first calls are slow with wide intervals
+// (as over a fresh connection), then every point measures `warm_us`, except the
+// chunk size `fast_chunk` (when non-zero), which measures `fast_us`.
+class ColdStartTarget final : public TrialTarget {
+ public:
+  ColdStartTarget(std::vector<double> cold_us, double warm_us, uint64_t fast_chunk = 0,
+                  double fast_us = 0)
+      : cold_us_(std::move(cold_us)),
+        warm_us_(warm_us),
+        fast_chunk_(fast_chunk),
+        fast_us_(fast_us) {}
+
+  std::string fabric() const override { return "tcp"; }
+  std::string peer() const override { return "synthetic"; }
+
+  Result<TrialMeasurement> Measure(const transport::Config& config, const Workload&) override {
+    TrialMeasurement measurement;
+    measurement.status = "ok";
+    measurement.validated = true;
+    measurement.samples = 3;
+    const size_t call = calls_++;
+    if (call < cold_us_.size()) {
+      measurement.objective = cold_us_[call];
+      measurement.ci_low = cold_us_[call] * 0.6;
+      measurement.ci_high = cold_us_[call] * 1.4;
+      return measurement;
+    }
+    const double value = fast_chunk_ != 0 && config.chunk_size == fast_chunk_ ? fast_us_ : warm_us_;
+    measurement.objective = value;
+    measurement.ci_low = value * 0.95;
+    measurement.ci_high = value * 1.05;
+    return measurement;
+  }
+
+  size_t calls() const { return calls_; }
+
+ private:
+  std::vector<double> cold_us_;
+  double warm_us_;
+  uint64_t fast_chunk_;
+  double fast_us_;
+  size_t calls_ = 0;
+};
+
+db::SweepRecord NewSweepRecord() {
+  db::SweepRecord sweep;
+  sweep.host = "test";
+  sweep.peer = "synthetic";
+  sweep.fabric = "tcp";
+  sweep.objective = std::string(ObjectiveName(Objective::kLatencyP50));
+  sweep.strategy = "grid";
+  sweep.workload = "scheme:uniform";
+  return sweep;
+}
+
+// The transport's defaults: eager_threshold 16KiB, chunk_size 512KiB (on this grid).
+SearchSpace GridWithTheDefault() {
+  const std::vector<std::string> specs = {"eager_threshold=4KiB,16KiB", "chunk_size=128KiB,512KiB"};
+  auto space = ParseSearchSpace(specs);
+  EXPECT_TRUE(space.ok()) << space.status().ToString();
+  return std::move(space).value();
+}
+
+const std::vector<double> kColdStart = {250, 180, 130};  // then warm: 100
+
+TEST(SweepColdStart, ColdFirstMeasurementsDoNotMakeANonDefaultPointWin) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ColdStartTarget target(kColdStart, 100);
+  auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                          NewSweepRecord(), {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->warmup.has_value());
+  EXPECT_TRUE(outcome->warmup->stable);
+  EXPECT_GE(outcome->warmup->passes, kColdStart.size());
+  ASSERT_TRUE(outcome->default_trial.has_value());
+  EXPECT_EQ(outcome->default_trial->objective, 100) << "the default trial was measured cold";
+  ASSERT_TRUE(outcome->best.has_value());
+  EXPECT_EQ(db::TrialKnobKey(outcome->best->knobs), outcome->sweep.default_knobs)
+      << "a point no faster than the default won";
+  EXPECT_FALSE(outcome->best_beats_default);
+  ASSERT_TRUE(outcome->default_remeasured.has_value());
+  EXPECT_EQ(outcome->default_remeasured->id, 0);
+  EXPECT_EQ(outcome->default_remeasured->objective, 100);
+  // Stored: one trial per grid point, the re-measurement is not among them.
+  EXPECT_EQ(outcome->trials.size(), 4u);
+}
+
+TEST(SweepColdStart, AResumedSweepWarmsUpBeforeItsFirstMeasuredTrial) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  const SearchSpace space = GridWithTheDefault();
+  db::SweepRecord sweep = NewSweepRecord();
+  sweep.goal = "min";
+  sweep.search_space = space.Canonical();
+  sweep.default_knobs = "chunk_size=512KiB;eager_threshold=16KiB";
+  auto id = (*store)->InsertSweep(sweep);
+  ASSERT_TRUE(id.ok());
+  db::TrialRecord trial;  // the default, measured warm before the "kill"
+  trial.sweep_id = *id;
+  trial.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
+  trial.status = "ok";
+  trial.objective = 100;
+  trial.ci_low = 95;
+  trial.ci_high = 105;
+  trial.validated = true;
+  ASSERT_TRUE((*store)->InsertTrial(trial).ok());
+  auto stored = (*store)->GetSweep(*id);
+  ASSERT_TRUE(stored.ok());
+
+  ColdStartTarget target(kColdStart, 100);  // the resuming process starts cold again
+  auto outcome = RunSweep(**store, target, Workload{}, space, transport::Config{}, *stored, {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->resumed, 1u);
+  EXPECT_EQ(outcome->measured, 3u);
+  for (const db::TrialRecord& measured : outcome->trials) {
+    EXPECT_EQ(measured.objective, 100) << db::TrialKnobKey(measured.knobs) << " measured cold";
+  }
+  ASSERT_TRUE(outcome->best.has_value());
+  EXPECT_EQ(db::TrialKnobKey(outcome->best->knobs), outcome->sweep.default_knobs);
+  EXPECT_FALSE(outcome->best_beats_default);
+}
+
+TEST(SweepColdStart, AClearlyFasterPointBeatsTheDefault) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  ColdStartTarget target(kColdStart, 100, 128 * 1024, 50);
+  auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                          NewSweepRecord(), {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->best.has_value());
+  EXPECT_EQ(outcome->best->knobs.at("chunk_size"), "128KiB");
+  EXPECT_TRUE(outcome->best_beats_default);
+}
+
+TEST(SweepColdStart, AFasterPointInsideTheDefaultsIntervalIsWithinNoise) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  // 98 [93.1, 102.9] overlaps the default's 100 [95, 105].
+  ColdStartTarget target(kColdStart, 100, 128 * 1024, 98);
+  auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                          NewSweepRecord(), {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ASSERT_TRUE(outcome->best.has_value());
+  EXPECT_EQ(outcome->best->knobs.at("chunk_size"), "128KiB");
+  EXPECT_FALSE(outcome->best_beats_default);
+}
+
+TEST(SweepColdStart, WarmUpStopsAtMaxPassesWhenNeverStable) {
+  // Alternating 100 / 200 for ever: never two passes within 10 %.
+  std::vector<double> unsettled;
+  for (int i = 0; i < 40; ++i) unsettled.push_back(i % 2 == 0 ? 100 : 200);
+  ColdStartTarget target(unsettled, 100);
+  WarmupOptions options;
+  options.max_passes = 5;
+  auto report = target.WarmUp(transport::Config{}, Workload{}, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->passes, 5u);
+  EXPECT_FALSE(report->stable);
+  EXPECT_EQ(target.calls(), 5u);
+}
+
+TEST(SweepColdStart, WarmupOptionsAreValidated) {
+  WarmupOptions options;
+  EXPECT_TRUE(ValidateWarmupOptions(options).ok());
+  options.min_passes = 1;
+  EXPECT_FALSE(ValidateWarmupOptions(options).ok());
+  options = {};
+  options.max_passes = 1;
+  EXPECT_FALSE(ValidateWarmupOptions(options).ok());
+  options = {};
+  options.tolerance = -0.1;
+  EXPECT_FALSE(ValidateWarmupOptions(options).ok());
+}
+
+TEST(SweepColdStart, BeatsDefaultNeedsIntervalsApart) {
+  db::TrialRecord best, default_trial;
+  best.status = default_trial.status = "ok";
+  best.validated = default_trial.validated = true;
+  default_trial.objective = 100;
+  default_trial.ci_low = 95;
+  default_trial.ci_high = 105;
+  best.objective = 90;
+  best.ci_low = 85;
+  best.ci_high = 96;  // overlaps [95, 105]
+  EXPECT_FALSE(BeatsDefault(best, default_trial, /*lower_is_better=*/true));
+  best.ci_high = 94;
+  EXPECT_TRUE(BeatsDefault(best, default_trial, true));
+  // Throughputs: the best's low end must clear the default's high end.
+  best.objective = 120;
+  best.ci_low = 104;
+  best.ci_high = 130;
+  EXPECT_FALSE(BeatsDefault(best, default_trial, /*lower_is_better=*/false));
+  best.ci_low = 106;
+  EXPECT_TRUE(BeatsDefault(best, default_trial, false));
+  default_trial.status = "failed";
+  EXPECT_TRUE(BeatsDefault(best, default_trial, false));
+  best.validated = false;
+  EXPECT_FALSE(BeatsDefault(best, default_trial, false));
+}
+
+}  // namespace
+}  // namespace artune::tuner
