@@ -14,22 +14,13 @@
 #include "artune/db/store.h"
 #include "command.h"
 #include "dashboard.h"
+#include "probe_flags.h"
 
 namespace artune::cli {
 namespace {
 
 struct DashboardFlags {
-  bool pcap = false;
-  std::string interface;
-  std::string read_file;
-  uint16_t port = 0;
-  std::string filter;
-  bool ebpf = false;
-  uint32_t pid = 0;
-  std::string comm;
-  bool decode = false;
-  bool exec = false;
-  std::vector<std::string> command;
+  ProbeFlags probe;
   std::string server;
   double poll_s = 1;
   std::string sweep;
@@ -38,40 +29,11 @@ struct DashboardFlags {
   bool no_colour = false;
 };
 
-Result<std::optional<probes::BackendOptions>> ProbeFromFlags(const DashboardFlags& flags) {
-  if (flags.pcap + flags.ebpf + flags.exec > 1) {
-    return Status::InvalidArgument("artune dashboard: choose at most one probe backend");
-  }
-  probes::BackendOptions options;
-  if (flags.pcap) {
-    options.kind = probes::BackendKind::kPcap;
-    options.pcap.interface = flags.interface;
-    options.pcap.read_file = flags.read_file;
-    options.pcap.filter = flags.filter;
-    if (flags.port != 0) options.pcap.port = flags.port;
-  } else if (flags.ebpf) {
-    options.kind = probes::BackendKind::kEbpf;
-    if (flags.pid != 0) options.ebpf.pid = flags.pid;
-    options.ebpf.comm = flags.comm;
-    options.ebpf.decode = flags.decode;
-  } else if (flags.exec) {
-    if (flags.command.empty()) {
-      return Status::InvalidArgument(
-          "--exec needs a command after --: artune dashboard --exec -- CMD ARGS");
-    }
-    options.kind = probes::BackendKind::kPreload;
-    options.preload.command = flags.command;
-  } else {
-    return std::optional<probes::BackendOptions>();
-  }
-  return std::optional<probes::BackendOptions>(options);
-}
-
 Status RunDashboardCommand(const DashboardFlags& flags, const Context& context,
                            dashboard::DashboardResult& result) {
   dashboard::DashboardOptions options;
-  ARTUNE_ASSIGN_OR_RETURN(options.probe, ProbeFromFlags(flags));
-  if (flags.port != 0) options.server_port = flags.port;
+  ARTUNE_ASSIGN_OR_RETURN(options.probe, BackendFromFlags(flags.probe, "artune dashboard"));
+  if (flags.probe.port != 0) options.server_port = flags.probe.port;
   options.server = flags.server;
   if (!(flags.poll_s >= 0.1 && flags.poll_s <= 60)) {
     return Status::InvalidArgument("--poll " + std::to_string(flags.poll_s) +
@@ -104,42 +66,9 @@ void RegisterDashboard(CLI::App& root, Context& context) {
       "dashboard",
       "Live terminal dashboard: traffic per gRPC method (a probe it runs), a sweep's "
       "progress and heatmap (the store), a transport server's per-protocol counters");
-  auto* pcap = command->add_flag("--pcap", flags->pcap,
-                                 "Probe with libpcap (live interface or saved capture file)");
-  auto* iface = command->add_option("--iface", flags->interface,
-                                    "pcap: capture live on this interface (e.g. lo)");
-  auto* read = command
-                   ->add_option("--read", flags->read_file,
-                                "pcap: replay a saved pcap/pcapng file instead of capturing")
-                   ->check(CLI::ExistingFile);
-  auto* port = command
-                   ->add_option("--port", flags->port,
-                                "pcap: the gRPC server's TCP port (filter \"tcp port N\")")
-                   ->check(CLI::Range(1, 65535));
-  auto* filter = command->add_option("--filter", flags->filter,
-                                     "pcap: a pcap filter expression instead of --port");
-  iface->excludes(read);
-  port->excludes(filter);
-  for (auto* option : {iface, read, port, filter}) option->needs(pcap);
-  auto* ebpf = command->add_flag(
-      "--ebpf", flags->ebpf,
-      "Probe with eBPF syscall tracepoints of one process (root or CAP_BPF+CAP_PERFMON)");
-  auto* pid = command->add_option("--pid", flags->pid, "ebpf: trace this process")
-                  ->check(CLI::Range(1u, 4194304u));
-  auto* comm = command->add_option("--comm", flags->comm,
-                                   "ebpf: trace processes with this name (/proc/PID/comm)");
-  auto* decode = command->add_flag("--decode", flags->decode,
-                                   "ebpf: also copy the bytes to decode HTTP/2 + gRPC messages");
-  pid->excludes(comm);
-  for (auto* option : {pid, comm, decode}) option->needs(ebpf);
-  auto* exec = command->add_flag(
-      "--exec", flags->exec,
-      "Probe CMD (after --) with an LD_PRELOAD interposer; no privileges; its output goes "
-      "to --log");
-  command->add_option("command", flags->command, "--exec: the command and its arguments")
-      ->type_name("CMD ARGS");
-  for (auto* flag : {pcap, ebpf}) flag->excludes(exec);
-  pcap->excludes(ebpf);
+  AddProbeFlags(*command, flags->probe,
+                "Probe CMD (after --) with an LD_PRELOAD interposer; no privileges; its output "
+                "goes to --log");
   command->add_option("--server", flags->server,
                       "HOST:PORT of a running transport server's control plane (e.g. the "
                       "artune server of `artune serve`): its per-protocol counters");
