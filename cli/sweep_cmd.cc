@@ -169,11 +169,19 @@ void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
   };
   line("best", outcome.best);
   line("default", outcome.default_trial);
-  if (outcome.best && outcome.default_trial && outcome.default_trial->status == "ok" &&
-      outcome.best->objective > 0 && outcome.default_trial->objective > 0) {
+  if (outcome.default_remeasured) line("again", outcome.default_remeasured);
+  // Compare with the default measured again after the search (warm, like the best).
+  const std::optional<db::TrialRecord>& baseline =
+      outcome.default_remeasured && outcome.default_remeasured->status == "ok"
+          ? outcome.default_remeasured
+          : outcome.default_trial;
+  if (outcome.best && !outcome.best_beats_default) {
+    std::cout << "default is within noise: no config beats it beyond their confidence intervals\n";
+  } else if (outcome.best && baseline && baseline->status == "ok" && outcome.best->objective > 0 &&
+             baseline->objective > 0) {
     const bool lower = sweep.goal == "min";
-    const double gain = lower ? outcome.default_trial->objective / outcome.best->objective
-                              : outcome.best->objective / outcome.default_trial->objective;
+    const double gain = lower ? baseline->objective / outcome.best->objective
+                              : outcome.best->objective / baseline->objective;
     std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x\n";
   }
   std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
@@ -262,6 +270,15 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
     j["best"] = PickJson(outcome.best);
     j["default"] = PickJson(outcome.default_trial);
+    j["default_remeasured"] = PickJson(outcome.default_remeasured);
+    j["best_beats_default"] = outcome.best_beats_default;
+    if (outcome.warmup) {
+      j["warmup"] = {{"passes", outcome.warmup->passes},
+                     {"stable", outcome.warmup->stable},
+                     {"seconds", outcome.warmup->seconds}};
+    } else {
+      j["warmup"] = nullptr;
+    }
     std::cout << j.dump(2) << "\n";
   } else {
     PrintHuman(outcome, unit);
