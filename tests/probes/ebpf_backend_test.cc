@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "artune/probes/backend.h"
@@ -32,10 +33,11 @@ struct TracedHelper {
 
 // Starts the helper (waiting on stdin), traces it from Start() until it exits.
 TracedHelper TraceHelper(EbpfOptions options, const std::vector<std::string>& arguments,
-                         CollectingSink& sink) {
+                         CollectingSink& sink,
+                         const std::string& executable = ARTUNE_IOVEC_TRAFFIC_HELPER) {
   TracedHelper result;
   int go_fd = -1;
-  const pid_t pid = testing::SpawnHelper(arguments, &go_fd);
+  const pid_t pid = testing::SpawnHelper(arguments, &go_fd, executable);
   EXPECT_GT(pid, 0);
   if (pid <= 0) return result;
   if (options.comm.empty()) options.pid = static_cast<uint32_t>(pid);
@@ -120,10 +122,20 @@ TEST(EbpfBackendTest, DecodeLimitBecomesAGap) {
 
 TEST(EbpfBackendTest, TracesByProcessName) {
   SkipUnlessEbpfPossible();
+  // Started through a symlink of a name no other process has, so that helpers of
+  // tests running at the same time (ctest -j) are not traced too.
+  const std::string name = "iot" + std::to_string(getpid());
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("artune-comm-" + name);
+  std::filesystem::create_directories(directory);
+  const std::filesystem::path link = directory / name;
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(ARTUNE_IOVEC_TRAFFIC_HELPER, link);
   CollectingSink sink;
   EbpfOptions options;
-  options.comm = "iovec_traffic";
-  const auto traced = TraceHelper(options, {"script", "--wait"}, sink);
+  options.comm = name;
+  const auto traced = TraceHelper(options, {"script", "--wait"}, sink, link.string());
+  std::filesystem::remove_all(directory);
   EXPECT_EQ(traced.exit_code, 0);
   testing::ExpectScriptRecovered(sink);
 }

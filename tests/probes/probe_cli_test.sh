@@ -6,10 +6,6 @@
 #  * the stored profile has per-method iovec size histograms (preload sees iovecs);
 #  * the progress line appears only on a terminal, and not with --quiet.
 # Usage: probe_cli_test.sh ARTUNE GRPC_TENSORS
-# Not yet registered in CTest: written when the artune binary could not be linked
-# (transport mid-edit), so never run; register it (tests/probes/CMakeLists.txt,
-# add_test probes_cli with $<TARGET_FILE:artune> $<TARGET_FILE:grpc_tensors>)
-# once it has passed.
 set -eu
 artune=$1
 helper=$2

@@ -105,9 +105,11 @@ inline void ExpectScriptBytes(const CollectingSink& sink, const FlowKey& flow) {
 }
 
 // Starts the helper with `arguments`; with `stdin_fd`, its stdin is a pipe whose
-// write end is returned there.
-inline pid_t SpawnHelper(const std::vector<std::string>& arguments, int* stdin_fd = nullptr) {
-  std::vector<std::string> all = {ARTUNE_IOVEC_TRAFFIC_HELPER};
+// write end is returned there. `executable`: the path it is started by (a symlink
+// to the helper gives the process that link's name as its comm).
+inline pid_t SpawnHelper(const std::vector<std::string>& arguments, int* stdin_fd = nullptr,
+                         const std::string& executable = ARTUNE_IOVEC_TRAFFIC_HELPER) {
+  std::vector<std::string> all = {executable};
   all.insert(all.end(), arguments.begin(), arguments.end());
   std::vector<char*> argv;
   for (auto& argument : all) argv.push_back(argument.data());
