@@ -73,14 +73,15 @@ class FabricTest : public ::testing::TestWithParam<FabricKind> {
     host = host.substr(0, host.rfind(':'));
     auto listening = server_->Listen(
         host, [this](std::shared_ptr<fabric::Endpoint> endpoint, std::span<const std::byte> data) {
-          accepted_private_.assign(data.begin(), data.end());
           for (int i = 0; i < kBuffers; ++i) {
             ARTUNE_RETURN_IF_ERROR(endpoint->PostRecv(server_memory_.data() + i * kBufferBytes,
                                                       kBufferBytes, server_keys_.lkey, i));
           }
           endpoint->Start(server_completions_.Handler());
           std::lock_guard lock(accepted_mutex_);
+          accepted_private_.assign(data.begin(), data.end());
           accepted_ = std::move(endpoint);
+          accepted_changed_.notify_all();
           return Status::Ok();
         });
     ASSERT_TRUE(listening.ok()) << listening.status().ToString();
@@ -100,14 +101,27 @@ class FabricTest : public ::testing::TestWithParam<FabricKind> {
   std::vector<std::byte> server_memory_, client_memory_;
   fabric::MemoryKeys server_keys_, client_keys_;
   Completions server_completions_, client_completions_;
+  // The accept callback runs on the server fabric's own thread, possibly after
+  // Connect has returned on the client: tests wait for it before looking.
+  bool WaitForAccepted() {
+    std::unique_lock lock(accepted_mutex_);
+    return accepted_changed_.wait_for(lock, std::chrono::seconds(30),
+                                      [this] { return accepted_ != nullptr; });
+  }
+
   std::mutex accepted_mutex_;
+  std::condition_variable accepted_changed_;
   std::shared_ptr<fabric::Endpoint> accepted_;
   std::vector<std::byte> accepted_private_;
   std::shared_ptr<fabric::Endpoint> endpoint_;
 };
 
 TEST_P(FabricTest, SendsLandInPostedBuffersAndReadsCopyRegisteredMemory) {
-  EXPECT_EQ(accepted_private_.size(), 3u);  // exactly what the client sent, no padding
+  ASSERT_TRUE(WaitForAccepted()) << "the server never accepted the connection";
+  {
+    std::lock_guard lock(accepted_mutex_);
+    EXPECT_EQ(accepted_private_.size(), 3u);  // exactly what the client sent, no padding
+  }
   // Inline-sized, ring-sized and buffer-sized sends, in order.
   const std::vector<size_t> sizes = {16, 8 * 1024, kBufferBytes};
   auto payload = testing::MakePayload(sizes, 7);
