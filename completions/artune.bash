@@ -10,32 +10,48 @@ _artune() {
       'config explain') path='config explain' ;;
       'probe') path='probe' ;;
       'bench') path='bench' ;;
+      'sweep') path='sweep' ;;
+      'apply') path='apply' ;;
+      'apply config') path='apply config' ;;
+      'apply compare') path='apply compare' ;;
+      'workload') path='workload' ;;
       'serve') path='serve' ;;
       'completions') path='completions' ;;
       'results') path='results' ;;
       'results show') path='results show' ;;
       'captures') path='captures' ;;
       'captures show') path='captures show' ;;
+      'report') path='report' ;;
       'db') path='db' ;;
       'db info') path='db info' ;;
+      'dashboard') path='dashboard' ;;
+      'devices') path='devices' ;;
     esac
   done
   local words="" value_options=""
   case "$path" in
-    '') words='config probe bench serve completions results captures db --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
+    '') words='config probe bench sweep apply workload serve completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --duration --json --no-store'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
+    'sweep') words='--help -h --config --set --knob --scheme --classes --buffers --workload --replay-messages --objective --peer --fabric --strategy --repeats --warmup --duration --inflight --seed --resume --json'; value_options='--config|--set|--knob|--scheme|--classes|--buffers|--workload|--replay-messages|--objective|--peer|--fabric|--strategy|--repeats|--warmup|--duration|--inflight|--seed|--resume' ;;
+    'apply') words='config compare --help -h'; value_options='' ;;
+    'apply config') words='--help -h --sweep --set --output --format --live --dry-run --json'; value_options='--sweep|--set|--output|--format|--live' ;;
+    'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --warmup-rounds --messages --inflight --seed --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--warmup-rounds|--messages|--inflight|--seed' ;;
+    'workload') words='--help -h --ps --workers --steps --duration --scale --seed --timeout --json'; value_options='--ps|--workers|--steps|--duration|--scale|--seed|--timeout' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
-    'results') words='show --help -h --json --limit'; value_options='--limit' ;;
+    'results') words='show --help -h --json --limit --sweep --sweeps'; value_options='--limit|--sweep' ;;
     'results show') words='--help -h --json'; value_options='' ;;
     'captures') words='show --help -h --json --limit'; value_options='--limit' ;;
     'captures show') words='--help -h --json'; value_options='' ;;
+    'report') words='--help -h --capture --sweep --output -o --json'; value_options='--capture|--sweep|--output|-o' ;;
     'db') words='info --help -h'; value_options='' ;;
     'db info') words='--help -h --json'; value_options='' ;;
+    'dashboard') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --server --poll --sweep --view --log --no-color'; value_options='--iface|--read|--port|--filter|--pid|--comm|--server|--poll|--sweep|--view|--log' ;;
+    'devices') words='--help -h --json'; value_options='' ;;
   esac
   if [[ -n "$value_options" && "|$value_options|" == *"|$prev|"* ]]; then
     COMPREPLY=($(compgen -f -- "$cur"))
