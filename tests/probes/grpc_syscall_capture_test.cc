@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 
 #include "artune/probes/backend.h"
@@ -117,11 +118,14 @@ struct PreloadRun {
   BackendCounters counters;
 };
 
-PreloadRun RunHelperUnderPreload(EventSink& sink) {
+// `executable`: the path the helper is started by; a symlink to it gives the
+// process that link's name as its comm.
+PreloadRun RunHelperUnderPreload(EventSink& sink,
+                                 const std::string& executable = ARTUNE_GRPC_TENSORS_HELPER) {
   PreloadRun result;
   BackendOptions options;
   options.kind = BackendKind::kPreload;
-  options.preload.command = {ARTUNE_GRPC_TENSORS_HELPER};
+  options.preload.command = {executable};
   auto backend = CreateCaptureBackend(options);
   if (!backend.ok()) {
     result.ran = backend.status();
@@ -155,10 +159,19 @@ TEST(GrpcSyscallCapture, EbpfRecoversTheDistributionAndTheSameIovecsAsPreload) {
   if (stat("/sys/kernel/btf/vmlinux", &info) != 0)
     GTEST_SKIP() << "no kernel BTF at /sys/kernel/btf/vmlinux";
 
-  // Attached by name before the helper exists, so it sees the connection begin.
+  // Attached by name before the helper exists, so it sees the connection begin. The
+  // helper runs through a symlink of a name no other process has: with ctest -j,
+  // the preload test's own grpc_tensors may be running at the same time.
+  const std::string name = "gt" + std::to_string(getpid());
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("artune-comm-" + name);
+  std::filesystem::create_directories(directory);
+  const std::filesystem::path link = directory / name;
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(ARTUNE_GRPC_TENSORS_HELPER, link);
   BackendOptions options;
   options.kind = BackendKind::kEbpf;
-  options.ebpf.comm = "grpc_tensors";
+  options.ebpf.comm = name;
   options.ebpf.decode = true;
   auto ebpf = CreateCaptureBackend(options);
   ASSERT_TRUE(ebpf.ok()) << ebpf.status().ToString();
@@ -175,9 +188,10 @@ TEST(GrpcSyscallCapture, EbpfRecoversTheDistributionAndTheSameIovecsAsPreload) {
   });
 
   SessionAndCalls preload_sink;
-  const PreloadRun run = RunHelperUnderPreload(preload_sink);
+  const PreloadRun run = RunHelperUnderPreload(preload_sink, link.string());
   helper_done = true;
   tracer.join();
+  std::filesystem::remove_all(directory);
   ASSERT_TRUE(run.ran.ok()) << run.ran.ToString();
   EXPECT_EQ(run.exit_code, 0);
   ASSERT_TRUE(ebpf_ran.ok()) << ebpf_ran.ToString();
