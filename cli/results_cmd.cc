@@ -20,6 +20,7 @@
 #include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
+#include "trial_json.h"
 
 namespace artune::cli {
 namespace {
@@ -156,12 +157,6 @@ Status Show(const ResultsOptions& options, const Context& context) {
 
 // ---- sweeps ---------------------------------------------------------------
 
-ordered_json KnobsJson(const std::map<std::string, std::string>& knobs) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [name, value] : knobs) j[name] = value;
-  return j;
-}
-
 ordered_json SweepJson(const db::SweepRecord& sweep) {
   return {{"id", sweep.id},
           {"created_at", sweep.created_at},
@@ -174,23 +169,6 @@ ordered_json SweepJson(const db::SweepRecord& sweep) {
           {"strategy", sweep.strategy},
           {"workload", sweep.workload},
           {"search_space", sweep.search_space}};
-}
-
-ordered_json TrialJson(const db::TrialRecord& trial) {
-  ordered_json metrics = ordered_json::object();
-  for (const auto& [name, value] : trial.metrics) metrics[name] = value;
-  return {{"id", trial.id},
-          {"knobs", KnobsJson(trial.knobs)},
-          {"status", trial.status},
-          {"objective", trial.objective},
-          {"ci_low", trial.ci_low},
-          {"ci_high", trial.ci_high},
-          {"samples", trial.samples},
-          {"remeasured", trial.remeasured},
-          {"validated", trial.validated},
-          {"error", trial.error},
-          {"duration_s", trial.duration_s},
-          {"metrics", metrics}};
 }
 
 // The distinct values a knob takes over the trials, in numeric order.

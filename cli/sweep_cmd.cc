@@ -16,6 +16,7 @@
 #include "command.h"
 #include "knob_flags.h"
 #include "progress.h"
+#include "trial_json.h"
 
 namespace artune::cli {
 namespace {
@@ -115,25 +116,6 @@ Result<tuner::Workload> WorkloadFromFlags(const SweepFlags& flags, db::Store& st
   spec.buffer_count = flags.buffers;
   spec.seed = flags.seed;
   return tuner::SchemeWorkload(spec);
-}
-
-ordered_json KnobsJson(const std::map<std::string, std::string>& knobs) {
-  ordered_json j = ordered_json::object();
-  for (const auto& [name, value] : knobs) j[name] = value;
-  return j;
-}
-
-ordered_json TrialJson(const db::TrialRecord& trial) {
-  return {{"id", trial.id},
-          {"knobs", KnobsJson(trial.knobs)},
-          {"objective", trial.objective},
-          {"ci_low", trial.ci_low},
-          {"ci_high", trial.ci_high},
-          {"samples", trial.samples},
-          {"remeasured", trial.remeasured},
-          {"validated", trial.validated},
-          {"status", trial.status},
-          {"error", trial.error}};
 }
 
 ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
