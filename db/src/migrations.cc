@@ -145,10 +145,50 @@ CREATE TABLE trial_metrics (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Schema v4: a sweep's verdict on its best config against the transport's defaults,
+// and the default measured again at the end of the sweep that the verdict rests on.
+// One row per sweep in each (a resumed sweep replaces them: delete the verdict, the
+// cascade takes the rest). The re-measurement is not a trial: trials are the
+// search's points, UNIQUE per knob key, and the default's first measurement is
+// already one of them. Its config is the sweep's base config and is not repeated.
+constexpr std::string_view kSchemaV4 = R"sql(
+CREATE TABLE sweep_verdicts (
+  sweep_id   INTEGER PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE,
+  verdict    TEXT    NOT NULL
+             CHECK (verdict IN ('beats_default', 'within_noise', 'default_is_best',
+                                'no_valid_trial')),
+  best_knobs TEXT    NOT NULL,  -- knob key of the best trial judged; '' for no_valid_trial
+  decided_at TEXT    NOT NULL   -- ISO 8601 UTC
+);
+
+CREATE TABLE sweep_default_remeasured (
+  sweep_id    INTEGER PRIMARY KEY REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
+  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- the sweep's default_knobs
+  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  objective   REAL    NOT NULL,
+  ci_low      REAL    NOT NULL,
+  ci_high     REAL    NOT NULL,
+  samples     INTEGER NOT NULL CHECK (samples >= 0),
+  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
+  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
+  error       TEXT    NOT NULL,
+  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
+  duration_s  REAL    NOT NULL
+);
+
+CREATE TABLE sweep_default_remeasured_metrics (
+  sweep_id INTEGER NOT NULL REFERENCES sweep_default_remeasured (sweep_id) ON DELETE CASCADE,
+  name     TEXT    NOT NULL CHECK (name <> ''),
+  value    REAL    NOT NULL,
+  PRIMARY KEY (sweep_id, name)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "bench runs with their effective config and parameters", kSchemaV1},
     {2, "captures with their profile and per-method totals", kSchemaV2},
     {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", kSchemaV3},
+    {4, "sweep verdicts and the default re-measured at the end of a sweep", kSchemaV4},
 }};
 
 Status CheckNumbering(std::span<const Migration> migrations) {

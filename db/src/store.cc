@@ -14,6 +14,7 @@
 #include "sqlite.h"
 #include "store_internal.h"
 #include "sweep_store.h"
+#include "sweep_verdict_store.h"
 
 namespace artune::db {
 namespace {
@@ -256,6 +257,9 @@ class SqliteStore final : public Store {
   }
   Status FinishSweep(int64_t sweep_id) override {
     return sweeps::FinishSweep(db_, sweep_id, NowIso8601Utc());
+  }
+  Status RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) override {
+    return sweeps::RecordSweepVerdict(db_, sweep_id, verdict, NowIso8601Utc());
   }
   Result<std::vector<SweepRecord>> ListSweeps(int limit) override {
     return sweeps::ListSweeps(db_, limit);

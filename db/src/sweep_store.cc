@@ -4,6 +4,8 @@
 #include <limits>
 #include <string_view>
 
+#include "sweep_verdict_store.h"
+
 namespace artune::db {
 
 std::string TrialKnobKey(const std::map<std::string, std::string>& knobs) {
@@ -61,22 +63,27 @@ constexpr std::string_view kTrialColumns =
     "id, sweep_id, knobs, status, objective, ci_low, ci_high, samples, remeasured, validated, "
     "error, started_at, duration_s";
 
-Result<int64_t> CheckedCount(uint64_t value, const char* field) {
+}  // namespace
+
+Result<int64_t> CheckedCount(uint64_t value, std::string_view field, std::string_view record) {
   if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::InvalidArgument(std::string("trial ") + field + " " + std::to_string(value) +
-                                   " is past the store's limit of " +
+    return Status::InvalidArgument(std::string(record) + " " + std::string(field) + " " +
+                                   std::to_string(value) + " is past the store's limit of " +
                                    std::to_string(std::numeric_limits<int64_t>::max()));
   }
   return static_cast<int64_t>(value);
 }
 
-Status CheckFinite(double value, std::string_view field) {
+Status CheckFinite(double value, std::string_view field, std::string_view record) {
   if (!std::isfinite(value)) {
-    return Status::InvalidArgument("trial " + std::string(field) + " is " + std::to_string(value) +
-                                   ": store a finite number (0 for a failed trial)");
+    return Status::InvalidArgument(std::string(record) + " " + std::string(field) + " is " +
+                                   std::to_string(value) +
+                                   ": store a finite number (0 for a failed measurement)");
   }
   return Status::Ok();
 }
+
+namespace {
 
 Status InsertTextPairs(Database& db, std::string_view table, std::string_view id_column,
                        std::string_view key_column, int64_t id,
@@ -133,8 +140,11 @@ Status LoadSweepPairs(Database& db, SweepRecord& sweep) {
   ARTUNE_RETURN_IF_ERROR(
       LoadTextPairs(db, "SELECT knob, value FROM sweep_base_config WHERE sweep_id = ?", sweep.id,
                     sweep.base_config));
-  return LoadTextPairs(db, "SELECT name, value FROM sweep_parameters WHERE sweep_id = ?", sweep.id,
-                       sweep.parameters);
+  ARTUNE_RETURN_IF_ERROR(
+      LoadTextPairs(db, "SELECT name, value FROM sweep_parameters WHERE sweep_id = ?", sweep.id,
+                    sweep.parameters));
+  ARTUNE_ASSIGN_OR_RETURN(sweep.verdict, LoadSweepVerdict(db, sweep.id));
+  return Status::Ok();
 }
 
 Result<TrialRecord> ReadTrialRow(const Statement& row) {
@@ -168,7 +178,8 @@ Status LoadTrialDetails(Database& db, TrialRecord& trial) {
   }
 }
 
-// The sweep's goal, or kNotFound. Runs inside the caller's transaction.
+}  // namespace
+
 Result<std::string> SweepGoal(Database& db, int64_t sweep_id) {
   ARTUNE_ASSIGN_OR_RETURN(Statement select, db.Prepare("SELECT goal FROM sweeps WHERE id = ?"));
   ARTUNE_RETURN_IF_ERROR(select.Bind(1, sweep_id));
@@ -196,8 +207,6 @@ Status CheckKnobs(const std::map<std::string, std::string>& knobs) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Result<int64_t> InsertSweep(Database& db, const SweepRecord& sweep, const std::string& now) {
   for (const auto& [field, value] :
@@ -290,16 +299,17 @@ Result<int64_t> InsertTrial(Database& db, const TrialRecord& trial, const std::s
     return Status::InvalidArgument("trial status \"" + trial.status +
                                    "\" is not one of ok, invalid, failed");
   }
-  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.objective, "objective"));
-  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.ci_low, "ci_low"));
-  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.ci_high, "ci_high"));
-  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.duration_s, "duration_s"));
+  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.objective, "objective", "trial"));
+  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.ci_low, "ci_low", "trial"));
+  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.ci_high, "ci_high", "trial"));
+  ARTUNE_RETURN_IF_ERROR(CheckFinite(trial.duration_s, "duration_s", "trial"));
   for (const auto& [name, value] : trial.metrics) {
     if (name.empty()) return Status::InvalidArgument("trial has a metric with an empty name");
-    ARTUNE_RETURN_IF_ERROR(CheckFinite(value, "metric " + name));
+    ARTUNE_RETURN_IF_ERROR(CheckFinite(value, "metric " + name, "trial"));
   }
-  ARTUNE_ASSIGN_OR_RETURN(int64_t samples, CheckedCount(trial.samples, "samples"));
-  ARTUNE_ASSIGN_OR_RETURN(int64_t remeasured, CheckedCount(trial.remeasured, "remeasured"));
+  ARTUNE_ASSIGN_OR_RETURN(int64_t samples, CheckedCount(trial.samples, "samples", "trial"));
+  ARTUNE_ASSIGN_OR_RETURN(int64_t remeasured,
+                          CheckedCount(trial.remeasured, "remeasured", "trial"));
   const std::string key = TrialKnobKey(trial.knobs);
 
   ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "artune/db/store.h"
@@ -22,5 +24,15 @@ Result<SweepRecord> GetSweep(sqlite::Database& db, int64_t id);
 Result<int64_t> InsertTrial(sqlite::Database& db, const TrialRecord& trial, const std::string& now);
 Result<std::vector<TrialRecord>> ListTrials(sqlite::Database& db, int64_t sweep_id);
 Result<std::optional<TrialRecord>> BestTrial(sqlite::Database& db, int64_t sweep_id);
+
+// Shared with sweep_verdict_store.cc. None opens a transaction.
+// The sweep's goal, or kNotFound naming the id.
+Result<std::string> SweepGoal(sqlite::Database& db, int64_t sweep_id);
+// kInvalidArgument for knobs a TrialKnobKey cannot carry (empty, '=' or ';').
+Status CheckKnobs(const std::map<std::string, std::string>& knobs);
+// kInvalidArgument naming `record` and `field` for NaN or an infinity.
+Status CheckFinite(double value, std::string_view field, std::string_view record);
+// `value` as an SQLite integer; kInvalidArgument past INT64_MAX.
+Result<int64_t> CheckedCount(uint64_t value, std::string_view field, std::string_view record);
 
 }  // namespace artune::db::sweeps

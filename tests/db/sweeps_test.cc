@@ -271,7 +271,7 @@ TEST(SweepMigration, UpgradeFromV2KeepsRunsAndCapturesAndAddsSweeps) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 3);
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
   EXPECT_EQ(info->row_counts.at("bench_runs"), 1);
   EXPECT_EQ(info->row_counts.at("sweeps"), 0);
   EXPECT_EQ(info->row_counts.at("trials"), 0);

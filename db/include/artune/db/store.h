@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "artune/status.h"
@@ -77,25 +78,6 @@ struct CaptureRecord {
   std::vector<CaptureMethodRow> methods;  // unique by (method, direction)
 };
 
-// One `artune sweep`: what was searched, how, over which workload and link. The
-// trials are separate records (TrialRecord), each committed on its own.
-struct SweepRecord {
-  int64_t id = 0;             // assigned by InsertSweep
-  std::string created_at;     // ISO 8601 UTC, assigned by InsertSweep when empty
-  std::string finished_at;    // set by FinishSweep; "" while running or when killed
-  std::string host;           // hostname of the client side
-  std::string peer;           // peer address, or "loopback"
-  std::string fabric;         // "tcp" | "verbs"; not empty
-  std::string objective;      // "latency-p50" | "latency-p99" | "bandwidth" | ...; not empty
-  std::string goal;           // "min" (latencies, times) | "max" (throughputs)
-  std::string strategy;       // "grid" | "adaptive"; not empty
-  std::string workload;       // "scheme:skew" | "capture:12"; not empty
-  std::string search_space;   // canonical knob specs, e.g. "eager_threshold=256B..256KiB:x4"
-  std::string default_knobs;  // TrialKnobKey of the transport's defaults for the swept knobs
-  std::map<std::string, std::string> base_config;  // every knob the trials start from
-  std::map<std::string, std::string> parameters;   // repeats, durations, seeds (for --resume)
-};
-
 // One point of a sweep's search space, measured.
 struct TrialRecord {
   int64_t id = 0;        // assigned by InsertTrial
@@ -114,6 +96,59 @@ struct TrialRecord {
   double duration_s = 0;                      // wall time of the trial, warm-up included
   std::map<std::string, std::string> config;  // the full effective config of the trial
   std::map<std::string, double> metrics;      // p50_us, p99_us, bandwidth_mbps, ...; finite
+};
+
+// What a sweep concluded about its best config against the transport's defaults
+// (tuner::RunSweep decides, after measuring the default once more at the end).
+inline constexpr std::string_view kVerdictBeatsDefault = "beats_default";
+inline constexpr std::string_view kVerdictWithinNoise = "within_noise";
+inline constexpr std::string_view kVerdictDefaultIsBest = "default_is_best";
+inline constexpr std::string_view kVerdictNoValidTrial = "no_valid_trial";
+
+// A sweep's verdict, kept with the sweep (one per sweep; a resumed sweep decides
+// again and replaces it).
+struct SweepVerdict {
+  // kVerdictBeatsDefault: the best trial's confidence interval is clear of the
+  //   default's (the re-measurement when that is ok and validated, else the stored
+  //   default trial);
+  // kVerdictWithinNoise: the best is another config, but the intervals overlap;
+  // kVerdictDefaultIsBest: the best trial is the default config itself;
+  // kVerdictNoValidTrial: no trial is ok and validated.
+  std::string verdict;
+  // TrialKnobKey of the best trial judged; "" exactly when verdict is
+  // kVerdictNoValidTrial.
+  std::string best_knobs;
+  std::string decided_at;  // ISO 8601 UTC, assigned by RecordSweepVerdict when empty
+  // The default config measured again after the search; not one of the sweep's
+  // trials (read back with id 0). Its `config` is not stored: it is the sweep's
+  // base_config, and reads back empty. nullopt when the default was not
+  // re-measured.
+  std::optional<TrialRecord> default_remeasured;
+
+  bool best_beats_default() const { return verdict == kVerdictBeatsDefault; }
+};
+
+// One `artune sweep`: what was searched, how, over which workload and link. The
+// trials are separate records (TrialRecord), each committed on its own.
+struct SweepRecord {
+  int64_t id = 0;             // assigned by InsertSweep
+  std::string created_at;     // ISO 8601 UTC, assigned by InsertSweep when empty
+  std::string finished_at;    // set by FinishSweep; "" while running or when killed
+  std::string host;           // hostname of the client side
+  std::string peer;           // peer address, or "loopback"
+  std::string fabric;         // "tcp" | "verbs"; not empty
+  std::string objective;      // "latency-p50" | "latency-p99" | "bandwidth" | ...; not empty
+  std::string goal;           // "min" (latencies, times) | "max" (throughputs)
+  std::string strategy;       // "grid" | "adaptive"; not empty
+  std::string workload;       // "scheme:skew" | "capture:12"; not empty
+  std::string search_space;   // canonical knob specs, e.g. "eager_threshold=256B..256KiB:x4"
+  std::string default_knobs;  // TrialKnobKey of the transport's defaults for the swept knobs
+  std::map<std::string, std::string> base_config;  // every knob the trials start from
+  std::map<std::string, std::string> parameters;   // repeats, durations, seeds (for --resume)
+  // Set by RecordSweepVerdict (normally just before FinishSweep); nullopt while the
+  // sweep runs, when it was killed before deciding, or when a build older than
+  // schema v4 ran it. Ignored by InsertSweep.
+  std::optional<SweepVerdict> verdict;
 };
 
 // The canonical text of a trial's knob values: "name=value" pairs in name order
@@ -180,11 +215,23 @@ class Store {
   virtual Result<int64_t> InsertSweep(const SweepRecord& sweep) = 0;
   // Marks the sweep finished now (UTC). kNotFound when no sweep has this id.
   virtual Status FinishSweep(int64_t sweep_id) = 0;
-  // Newest first (by created_at, then id), each with its base config and
-  // parameters, read from one snapshot. limit 0 means all; negative is
+  // Stores the sweep's verdict, with its re-measured default and that
+  // measurement's metrics, in one transaction, replacing any verdict the sweep had
+  // (a resumed sweep decides again). An empty decided_at (and an empty
+  // default_remeasured->started_at) becomes now (UTC); default_remeasured->id and
+  // sweep_id are ignored. Errors: kNotFound (no such sweep), kInvalidArgument (a
+  // verdict that is not one of the kVerdict* values; best_knobs empty for a verdict
+  // other than no_valid_trial, set for no_valid_trial, or not TrialKnobKey text;
+  // for default_remeasured: what InsertTrial refuses — empty or malformed knobs, an
+  // unknown status, a non-finite number, a count past INT64_MAX), kTimeout,
+  // kIoError.
+  virtual Status RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) = 0;
+  // Newest first (by created_at, then id), each with its base config,
+  // parameters and verdict, read from one snapshot. limit 0 means all; negative is
   // kInvalidArgument.
   virtual Result<std::vector<SweepRecord>> ListSweeps(int limit) = 0;
-  // kNotFound when no sweep has this id (the message says how to list them).
+  // With its base config, parameters and verdict. kNotFound when no sweep has this
+  // id (the message says how to list them).
   virtual Result<SweepRecord> GetSweep(int64_t id) = 0;
 
   // Stores one trial with its config and metrics in its own transaction, so a
