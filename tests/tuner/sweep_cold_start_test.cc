@@ -181,6 +181,163 @@ TEST(SweepColdStart, AFasterPointInsideTheDefaultsIntervalIsWithinNoise) {
   EXPECT_FALSE(outcome->best_beats_default);
 }
 
+// The verdict the sweep stored, read back by a second store as `artune results`
+// would, agrees with what RunSweep returned.
+void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome,
+                         std::string_view want) {
+  ASSERT_TRUE(outcome.sweep.verdict.has_value()) << "RunSweep did not read back a verdict";
+  EXPECT_EQ(outcome.sweep.verdict->verdict, want);
+  EXPECT_EQ(outcome.sweep.verdict->best_beats_default(), outcome.best_beats_default);
+  auto reader = db::Store::Open(path, db::OpenMode::kExisting);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto stored = (*reader)->GetSweep(outcome.sweep.id);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_FALSE(stored->finished_at.empty());
+  ASSERT_TRUE(stored->verdict.has_value());
+  EXPECT_EQ(stored->verdict->verdict, want);
+  EXPECT_EQ(stored->verdict->best_knobs,
+            outcome.best ? db::TrialKnobKey(outcome.best->knobs) : std::string());
+  EXPECT_FALSE(stored->verdict->decided_at.empty());
+  ASSERT_EQ(stored->verdict->default_remeasured.has_value(),
+            outcome.default_remeasured.has_value());
+  if (!outcome.default_remeasured) return;
+  const db::TrialRecord& again = *stored->verdict->default_remeasured;
+  EXPECT_EQ(db::TrialKnobKey(again.knobs), outcome.sweep.default_knobs);
+  EXPECT_EQ(again.status, outcome.default_remeasured->status);
+  EXPECT_EQ(again.objective, outcome.default_remeasured->objective);
+  EXPECT_EQ(again.ci_low, outcome.default_remeasured->ci_low);
+  EXPECT_EQ(again.ci_high, outcome.default_remeasured->ci_high);
+  EXPECT_EQ(again.samples, outcome.default_remeasured->samples);
+  EXPECT_EQ(again.validated, outcome.default_remeasured->validated);
+  EXPECT_FALSE(again.started_at.empty());
+}
+
+TEST(SweepColdStart, StoresTheVerdictItReturns) {
+  struct Case {
+    double fast_us;  // chunk_size 128KiB; 100 is the default's
+    std::string_view verdict;
+  };
+  for (const Case& c : {Case{100, db::kVerdictDefaultIsBest}, Case{50, db::kVerdictBeatsDefault},
+                        Case{98, db::kVerdictWithinNoise}}) {
+    SCOPED_TRACE(c.verdict);
+    TempDb db;
+    auto store = db::Store::Open(db.path());
+    ASSERT_TRUE(store.ok());
+    ColdStartTarget target(kColdStart, 100, 128 * 1024, c.fast_us);
+    auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                            NewSweepRecord(), {});
+    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+    ExpectStoredVerdict(db.path(), *outcome, c.verdict);
+  }
+}
+
+TEST(SweepColdStart, WithoutAReMeasurementTheVerdictRestsOnTheStoredDefault) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  ColdStartTarget target(kColdStart, 100, 128 * 1024, 50);
+  SweepOptions options;
+  options.remeasure_default = false;
+  auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                          NewSweepRecord(), {}, options);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_FALSE(outcome->default_remeasured.has_value());
+  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
+}
+
+TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  const SearchSpace space = GridWithTheDefault();
+  ColdStartTarget first(kColdStart, 100, 128 * 1024, 50);
+  auto outcome =
+      RunSweep(**store, first, Workload{}, space, transport::Config{}, NewSweepRecord(), {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
+
+  // Resumed with every point stored: only the default is measured again, and now it
+  // is as fast as the best (40 [38, 42] against 50 [47.5, 52.5]).
+  ColdStartTarget second({}, 40);
+  auto resumed =
+      RunSweep(**store, second, Workload{}, space, transport::Config{}, outcome->sweep, {});
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(resumed->measured, 0u);
+  ASSERT_TRUE(resumed->default_remeasured.has_value());
+  EXPECT_EQ(resumed->default_remeasured->objective, 40);
+  EXPECT_FALSE(resumed->best_beats_default);
+  ExpectStoredVerdict(db.path(), *resumed, db::kVerdictWithinNoise);
+  auto listed = (*store)->ListSweeps(0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  ASSERT_TRUE((*listed)[0].verdict.has_value());
+  EXPECT_EQ((*listed)[0].verdict->default_remeasured->objective, 40);
+}
+
+// Every payload corrupted: nothing validates, so there is no best.
+class CorruptingTarget final : public TrialTarget {
+ public:
+  std::string fabric() const override { return "tcp"; }
+  std::string peer() const override { return "synthetic"; }
+  Result<TrialMeasurement> Measure(const transport::Config&, const Workload&) override {
+    TrialMeasurement measurement;
+    measurement.status = "invalid";
+    measurement.validated = false;
+    measurement.error = "checksum mismatch";
+    return measurement;
+  }
+};
+
+TEST(SweepColdStart, ASweepWithNoValidTrialStoresThatVerdict) {
+  TempDb db;
+  auto store = db::Store::Open(db.path());
+  ASSERT_TRUE(store.ok());
+  CorruptingTarget target;
+  auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
+                          NewSweepRecord(), {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_FALSE(outcome->best.has_value());
+  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictNoValidTrial);
+}
+
+TEST(SweepColdStart, DecideVerdictFollowsBestAndDefault) {
+  db::TrialRecord best, default_trial;
+  best.knobs = {{"chunk_size", "128KiB"}};
+  default_trial.knobs = {{"chunk_size", "512KiB"}};
+  best.status = default_trial.status = "ok";
+  best.validated = default_trial.validated = true;
+  best.objective = 50;
+  best.ci_low = 45;
+  best.ci_high = 55;
+  default_trial.objective = 100;
+  default_trial.ci_low = 95;
+  default_trial.ci_high = 105;
+  const std::string default_key = "chunk_size=512KiB";
+  EXPECT_EQ(DecideVerdict(std::nullopt, default_trial, std::nullopt, default_key, true).verdict,
+            db::kVerdictNoValidTrial);
+  EXPECT_EQ(DecideVerdict(default_trial, default_trial, std::nullopt, default_key, true).verdict,
+            db::kVerdictDefaultIsBest);
+  EXPECT_EQ(DecideVerdict(best, default_trial, std::nullopt, default_key, true).verdict,
+            db::kVerdictBeatsDefault);
+  // The re-measurement, when ok, is what the best is judged against.
+  db::TrialRecord again = default_trial;
+  again.objective = 52;
+  again.ci_low = 50;
+  again.ci_high = 54;
+  const db::SweepVerdict within = DecideVerdict(best, default_trial, again, default_key, true);
+  EXPECT_EQ(within.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(within.best_knobs, "chunk_size=128KiB");
+  ASSERT_TRUE(within.default_remeasured.has_value());
+  EXPECT_EQ(within.default_remeasured->objective, 52);
+  // A failed re-measurement falls back to the stored default.
+  again.status = "failed";
+  EXPECT_EQ(DecideVerdict(best, default_trial, again, default_key, true).verdict,
+            db::kVerdictBeatsDefault);
+  // No default measured at all: any valid best beats it.
+  EXPECT_EQ(DecideVerdict(best, std::nullopt, std::nullopt, default_key, true).verdict,
+            db::kVerdictBeatsDefault);
+}
+
 TEST(SweepColdStart, WarmUpStopsAtMaxPassesWhenNeverStable) {
   // Alternating 100 / 200 for ever: never two passes within 10 %.
   std::vector<double> unsettled;

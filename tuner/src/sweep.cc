@@ -54,6 +54,33 @@ bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_tr
                          : best.ci_low > default_trial.ci_high;
 }
 
+db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
+                               const std::optional<db::TrialRecord>& default_trial,
+                               const std::optional<db::TrialRecord>& default_remeasured,
+                               const std::string& default_knobs, bool lower_is_better) {
+  db::SweepVerdict verdict;
+  verdict.default_remeasured = default_remeasured;
+  if (!best) {
+    verdict.verdict = std::string(db::kVerdictNoValidTrial);
+    return verdict;
+  }
+  verdict.best_knobs = db::TrialKnobKey(best->knobs);
+  if (verdict.best_knobs == default_knobs) {
+    verdict.verdict = std::string(db::kVerdictDefaultIsBest);
+    return verdict;
+  }
+  bool beats = false;
+  if (default_remeasured && OkAndValidated(*default_remeasured)) {
+    beats = BeatsDefault(*best, *default_remeasured, lower_is_better);
+  } else if (default_trial) {
+    beats = BeatsDefault(*best, *default_trial, lower_is_better);
+  } else {
+    beats = OkAndValidated(*best);
+  }
+  verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
+  return verdict;
+}
+
 std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better) {
   if (trial.status != "ok" || !trial.validated) return std::nullopt;
   return lower_is_better ? trial.objective : -trial.objective;
@@ -159,27 +186,18 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
     ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement again, target.Measure(base, workload));
     outcome.default_remeasured = RecordOf(sweep.id, default_knobs, base, again);
   }
-  ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep.id));
-
-  ARTUNE_ASSIGN_OR_RETURN(outcome.sweep, store.GetSweep(sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(outcome.trials, store.ListTrials(sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(outcome.best, store.BestTrial(sweep.id));
   for (const db::TrialRecord& trial : outcome.trials) {
-    if (db::TrialKnobKey(trial.knobs) == outcome.sweep.default_knobs) outcome.default_trial = trial;
+    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
   }
-  if (outcome.best && db::TrialKnobKey(outcome.best->knobs) != outcome.sweep.default_knobs) {
-    const bool remeasured_ok =
-        outcome.default_remeasured && OkAndValidated(*outcome.default_remeasured);
-    if (remeasured_ok) {
-      outcome.best_beats_default =
-          BeatsDefault(*outcome.best, *outcome.default_remeasured, lower_is_better);
-    } else if (outcome.default_trial) {
-      outcome.best_beats_default =
-          BeatsDefault(*outcome.best, *outcome.default_trial, lower_is_better);
-    } else {
-      outcome.best_beats_default = OkAndValidated(*outcome.best);
-    }
-  }
+  const db::SweepVerdict verdict =
+      DecideVerdict(outcome.best, outcome.default_trial, outcome.default_remeasured,
+                    sweep.default_knobs, lower_is_better);
+  outcome.best_beats_default = verdict.best_beats_default();
+  ARTUNE_RETURN_IF_ERROR(store.RecordSweepVerdict(sweep.id, verdict));
+  ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(outcome.sweep, store.GetSweep(sweep.id));
   return outcome;
 }
 

@@ -13,11 +13,14 @@
 // first, look beaten. So before the first trial this call measures (fresh or
 // resumed) the workload runs unmeasured under the base config until it is stable
 // (TrialTarget::WarmUp), and at the end the default is measured once more so that
-// best-vs-default compares warm with warm. The re-measurement is NOT stored (the
-// store keeps one trial per knob point and has no update); it lives in
-// SweepOutcome::default_remeasured. A best that does not beat the default by more
-// than the overlap of their confidence intervals is not "better"
+// best-vs-default compares warm with warm. A best that does not beat the default by
+// more than the overlap of their confidence intervals is not "better"
 // (SweepOutcome::best_beats_default).
+//
+// Verdict: at the end the sweep decides (DecideVerdict) and stores the verdict with
+// the re-measured default (Store::RecordSweepVerdict; not a trial: the store keeps
+// one trial per knob point), then marks the sweep finished. A resumed sweep
+// re-measures and replaces it. Readers get it as SweepRecord::verdict.
 //
 // Threading: runs on the calling thread; `progress` is called there.
 #pragma once
@@ -62,13 +65,29 @@ struct SweepOutcome {
   size_t measured = 0;                           // trials measured by this call
   size_t resumed = 0;                            // points answered from the store
   std::optional<WarmupReport> warmup;            // nullopt when this call measured nothing
-  // The default measured again after the search (not stored: id 0); nullopt when
-  // SweepOptions::remeasure_default is false.
+  // The default measured again after the search (stored with the verdict, not as
+  // a trial: id 0); nullopt when SweepOptions::remeasure_default is false.
   std::optional<db::TrialRecord> default_remeasured;
   // `best` is not the default and beats it (the re-measurement when that is "ok",
   // else the stored default) beyond their confidence intervals (BeatsDefault).
+  // Equal to sweep.verdict->best_beats_default().
   bool best_beats_default = false;
+  // `sweep` as read back after the verdict was stored: sweep.verdict is set.
 };
+
+// The verdict RunSweep stores. `best` as Store::BestTrial gives it; `default_trial`
+// the stored trial whose knob key is `default_knobs` (nullopt when the sweep has
+// none); `default_remeasured` the default measured again (nullopt when not).
+// no_valid_trial without a best; default_is_best when the best's knob key is
+// `default_knobs`; else beats_default when BeatsDefault holds against the
+// re-measurement when that is "ok" and validated, else against `default_trial`,
+// else (no default measured at all) always; within_noise otherwise.
+// `default_remeasured` is carried into the verdict; decided_at is left empty
+// (the store stamps it). Pure.
+db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
+                               const std::optional<db::TrialRecord>& default_trial,
+                               const std::optional<db::TrialRecord>& default_remeasured,
+                               const std::string& default_knobs, bool lower_is_better);
 
 // True when `best` beats `default_trial` by more than the overlap of their
 // confidence intervals: lower is better, best.ci_high < default.ci_low; higher,
@@ -81,10 +100,12 @@ bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_tr
 // for throughputs); std::nullopt for a trial that is not "ok" and validated.
 std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better);
 
-// Runs (or, when `sweep.id` names a stored sweep, resumes) the sweep.
+// Runs (or, when `sweep.id` names a stored sweep, resumes) the sweep, stores its
+// verdict (replacing a resumed sweep's) and marks it finished.
 // `sweep` carries what is stored: objective, strategy, workload description,
 // search space, base config...; the caller fills it (a resumed sweep: as read
-// back). Errors: the store's (a trial that cannot be stored stops the sweep), the
+// back). Errors: the store's (a trial or verdict that cannot be stored stops the
+// sweep, which is then left unfinished), the
 // strategy's, kInvalidArgument for a sweep whose stored search space no longer
 // parses.
 Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
