@@ -1,5 +1,6 @@
 // Workloads: scheme messages and capture replay lists (mix, sizes, determinism,
-// byte cap), and RunReplay over a loopback server with validation.
+// byte cap, buffer layout from captured iovecs), and RunReplay over a loopback server
+// with validation (single- and multi-slice messages).
 #include "artune/tuner/workload.h"
 
 #include <gtest/gtest.h>
@@ -111,6 +112,196 @@ TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
     EXPECT_EQ(result->bytes_delivered, 2 * workload->total_bytes);
     EXPECT_EQ(result->latency_us.count, 24u);
     EXPECT_GT(result->duration_s, 0);
+  }
+}
+
+// The RecvTensor profile of a gRPC parameter server traced with its iovecs: every
+// response is 256..511 KiB, sent as 9 B frame headers, 5 B length prefixes, small
+// HPACK blocks, ~100 B header slices and 16..31 KiB frame-sized data pieces. The
+// requests (~80 B) carried only framing and one data iovec under the floor each.
+probes::Profile IovecProfile() {
+  probes::Profile profile;
+  profile.backend = "preload";
+  probes::MethodProfile request = Method("/tf.WorkerService/RecvTensor",
+                                         probes::MessageDirection::kRequest, {{64, 400}}, 80, 100);
+  request.iovec_sizes.buckets = {{8, 800}, {4, 400}, {16, 400}, {32, 400}};
+  probes::MethodProfile response =
+      Method("/tf.WorkerService/RecvTensor", probes::MessageDirection::kResponse, {{262144, 400}},
+             262144, 524287);
+  response.iovec_sizes.buckets = {{2, 800}, {4, 400}, {8, 9000}, {64, 400}, {16384, 8000}};
+  profile.methods = {request, response};
+  return profile;
+}
+
+constexpr std::string_view kResponseLabel = "/tf.WorkerService/RecvTensor response";
+constexpr std::string_view kRequestLabel = "/tf.WorkerService/RecvTensor request";
+
+bool InDataBucket(uint64_t size) {
+  return (size >= 64 && size <= 127) || (size >= 16384 && size <= 32767);
+}
+
+TEST(CaptureWorkload, SlicesFollowTheCapturedDataIovecsAndSumToTheMessage) {
+  ReplayOptions options;
+  options.messages = 40;
+  auto workload = CaptureWorkload(IovecProfile(), 7, options);
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  ASSERT_EQ(workload->messages.size(), 40u);
+  uint64_t response_slices = 0, small_slices = 0, frame_slices = 0;
+  for (const Payload& message : workload->messages) {
+    const PayloadLayout& layout = message.layout();
+    uint64_t sum = 0;
+    for (uint64_t size : layout.sizes) sum += size;
+    EXPECT_EQ(sum, message.total_bytes());
+    if (message.total_bytes() < 1024) {  // a request: no data iovecs, one buffer
+      EXPECT_EQ(message.buffer_count(), 1u);
+      continue;
+    }
+    // 256 KiB+ in 16..31 KiB pieces (and a few ~100 B ones): 8 to ~33 slices.
+    EXPECT_GE(message.buffer_count(), 8u);
+    EXPECT_LE(message.buffer_count(), 48u);
+    for (size_t i = 0; i < layout.sizes.size(); ++i) {
+      const uint64_t size = layout.sizes[i];
+      EXPECT_GE(size, kDataIovecFloor) << "a framing-sized slice at " << i;
+      // Every slice but the last is an uncut draw from a data bucket; the last one
+      // is what was left (at most a draw plus a tail under the floor).
+      if (i + 1 < layout.sizes.size()) {
+        EXPECT_TRUE(InDataBucket(size)) << size << " at " << i;
+        small_slices += size < 128;
+        frame_slices += size >= 16384;
+      } else {
+        EXPECT_LE(size, 32767u + kDataIovecFloor);
+      }
+      ++response_slices;
+    }
+  }
+  EXPECT_GT(frame_slices, 0u);
+  EXPECT_GT(small_slices, 0u);  // the 64 B bucket is drawn too (400 of 8400)
+  EXPECT_LT(small_slices, frame_slices);
+
+  const ReplayLayout& response = workload->layout.at(std::string(kResponseLabel));
+  EXPECT_TRUE(response.from_iovecs);
+  EXPECT_EQ(response.data_iovecs, 8400u);
+  EXPECT_EQ(response.framing_iovecs, 10200u);
+  EXPECT_EQ(response.messages, 20u);
+  EXPECT_EQ(response.slices, response_slices);
+  EXPECT_GT(response.mean_slices(), 8.0);
+  const ReplayLayout& request = workload->layout.at(std::string(kRequestLabel));
+  EXPECT_FALSE(request.from_iovecs);
+  EXPECT_EQ(request.data_iovecs, 0u);
+  EXPECT_EQ(request.framing_iovecs, 2000u);
+  EXPECT_EQ(request.messages, 20u);
+  EXPECT_EQ(request.slices, 20u);
+
+  const std::vector<std::string> lines = DescribeLayout(*workload);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("1 buffer/message (no data iovecs captured"), std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find("slices/message"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("8400 captured data iovecs"), std::string::npos) << lines[1];
+}
+
+TEST(CaptureWorkload, WithoutIovecsEveryMessageIsOneBuffer) {
+  ReplayOptions options;
+  options.messages = 30;
+  auto workload = CaptureWorkload(TensorProfile(), 2, options);  // pcap: no iovecs
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  for (const Payload& message : workload->messages) EXPECT_EQ(message.buffer_count(), 1u);
+  ASSERT_EQ(workload->layout.size(), 3u);
+  for (const auto& [label, layout] : workload->layout) {
+    EXPECT_FALSE(layout.from_iovecs) << label;
+    EXPECT_EQ(layout.slices, layout.messages) << label;
+    EXPECT_EQ(layout.max_slices, 1u) << label;
+  }
+  // Only framing captured (all iovecs under the floor): one buffer too.
+  probes::Profile framing_only = TensorProfile();
+  for (probes::MethodProfile& method : framing_only.methods) {
+    method.iovec_sizes.buckets = {{4, 100}, {8, 300}, {32, 100}};
+  }
+  auto framed = CaptureWorkload(framing_only, 2, options);
+  ASSERT_TRUE(framed.ok());
+  for (const Payload& message : framed->messages) EXPECT_EQ(message.buffer_count(), 1u);
+}
+
+TEST(CaptureWorkload, LayoutIsDeterministicBySeedAndLeavesSizesAlone) {
+  ReplayOptions options;
+  options.messages = 24;
+  auto a = CaptureWorkload(IovecProfile(), 1, options);
+  auto b = CaptureWorkload(IovecProfile(), 1, options);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->messages.size(), b->messages.size());
+  for (size_t i = 0; i < a->messages.size(); ++i) {
+    EXPECT_EQ(a->messages[i].layout().sizes, b->messages[i].layout().sizes);
+    EXPECT_EQ(a->messages[i].stream_checksum(), b->messages[i].stream_checksum());
+  }
+  options.seed = 2;
+  auto other = CaptureWorkload(IovecProfile(), 1, options);
+  ASSERT_TRUE(other.ok());
+  bool differs = false;
+  for (size_t i = 0; i < a->messages.size(); ++i) {
+    differs |= a->messages[i].layout().sizes != other->messages[i].layout().sizes;
+  }
+  EXPECT_TRUE(differs);
+  // With the layout off: the same message sizes in the same order, one buffer each.
+  options.seed = 1;
+  options.iovec_layout = false;
+  auto single = CaptureWorkload(IovecProfile(), 1, options);
+  ASSERT_TRUE(single.ok());
+  ASSERT_EQ(single->messages.size(), a->messages.size());
+  for (size_t i = 0; i < a->messages.size(); ++i) {
+    EXPECT_EQ(single->messages[i].buffer_count(), 1u);
+    EXPECT_EQ(single->messages[i].total_bytes(), a->messages[i].total_bytes());
+  }
+  EXPECT_FALSE(single->layout.at(std::string(kResponseLabel)).from_iovecs);
+}
+
+TEST(CaptureWorkload, SliceCountIsBoundedAndTheLastSliceTakesTheRest) {
+  // 10 MiB messages over 64..127 B data iovecs: ~110 000 pieces without the bound.
+  probes::Profile profile;
+  probes::MethodProfile method = Method("/big", probes::MessageDirection::kResponse,
+                                        {{8388608, 10}}, 10ull << 20, 10ull << 20);
+  method.iovec_sizes.buckets = {{64, 1000}};
+  profile.methods = {method};
+  ReplayOptions options;
+  options.messages = 2;
+  options.max_total_bytes = 64ull << 20;
+  auto workload = CaptureWorkload(profile, 4, options);
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  for (const Payload& message : workload->messages) {
+    EXPECT_EQ(message.total_bytes(), 10ull << 20);
+    ASSERT_EQ(message.buffer_count(), kMaxReplaySlices);
+    uint64_t sum = 0;
+    for (uint64_t size : message.layout().sizes) sum += size;
+    EXPECT_EQ(sum, 10ull << 20);
+    EXPECT_GT(message.layout().sizes.back(), 10ull << 19);
+  }
+  EXPECT_EQ(workload->layout.at("/big response").max_slices, kMaxReplaySlices);
+}
+
+TEST(RunReplay, MultiSliceMessagesValidateOverLoopback) {
+  transport::Config config;
+  config.fabric = transport::FabricKind::kTcp;
+  config.eager_threshold = 20 * 1024;  // some frame pieces eager, some rendezvous
+  config.chunk_size = 16 * 1024;
+  config.coalesce_limit = 4096;  // the ~100 B slices are packed
+  auto bench = MakeArtuneBenchTransport(config);
+  auto servers = StartLoopbackServers(*bench, 1);
+  ASSERT_TRUE(servers.ok()) << servers.status().ToString();
+  auto channel = bench->Connect((*servers)[0]->address());
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  ReplayOptions options;
+  options.messages = 10;
+  auto workload = CaptureWorkload(IovecProfile(), 5, options);
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  ASSERT_GT(workload->layout.at(std::string(kResponseLabel)).max_slices, 1u);
+  for (uint32_t inflight : {1u, 3u}) {
+    ReplayRunOptions run;
+    run.inflight = inflight;
+    run.rounds = 2;
+    auto result = RunReplay(**channel, *workload, run);
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_TRUE(result->validated) << result->validation_error;
+    EXPECT_EQ(result->rpcs, 20u);
+    EXPECT_EQ(result->bytes_delivered, 2 * workload->total_bytes);
   }
 }
 

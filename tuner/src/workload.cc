@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <mutex>
 #include <random>
 
@@ -20,7 +21,26 @@ struct MethodSource {
   uint64_t messages = 0;
   uint64_t min_size = 0, max_size = 0;
   std::vector<std::pair<uint64_t, uint64_t>> buckets;  // lower bound, count (count > 0)
+  // The captured send iovecs at or above kDataIovecFloor (lower bound, count > 0),
+  // their total count, and the count of those below it.
+  std::vector<std::pair<uint64_t, uint64_t>> data_iovec_buckets;
+  uint64_t data_iovecs = 0;
+  uint64_t framing_iovecs = 0;
 };
+
+void SplitIovecs(const probes::Log2Histogram& iovecs, MethodSource& source) {
+  for (const auto& [lower, count] : iovecs.buckets) {
+    if (count == 0) continue;
+    if (lower >= kDataIovecFloor && lower <= kMaxMessageBytes) {
+      source.data_iovec_buckets.emplace_back(lower, count);
+      source.data_iovecs += count;
+    } else if (lower < kDataIovecFloor) {
+      source.framing_iovecs += count;
+    }
+    // Iovecs over the largest message the replay sends cannot be one of its
+    // slices; a message is never larger, so they would only be cut down to it.
+  }
+}
 
 std::vector<MethodSource> SourcesOf(const probes::Profile& profile) {
   std::vector<MethodSource> sources;
@@ -33,6 +53,7 @@ std::vector<MethodSource> SourcesOf(const probes::Profile& profile) {
       if (count > 0 && lower <= kMaxMessageBytes) source.buckets.emplace_back(lower, count);
     }
     for (const auto& [lower, count] : source.buckets) source.messages += count;
+    SplitIovecs(method.iovec_sizes, source);
     if (source.messages > 0) sources.push_back(std::move(source));
   }
   return sources;
@@ -77,8 +98,40 @@ uint64_t DrawSize(const MethodSource& source, std::mt19937_64& rng) {
   return std::uniform_int_distribution<uint64_t>(low, high)(rng);
 }
 
+// Lower bound of a bucket drawn by count from `buckets` (counts sum to `total`).
+uint64_t DrawBucket(const std::vector<std::pair<uint64_t, uint64_t>>& buckets, uint64_t total,
+                    std::mt19937_64& rng) {
+  uint64_t pick = std::uniform_int_distribution<uint64_t>(0, total - 1)(rng);
+  for (const auto& [lower, count] : buckets) {
+    if (pick < count) return lower;
+    pick -= count;
+  }
+  return buckets.back().first;
+}
+
+// The slices of one message of `size` bytes (the rule in workload.h): drawn from
+// the source's data iovecs, cut to what is left, a tail under the floor absorbed,
+// at most kMaxReplaySlices.
+std::vector<uint64_t> SliceSizes(const MethodSource& source, uint64_t size, std::mt19937_64& rng) {
+  std::vector<uint64_t> slices;
+  uint64_t left = size;
+  while (left > 0) {
+    if (slices.size() + 1 == kMaxReplaySlices) {
+      slices.push_back(left);
+      break;
+    }
+    const uint64_t lower = DrawBucket(source.data_iovec_buckets, source.data_iovecs, rng);
+    uint64_t slice =
+        std::min(std::uniform_int_distribution<uint64_t>(lower, lower * 2 - 1)(rng), left);
+    if (left - slice < kDataIovecFloor) slice = left;
+    slices.push_back(slice);
+    left -= slice;
+  }
+  return slices;
+}
+
 Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t capture_id,
-                             uint32_t message_count, uint64_t seed) {
+                             uint32_t message_count, uint64_t seed, bool iovec_layout) {
   std::vector<uint64_t> weights;
   for (const MethodSource& source : sources) weights.push_back(source.messages);
   const std::vector<uint64_t> shares = Apportion(weights, message_count);
@@ -90,18 +143,63 @@ Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t c
   std::shuffle(plan.begin(), plan.end(), rng);
   Workload workload;
   workload.description = "capture:" + std::to_string(capture_id);
+  for (const MethodSource& source : sources) {
+    ReplayLayout& layout = workload.layout[source.label];
+    layout.from_iovecs = iovec_layout && source.data_iovecs > 0;
+    layout.data_iovecs = source.data_iovecs;
+    layout.framing_iovecs = source.framing_iovecs;
+  }
+  // Its own stream: the sizes and order above do not depend on the layout.
+  std::mt19937_64 layout_rng(seed ^ 0x9e3779b97f4a7c15ull);
   for (size_t i = 0; i < plan.size(); ++i) {
+    const MethodSource& source = sources[plan[i].first];
     const uint64_t size = plan[i].second;
-    ARTUNE_ASSIGN_OR_RETURN(
-        Payload payload, GeneratePayloadFromSizes(std::span<const uint64_t>(&size, 1), seed + i));
+    ReplayLayout& layout = workload.layout[source.label];
+    const std::vector<uint64_t> slices =
+        layout.from_iovecs ? SliceSizes(source, size, layout_rng) : std::vector<uint64_t>{size};
+    ARTUNE_ASSIGN_OR_RETURN(Payload payload, GeneratePayloadFromSizes(slices, seed + i));
     workload.total_bytes += size;
-    workload.mix[sources[plan[i].first].label] += 1;
+    workload.mix[source.label] += 1;
+    layout.messages += 1;
+    layout.slices += slices.size();
+    layout.max_slices = std::max<uint64_t>(layout.max_slices, slices.size());
     workload.messages.push_back(std::move(payload));
   }
+  std::erase_if(workload.layout, [](const auto& entry) { return entry.second.messages == 0; });
   return workload;
 }
 
+std::string FormatMean(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
 }  // namespace
+
+std::vector<std::string> DescribeLayout(const Workload& workload) {
+  std::vector<std::string> lines;
+  for (const auto& [label, layout] : workload.layout) {
+    std::string line = label + ": ";
+    if (layout.from_iovecs) {
+      line += FormatMean(layout.mean_slices()) + " slices/message (max " +
+              std::to_string(layout.max_slices) + ") from " + std::to_string(layout.data_iovecs) +
+              " captured data iovecs (" + std::to_string(layout.framing_iovecs) +
+              " framing iovecs under " + std::to_string(kDataIovecFloor) + " B dropped)";
+    } else if (layout.data_iovecs > 0) {
+      line += "1 buffer/message (iovec layout off)";
+    } else {
+      line += "1 buffer/message (no data iovecs captured";
+      if (layout.framing_iovecs > 0) {
+        line += "; " + std::to_string(layout.framing_iovecs) + " framing iovecs under " +
+                std::to_string(kDataIovecFloor) + " B";
+      }
+      line += ")";
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
 
 Result<Workload> SchemeWorkload(const PayloadSpec& spec) {
   ARTUNE_ASSIGN_OR_RETURN(Payload payload, GeneratePayload(spec));
@@ -124,15 +222,16 @@ Result<Workload> CaptureWorkload(const probes::Profile& profile, int64_t capture
   if (options.messages == 0) {
     return Status::InvalidArgument("a replay needs at least one message (messages is 0)");
   }
-  ARTUNE_ASSIGN_OR_RETURN(Workload workload,
-                          BuildReplay(sources, capture_id, options.messages, options.seed));
+  ARTUNE_ASSIGN_OR_RETURN(Workload workload, BuildReplay(sources, capture_id, options.messages,
+                                                         options.seed, options.iovec_layout));
   if (workload.total_bytes > options.max_total_bytes && options.messages > 1) {
     // Shorter list, same mix: scale the count by the overshoot.
     const double scale =
         static_cast<double>(options.max_total_bytes) / static_cast<double>(workload.total_bytes);
     const uint32_t shorter =
         std::max<uint32_t>(static_cast<uint32_t>(static_cast<double>(options.messages) * scale), 1);
-    ARTUNE_ASSIGN_OR_RETURN(workload, BuildReplay(sources, capture_id, shorter, options.seed));
+    ARTUNE_ASSIGN_OR_RETURN(
+        workload, BuildReplay(sources, capture_id, shorter, options.seed, options.iovec_layout));
   }
   return workload;
 }
