@@ -22,6 +22,7 @@
 #include "artune/tuner/config_emit.h"
 #include "command.h"
 #include "format.h"
+#include "trial_json.h"
 
 namespace artune::cli {
 namespace {
@@ -49,6 +50,10 @@ struct Proposal {
   std::optional<int64_t> sweep_id;
   std::optional<double> objective;
   std::string objective_name;
+  // The sweep's stored verdict ("" when the sweep has none or no sweep is read),
+  // and a warning when it says the best does not beat the defaults beyond noise.
+  std::string verdict;
+  std::string verdict_warning;
 };
 
 Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
@@ -83,6 +88,18 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
     const std::string origin = "sweep " + std::to_string(sweep_id) + " best trial";
     for (const auto& [name, value] : best->knobs) {
       proposal.settings.push_back({name, value, origin});
+    }
+    if (sweep.verdict) {
+      proposal.verdict = sweep.verdict->verdict;
+      // Applied anyway (the user may want it, e.g. for another reason than speed);
+      // only said, so nobody mistakes noise for a win.
+      if (sweep.verdict->verdict == db::kVerdictWithinNoise ||
+          sweep.verdict->verdict == db::kVerdictDefaultIsBest) {
+        proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s best trial (" +
+                                   db::TrialKnobKey(best->knobs) +
+                                   ") does not beat the default config beyond noise: " +
+                                   VerdictText(sweep.verdict->verdict) + "; applying it anyway";
+      }
     }
     proposal.sweep_id = sweep_id;
     proposal.objective = best->objective;
@@ -177,6 +194,7 @@ Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
     out["target"] = "live";
     out["address"] = flags.live;
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+    out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
     out["applied"] = !flags.dry_run;
     out["changes"] = ChangesJson(changes);
     out["config"] = transport::ConfigToMap(agreed);
@@ -201,6 +219,9 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
         "--json and --format both print to stdout; add --output FILE to write the config");
   }
   ARTUNE_ASSIGN_OR_RETURN(const Proposal proposal, CollectSettings(flags, context));
+  if (!proposal.verdict_warning.empty()) {
+    std::cerr << "artune: warning: " << proposal.verdict_warning << "\n";
+  }
   if (target == Target::kLive) return ApplyLive(flags, proposal);
 
   // The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
@@ -256,12 +277,14 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
         proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
     out["objective_value"] =
         proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
+    out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
     out["written"] = writing;
     out["in_force_file"] =
         in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
     out["changes"] = ChangesJson(changes);
     out["config"] = transport::ConfigToMap(proposed);
     out["warnings"] = warnings;
+    if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
     std::cout << out.dump(2) << "\n";
   } else if (!context.globals.quiet || target != Target::kStdout) {
     for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";

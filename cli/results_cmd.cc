@@ -168,7 +168,8 @@ ordered_json SweepJson(const db::SweepRecord& sweep) {
           {"goal", sweep.goal},
           {"strategy", sweep.strategy},
           {"workload", sweep.workload},
-          {"search_space", sweep.search_space}};
+          {"search_space", sweep.search_space},
+          {"verdict", sweep.verdict ? ordered_json(sweep.verdict->verdict) : ordered_json()}};
 }
 
 // The distinct values a knob takes over the trials, in numeric order.
@@ -215,6 +216,30 @@ const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
   return nullptr;
 }
 
+// The default measured again at the end and what the sweep concluded from it.
+void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
+  if (!sweep.verdict) {
+    out << "Verdict  "
+        << (sweep.finished_at.empty() ? "not decided yet (the sweep is unfinished)"
+                                      : "not stored (the sweep ran before artune kept verdicts)")
+        << "\n";
+    return;
+  }
+  if (const auto& again = sweep.verdict->default_remeasured) {
+    out << "Again    " << db::TrialKnobKey(again->knobs) << "  ";
+    if (again->status == "failed") {
+      out << "failed";
+    } else {
+      out << FormatNumber(again->objective, 2) << " [" << FormatNumber(again->ci_low, 2) << ", "
+          << FormatNumber(again->ci_high, 2) << "]";
+      if (again->status != "ok" || !again->validated) out << " " << again->status;
+    }
+    out << "  (the default measured again after the search"
+        << (again->error.empty() ? "" : "; " + again->error) << ")\n";
+  }
+  out << "Verdict  " << VerdictText(sweep.verdict->verdict) << "\n";
+}
+
 Status ListSweeps(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store->ListSweeps(options.limit));
@@ -229,13 +254,14 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
     return Status::Ok();
   }
   std::vector<std::vector<std::string>> rows = {
-      {"ID", "CREATED", "OBJECTIVE", "STRATEGY", "WORKLOAD", "FABRIC", "PEER", "STATE"}};
+      {"ID", "CREATED", "OBJECTIVE", "STRATEGY", "WORKLOAD", "FABRIC", "PEER", "STATE", "VERDICT"}};
   for (const db::SweepRecord& sweep : sweeps) {
     rows.push_back({std::to_string(sweep.id), ShortTime(sweep.created_at), sweep.objective,
                     sweep.strategy, sweep.workload, sweep.fabric, sweep.peer,
-                    sweep.finished_at.empty() ? "unfinished" : "finished"});
+                    sweep.finished_at.empty() ? "unfinished" : "finished",
+                    sweep.verdict ? sweep.verdict->verdict : "-"});
   }
-  PrintTable(rows, {true, false, false, false, false, false, false, false}, std::cout);
+  PrintTable(rows, {true, false, false, false, false, false, false, false, false}, std::cout);
   return Status::Ok();
 }
 
@@ -257,16 +283,9 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
     j["sweep"] = SweepJson(sweep);
     j["trials"] = ordered_json::array();
     for (const db::TrialRecord& trial : trials) j["trials"].push_back(TrialJson(trial));
-    auto pick = [](const std::optional<db::TrialRecord>& trial) -> ordered_json {
-      if (!trial) return nullptr;
-      return {{"id", trial->id},
-              {"knobs", KnobsJson(trial->knobs)},
-              {"objective", trial->objective},
-              {"ci_low", trial->ci_low},
-              {"ci_high", trial->ci_high}};
-    };
-    j["best"] = pick(best);
-    j["default"] = pick(default_trial);
+    j["best"] = PickJson(best);
+    j["default"] = PickJson(default_trial);
+    AddVerdictJson(j, sweep.verdict);
     if (heatmap) {
       ordered_json cells = ordered_json::array();
       for (const std::string& eager : eagers) {
@@ -321,8 +340,11 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   }
   if (default_trial) {
     std::cout << "Default  " << db::TrialKnobKey(default_trial->knobs) << "  "
-              << FormatNumber(default_trial->objective, 2) << "\n";
+              << FormatNumber(default_trial->objective, 2) << " ["
+              << FormatNumber(default_trial->ci_low, 2) << ", "
+              << FormatNumber(default_trial->ci_high, 2) << "]\n";
   }
+  PrintVerdict(sweep, std::cout);
   if (heatmap) {
     std::cout << "\n"
               << sweep.objective << " by eager_threshold (rows) x chunk_size (columns)"

@@ -118,15 +118,6 @@ Result<tuner::Workload> WorkloadFromFlags(const SweepFlags& flags, db::Store& st
   return tuner::SchemeWorkload(spec);
 }
 
-ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
-  if (!trial) return nullptr;
-  return {{"knobs", KnobsJson(trial->knobs)},
-          {"objective", trial->objective},
-          {"ci_low", trial->ci_low},
-          {"ci_high", trial->ci_high},
-          {"validated", trial->validated}};
-}
-
 std::string Number(double value) {
   std::ostringstream out;
   out << std::setprecision(value >= 100 ? 5 : 4) << value;
@@ -157,10 +148,12 @@ void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
       outcome.default_remeasured && outcome.default_remeasured->status == "ok"
           ? outcome.default_remeasured
           : outcome.default_trial;
-  if (outcome.best && !outcome.best_beats_default) {
-    std::cout << "default is within noise: no config beats it beyond their confidence intervals\n";
-  } else if (outcome.best && baseline && baseline->status == "ok" && outcome.best->objective > 0 &&
-             baseline->objective > 0) {
+  if (outcome.sweep.verdict) {
+    std::cout << std::left << std::setw(9) << "verdict"
+              << VerdictText(outcome.sweep.verdict->verdict) << "\n";
+  }
+  if (outcome.best_beats_default && baseline && baseline->status == "ok" &&
+      outcome.best->objective > 0 && baseline->objective > 0) {
     const bool lower = sweep.goal == "min";
     const double gain = lower ? baseline->objective / outcome.best->objective
                               : outcome.best->objective / baseline->objective;
@@ -252,8 +245,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
     j["best"] = PickJson(outcome.best);
     j["default"] = PickJson(outcome.default_trial);
-    j["default_remeasured"] = PickJson(outcome.default_remeasured);
-    j["best_beats_default"] = outcome.best_beats_default;
+    AddVerdictJson(j, outcome.sweep.verdict);
     if (outcome.warmup) {
       j["warmup"] = {{"passes", outcome.warmup->passes},
                      {"stable", outcome.warmup->stable},

@@ -27,4 +27,43 @@ ordered_json TrialJson(const db::TrialRecord& trial) {
           {"metrics", metrics}};
 }
 
+ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
+  if (!trial) return nullptr;
+  // knobs then objective first: shell tests read these objects with sed.
+  return {{"knobs", KnobsJson(trial->knobs)},
+          {"objective", trial->objective},
+          {"ci_low", trial->ci_low},
+          {"ci_high", trial->ci_high},
+          {"validated", trial->validated},
+          {"status", trial->status},
+          {"samples", trial->samples},
+          {"id", trial->id != 0 ? ordered_json(trial->id) : ordered_json()}};
+}
+
+void AddVerdictJson(ordered_json& out, const std::optional<db::SweepVerdict>& verdict) {
+  const std::optional<db::TrialRecord> again =
+      verdict ? verdict->default_remeasured : std::optional<db::TrialRecord>();
+  ordered_json remeasured = PickJson(again);
+  if (again) remeasured["measured_at"] = again->started_at;
+  out["default_remeasured"] = remeasured;
+  out["best_beats_default"] = verdict && verdict->best_beats_default();
+  out["verdict"] = verdict ? ordered_json(verdict->verdict) : ordered_json();
+}
+
+std::string VerdictText(std::string_view verdict) {
+  if (verdict == db::kVerdictBeatsDefault) {
+    return "beats default: the best config is better than the default beyond their "
+           "confidence intervals";
+  }
+  if (verdict == db::kVerdictWithinNoise) {
+    return "within noise: the best config does not beat the default beyond their confidence "
+           "intervals";
+  }
+  if (verdict == db::kVerdictDefaultIsBest) return "default is best: no config measured beats it";
+  if (verdict == db::kVerdictNoValidTrial) {
+    return "no valid trial: nothing validated to compare with the default";
+  }
+  return std::string(verdict);
+}
+
 }  // namespace artune::cli

@@ -1,10 +1,13 @@
-// The JSON shape of a stored sweep trial, shared by `artune sweep --json` and
-// `artune results --sweep ID --json` so scripts read one shape from both.
+// The JSON shapes of a stored sweep's trials, picks and verdict, shared by
+// `artune sweep --json` and `artune results --sweep ID --json` so scripts read one
+// shape from both.
 #pragma once
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "artune/db/store.h"
 
@@ -16,5 +19,24 @@ nlohmann::ordered_json KnobsJson(const std::map<std::string, std::string>& knobs
 // id, knobs, status, objective, ci_low, ci_high, samples, remeasured, validated,
 // error, duration_s, metrics.
 nlohmann::ordered_json TrialJson(const db::TrialRecord& trial);
+
+// The short form of a trial singled out (best, default, the default re-measured):
+// knobs, objective, ci_low, ci_high, validated, status, samples, id (null for a
+// measurement that is not a stored trial); null when `trial` is absent.
+nlohmann::ordered_json PickJson(const std::optional<db::TrialRecord>& trial);
+
+// Adds the sweep's stored verdict to `out`:
+//   "default_remeasured": PickJson of the default measured again, plus
+//                         "measured_at" (null when not re-measured),
+//   "best_beats_default": bool (false without a verdict),
+//   "verdict": "beats_default" | "within_noise" | "default_is_best" |
+//              "no_valid_trial", or null for a sweep with no stored verdict
+//              (unfinished, or run by a build before schema v4).
+void AddVerdictJson(nlohmann::ordered_json& out, const std::optional<db::SweepVerdict>& verdict);
+
+// One line of text for a verdict value, for the human output of sweep, results and
+// apply (e.g. "within noise: the best config does not beat the default beyond their
+// confidence intervals"); unknown values are returned as they are.
+std::string VerdictText(std::string_view verdict);
 
 }  // namespace artune::cli

@@ -140,6 +140,10 @@ SweepSummary SummarizeSweep(const SweepInput& input) {
                    static_cast<int>(std::lround(distance * static_cast<double>(kHeatLevels - 1)));
     }
   }
+  if (summary.finished) {
+    summary.verdict = input.verdict;
+    summary.default_remeasured = input.default_remeasured;
+  }
   return summary;
 }
 

@@ -38,6 +38,11 @@ struct SweepInput {
   // The planned values of each swept knob (knob text), so unmeasured cells show.
   std::map<std::string, std::vector<std::string>> planned_axes;
   std::vector<SweepTrial> trials;  // in the order they were stored
+  // The stored verdict ("beats_default" | "within_noise" | "default_is_best" |
+  // "no_valid_trial"; "" when none is stored) and the default measured again at
+  // the end of the sweep that it rests on.
+  std::string verdict;
+  std::optional<SweepTrial> default_remeasured;
 };
 
 inline constexpr int kHeatLevels = 5;  // 0 worst .. 4 best
@@ -65,6 +70,10 @@ struct SweepSummary {
   std::vector<std::vector<HeatCell>> cells;
   std::optional<SweepTrial> best;
   std::optional<SweepTrial> latest;  // the most recently stored trial
+  // Only once the sweep is finished: a resumed sweep that is running again still
+  // has its previous verdict stored, which the new trials may overturn.
+  std::string verdict;  // "" when not finished or none is stored
+  std::optional<SweepTrial> default_remeasured;
 };
 
 SweepSummary SummarizeSweep(const SweepInput& input);

@@ -62,6 +62,24 @@ std::optional<SearchAxis> ParseSearchAxis(std::string_view spec) {
   return axis;
 }
 
+namespace {
+
+SweepTrial TrialOf(const db::TrialRecord& record) {
+  SweepTrial trial;
+  trial.knobs = record.knobs;
+  trial.config = record.config;
+  trial.status = record.status;
+  trial.validated = record.validated;
+  trial.objective = record.objective;
+  trial.ci_low = record.ci_low;
+  trial.ci_high = record.ci_high;
+  trial.duration_s = record.duration_s;
+  trial.error = record.error;
+  return trial;
+}
+
+}  // namespace
+
 SweepInput SweepInputFromRecords(const db::SweepRecord& sweep,
                                  const std::vector<db::TrialRecord>& trials) {
   SweepInput input;
@@ -92,18 +110,12 @@ SweepInput SweepInputFromRecords(const db::SweepRecord& sweep,
   if (sweep.strategy == "grid" && every_axis_known && !input.planned_axes.empty()) {
     input.planned_trials = grid;
   }
-  for (const db::TrialRecord& record : trials) {
-    SweepTrial trial;
-    trial.knobs = record.knobs;
-    trial.config = record.config;
-    trial.status = record.status;
-    trial.validated = record.validated;
-    trial.objective = record.objective;
-    trial.ci_low = record.ci_low;
-    trial.ci_high = record.ci_high;
-    trial.duration_s = record.duration_s;
-    trial.error = record.error;
-    input.trials.push_back(std::move(trial));
+  for (const db::TrialRecord& record : trials) input.trials.push_back(TrialOf(record));
+  if (sweep.verdict) {
+    input.verdict = sweep.verdict->verdict;
+    if (sweep.verdict->default_remeasured) {
+      input.default_remeasured = TrialOf(*sweep.verdict->default_remeasured);
+    }
   }
   return input;
 }

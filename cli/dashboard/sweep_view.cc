@@ -43,6 +43,19 @@ std::string TrialLine(const SweepTrial& trial) {
   return KnobText(trial.knobs) + text;
 }
 
+// The stored verdict in a few words, and how to colour it.
+std::pair<std::string, Style> VerdictLine(const std::string& verdict) {
+  if (verdict == "beats_default") {
+    return {"best beats the default beyond their confidence intervals", Style::kGood};
+  }
+  if (verdict == "within_noise") {
+    return {"within noise: best does not beat the default beyond their CIs", Style::kWarn};
+  }
+  if (verdict == "default_is_best") return {"the default is the best config", Style::kNormal};
+  if (verdict == "no_valid_trial") return {"no valid trial", Style::kWarn};
+  return {verdict, Style::kNormal};
+}
+
 constexpr Style kHeatStyles[kHeatLevels] = {Style::kHeat0, Style::kHeat1, Style::kHeat2,
                                             Style::kHeat3, Style::kHeat4};
 
@@ -105,6 +118,16 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
   }
   if (!s.finished) {
     canvas.Put(5, 8, "trial " + std::to_string(s.done + 1) + " is being measured", Style::kDim);
+  } else if (!s.verdict.empty()) {
+    canvas.Put(5, 1, "verdict", Style::kHeader);
+    const auto [text, style] = VerdictLine(s.verdict);
+    canvas.Put(5, 9, KeepEnd(text, static_cast<size_t>(std::max(0, width - 10))), style);
+    if (s.default_remeasured) {
+      canvas.Put(6, 1, "again ", Style::kHeader);
+      canvas.Put(6, 8,
+                 KeepEnd("default " + TrialLine(*s.default_remeasured),
+                         static_cast<size_t>(std::max(0, width - 9))));
+    }
   }
 
   // Heatmap.

@@ -2,8 +2,8 @@
 # artune dashboard under tmux, sweep view: a sweep written into the store while
 # the dashboard watches it (the fixture commits trials one by one, as `artune
 # sweep` does). Checks progress, the heatmap with the best cell marked, the best
-# trial moving when a better one lands, the finish, and q (exit 0, terminal
-# restored).
+# trial moving when a better one lands, the finish and the stored verdict, and q
+# (exit 0, terminal restored).
 # Usage: dashboard_sweep_test.sh ARTUNE_BINARY SWEEP_FIXTURE
 set -euo pipefail
 artune=$1
@@ -41,9 +41,14 @@ wait_for "*9.50"
 wait_gone "*12.25"
 screen | grep -qE '64KiB +x' || fail "the failed trial is not marked x"
 
+# The verdict, stored before the finish mark as `artune sweep` does, shows once the
+# sweep is finished (that it is hidden before is a unit test: views_test.cc).
+"$fixture" "$db" verdict "$id" within_noise "chunk_size=1MiB;eager_threshold=256B" 9.75
 "$fixture" "$db" finish "$id"
 wait_for "finished"
 wait_for "5/6 trials"
+wait_for "verdict within noise: best does not beat the default"
+wait_for "again  default chunk_size=512KiB eager_threshold=8KiB  9.75"
 # The point never measured (64KiB x 1MiB) is a dot.
 screen | grep -qE '64KiB +x +\.' || fail "the unmeasured cell is not a dot"
 

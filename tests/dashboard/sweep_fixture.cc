@@ -4,6 +4,8 @@
 //
 //   sweep_fixture DB create               prints the new sweep's id
 //   sweep_fixture DB trial ID EAGER CHUNK OBJECTIVE [STATUS]
+//   sweep_fixture DB verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE
+//                                        the verdict and the default measured again
 //   sweep_fixture DB finish ID
 #include <cstdlib>
 #include <iostream>
@@ -24,7 +26,7 @@ int main(int argc, char** argv) {
   using namespace artune;
   if (argc < 3) {
     std::cerr << "usage: sweep_fixture DB create | trial ID EAGER CHUNK OBJECTIVE [STATUS] | "
-                 "finish ID\n";
+                 "verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE | finish ID\n";
     return 2;
   }
   auto store = db::Store::Open(argv[1]);
@@ -64,6 +66,22 @@ int main(int argc, char** argv) {
     auto id = (*store)->InsertTrial(trial);
     if (!id.ok()) return Fail(id.status());
     return 0;
+  }
+  if (action == "verdict" && argc >= 7) {
+    db::SweepVerdict verdict;
+    verdict.verdict = argv[4];
+    verdict.best_knobs = argv[5];
+    db::TrialRecord again;
+    again.knobs = {{"eager_threshold", "8KiB"}, {"chunk_size", "512KiB"}};
+    again.status = "ok";
+    again.validated = true;
+    again.objective = std::atof(argv[6]);
+    again.ci_low = again.objective * 0.95;
+    again.ci_high = again.objective * 1.05;
+    again.samples = 30;
+    verdict.default_remeasured = again;
+    const artune::Status status = (*store)->RecordSweepVerdict(std::atoll(argv[3]), verdict);
+    return status.ok() ? 0 : Fail(status);
   }
   if (action == "finish" && argc >= 4) {
     const artune::Status status = (*store)->FinishSweep(std::atoll(argv[3]));

@@ -104,6 +104,38 @@ TEST_F(SweepSourceTest, FollowsTheLatestSweepAndItsNewTrials) {
   EXPECT_EQ(panel.summary->done, 0u);
 }
 
+TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
+  auto writer = OpenWriter();
+  const int64_t id = InsertSweep(*writer, "min");
+  InsertTrial(*writer, id, "4KiB", "64KiB", 20);
+  db::SweepVerdict verdict;
+  verdict.verdict = std::string(db::kVerdictWithinNoise);
+  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
+  db::TrialRecord again;
+  again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
+  again.status = "ok";
+  again.validated = true;
+  again.objective = 21;
+  again.ci_low = 19;
+  again.ci_high = 23;
+  verdict.default_remeasured = again;
+  ASSERT_TRUE(writer->RecordSweepVerdict(id, verdict).ok());
+
+  SweepSource source(path_, SweepSelector{id});
+  SweepPanel panel = source.Poll();
+  ASSERT_TRUE(panel.summary) << panel.error;
+  EXPECT_EQ(panel.summary->verdict, "") << "shown before the sweep finished";
+  EXPECT_FALSE(panel.summary->default_remeasured);
+
+  ASSERT_TRUE(writer->FinishSweep(id).ok());
+  panel = source.Poll();
+  ASSERT_TRUE(panel.summary) << panel.error;
+  EXPECT_EQ(panel.summary->verdict, "within_noise");
+  ASSERT_TRUE(panel.summary->default_remeasured);
+  EXPECT_DOUBLE_EQ(panel.summary->default_remeasured->objective, 21);
+  EXPECT_EQ(panel.summary->default_remeasured->knobs, again.knobs);
+}
+
 TEST_F(SweepSourceTest, AGivenIdStaysOnThatSweep) {
   auto writer = OpenWriter();
   const int64_t first = InsertSweep(*writer, "min");

@@ -267,6 +267,50 @@ TEST(ViewsTest, SweepViewShowsProgressHeatmapAndBest) {
   EXPECT_TRUE(Contains(canvas, "30.00      .")) << text;
 }
 
+TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
+  SweepInput input;
+  input.id = 5;
+  input.objective = "latency-p50";
+  input.goal = "min";
+  input.strategy = "grid";
+  input.finished_at = "2026-01-01T00:00:00.000Z";
+  SweepTrial trial;
+  trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
+  trial.status = "ok";
+  trial.validated = true;
+  trial.objective = 20;
+  input.trials.push_back(trial);
+  input.verdict = "within_noise";
+  SweepTrial again = trial;
+  again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
+  again.objective = 21;
+  again.ci_low = 19;
+  again.ci_high = 23;
+  input.default_remeasured = again;
+  SweepPanel panel;
+  panel.configured = true;
+  panel.summary = SummarizeSweep(input);
+  Canvas canvas(80, 24);
+  UiState ui;
+  ui.view = View::kSweep;
+  Frame frame;
+  frame.sweep = panel;
+  DrawScreen(frame, ui, canvas);
+  const std::string text = canvas.Text();
+  EXPECT_TRUE(Contains(canvas, "verdict within noise: best does not beat the default")) << text;
+  EXPECT_TRUE(
+      Contains(canvas, "again  default chunk_size=512KiB eager_threshold=16KiB  21 [19, 23]"))
+      << text;
+
+  // While running (a resumed sweep keeps its old verdict stored) none is shown.
+  input.finished_at.clear();
+  panel.summary = SummarizeSweep(input);
+  frame.sweep = panel;
+  Canvas running(80, 24);
+  DrawScreen(frame, ui, running);
+  EXPECT_FALSE(Contains(running, "verdict")) << running.Text();
+}
+
 TEST(ViewsTest, FormattersAreShortAndExact) {
   EXPECT_EQ(FormatCount(0), "0");
   EXPECT_EQ(FormatCount(12), "12");

@@ -2,6 +2,8 @@
 # `artune report --capture ID` writes one self-contained HTML file: the tables, the
 # histograms, the escaped method names, no scripts or remote references; the
 # default file name; the errors for a missing id, a missing store and no id at all.
+# `artune report --sweep ID`, `results --sweep(s)` and `apply config --sweep` show
+# the sweep's stored verdict and re-measured default.
 # Usage: report_cli_test.sh ARTUNE REPORT_FIXTURE
 set -u
 artune=$1
@@ -46,6 +48,38 @@ html=$(cat "$dir/sweep.html" 2>/dev/null)
   fail "invalid cell tooltip missing"
 [[ $html == *'peer closed the connection &lt;reset&gt;'* && $html != *'<reset>'* ]] ||
   fail "trial error not escaped"
+[[ $html == *'Verdict: Within noise: the winner does not beat the defaults'* ]] ||
+  fail "stored verdict missing from the report"
+[[ $html == *'the defaults gave latency-p50 42 (95% CI 41 .. 43).'* && $html == *'<td>default, again</td>'* ]] ||
+  fail "re-measured default missing from the report"
+
+# The other readers of the stored sweep: results (text, JSON, list) and apply.
+out=$("$artune" --db "$db" results --sweep 1 2>&1) || fail "results --sweep 1: $out"
+[[ $out == *'Again    chunk_size=512KiB;eager_threshold=16KiB  42.00 [41.00, 43.00]'* ]] ||
+  fail "results --sweep lacks the re-measured default: $out"
+[[ $out == *'Verdict  within noise: the best config does not beat the default'* ]] ||
+  fail "results --sweep lacks the verdict: $out"
+out=$("$artune" --db "$db" results --sweep 1 --json 2>&1) || fail "results --sweep 1 --json: $out"
+flat=$(tr -d ' \n' <<<"$out")
+[[ $flat == *'"best_beats_default":false,"verdict":"within_noise"'* ]] ||
+  fail "results --sweep --json verdict: ${flat: -600}"
+[[ $flat == *'"default_remeasured":{"knobs":{"chunk_size":"512KiB","eager_threshold":"16KiB"},"objective":42.0,"ci_low":41.0,"ci_high":43.0,"validated":true,"status":"ok","samples":5,"id":null,"measured_at":"2024-05-01T10:04:58.000Z"}'* ]] ||
+  fail "results --sweep --json default_remeasured: ${flat: -600}"
+out=$("$artune" --db "$db" results --sweeps 2>&1) || fail "results --sweeps: $out"
+[[ $out == *VERDICT* && $out == *within_noise* ]] || fail "results --sweeps lacks the verdict: $out"
+# apply still applies a within-noise winner, but says so first (and in --json).
+apply_env=(env -u ARTUNE_CONFIG -u ARTUNE_EAGER_THRESHOLD -u ARTUNE_CHUNK_SIZE
+  "XDG_CONFIG_HOME=$dir/xdg")
+out=$("${apply_env[@]}" "$artune" --db "$db" apply config --sweep 1 --dry-run 2>&1) ||
+  fail "apply config --sweep 1 --dry-run: $out"
+[[ $out == *"warning: sweep 1's best trial (chunk_size=128KiB;eager_threshold=4KiB) does not beat the default config beyond noise"* ]] ||
+  fail "apply does not warn about a within-noise winner: $out"
+out=$("${apply_env[@]}" "$artune" --db "$db" apply config --sweep 1 --output "$dir/tuned.toml" --json 2>/dev/null) ||
+  fail "apply config --sweep 1 --json: $out"
+[[ $out == *'"verdict": "within_noise"'* && $out == *'does not beat the default config beyond noise'* ]] ||
+  fail "apply --json lacks the verdict: $out"
+grep -qx 'eager_threshold = "4KiB"' "$dir/tuned.toml" || fail "apply did not write the winner"
+
 out=$("$artune" --db "$db" report --capture 1 --sweep 1 2>&1)
 code=$?
 [[ $code -eq 2 ]] || fail "--capture with --sweep: exit $code: $out"

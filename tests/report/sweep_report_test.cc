@@ -105,6 +105,46 @@ TEST(SweepReportHtml, ComparesTheWinnerWithTheDefaultsAndHighlightsIt) {
   EXPECT_NE(html.find("capture:&lt;3&gt;"), std::string::npos);
 }
 
+TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
+  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
+                                               Trial(2, "4KiB", "64KiB", 49)};
+  db::SweepRecord sweep = Sweep();
+  db::SweepVerdict verdict;
+  verdict.verdict = std::string(db::kVerdictWithinNoise);
+  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
+  verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 48.5);
+  sweep.verdict = verdict;
+  const std::string html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(html.find("Verdict: Within noise: the winner does not beat the defaults"),
+            std::string::npos);
+  EXPECT_NE(html.find("the defaults gave latency-p50 48.5 (95% CI 47.5 .. 49.5)."),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>default, again</td><td>chunk_size=512KiB, eager_threshold=16KiB</td>"
+                      "<td class=\"num\">48.5</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("within_noise"), std::string::npos);
+
+  sweep.verdict->verdict = std::string(db::kVerdictBeatsDefault);
+  sweep.verdict->default_remeasured->status = "failed";
+  sweep.verdict->default_remeasured->error = "peer <gone>";
+  const std::string failed = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(failed.find("The winner beats the defaults beyond their 95% confidence intervals."),
+            std::string::npos);
+  EXPECT_NE(
+      failed.find("The defaults measured again after the search: failed (peer &lt;gone&gt;)."),
+      std::string::npos);
+  EXPECT_NE(failed.find("<td>default, again</td><td>chunk_size=512KiB, eager_threshold=16KiB</td>"
+                        "<td class=\"num\">-</td><td class=\"num\">-</td>"),
+            std::string::npos);
+
+  // Without a stored verdict the report says why.
+  sweep.verdict.reset();
+  EXPECT_NE(SweepReportHtml(sweep, trials, trials[1]).find("Not stored: this sweep ran before"),
+            std::string::npos);
+  sweep.finished_at.clear();
+  EXPECT_NE(SweepReportHtml(sweep, trials, trials[1]).find("Not decided yet"), std::string::npos);
+}
+
 TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
   std::vector<db::TrialRecord> trials = {Trial(1, "<b>", "64KiB", 0, "failed")};
   trials[0].error = "peer said <script>x</script>";

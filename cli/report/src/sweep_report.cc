@@ -121,6 +121,34 @@ const db::TrialRecord* FindDefault(const db::SweepRecord& sweep,
   return nullptr;
 }
 
+// The stored verdict in words (the report's own phrasing of the store's values).
+std::string VerdictSentence(const db::SweepRecord& sweep) {
+  if (!sweep.verdict) {
+    return sweep.finished_at.empty() ? "Not decided yet: the sweep has not finished."
+                                     : "Not stored: this sweep ran before artune kept verdicts.";
+  }
+  const std::string& verdict = sweep.verdict->verdict;
+  if (verdict == db::kVerdictBeatsDefault) {
+    return "The winner beats the defaults beyond their 95% confidence intervals.";
+  }
+  if (verdict == db::kVerdictWithinNoise) {
+    return "Within noise: the winner does not beat the defaults beyond their 95% confidence "
+           "intervals, so the difference may be chance.";
+  }
+  if (verdict == db::kVerdictDefaultIsBest) {
+    return "The defaults are the best config measured: nothing beats them.";
+  }
+  if (verdict == db::kVerdictNoValidTrial) {
+    return "No trial validated: there is nothing to compare with the defaults.";
+  }
+  return verdict;
+}
+
+std::string VerdictFact(const db::SweepRecord& sweep) {
+  return sweep.verdict ? sweep.verdict->verdict
+                       : (sweep.finished_at.empty() ? "not decided yet" : "not stored");
+}
+
 void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
                 const std::vector<db::TrialRecord>& trials) {
   std::map<std::string, int> by_status;
@@ -142,6 +170,7 @@ void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
       {"workload", sweep.workload},
       {"search space", sweep.search_space},
       {"trials", counts},
+      {"verdict", VerdictFact(sweep)},
   });
 }
 
@@ -154,6 +183,8 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
     document.EndSection();
     return;
   }
+  const std::optional<db::TrialRecord> again =
+      sweep.verdict ? sweep.verdict->default_remeasured : std::nullopt;
   const db::TrialRecord* default_trial = FindDefault(sweep, trials);
   std::string verdict = "Winner: " + KnobList(best->knobs) + ", " + sweep.objective + " " +
                         FormatNumber(best->objective);
@@ -175,6 +206,16 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
                ") were not measured in this sweep.";
   }
   document.AddParagraph(verdict);
+  std::string judged = "Verdict: " + VerdictSentence(sweep);
+  if (again && again->status == "ok") {
+    judged += " Measured again after the search, warm like the trials, the defaults gave " +
+              sweep.objective + " " + FormatNumber(again->objective) + " (95% CI " +
+              FormatNumber(again->ci_low) + " .. " + FormatNumber(again->ci_high) + ").";
+  } else if (again) {
+    judged += " The defaults measured again after the search: " + again->status +
+              (again->error.empty() ? "" : " (" + again->error + ")") + ".";
+  }
+  document.AddParagraph(judged);
 
   Table table;
   table.header = {"", "knobs", "objective", "95% CI", "samples"};
@@ -195,6 +236,11 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
   table.rows.push_back(row("winner", *best));
   table.highlighted_row = 0;
   if (default_trial != nullptr) table.rows.push_back(row("default", *default_trial));
+  if (again) {
+    std::vector<std::string> cells = row("default, again", *again);
+    if (again->status == "failed") cells[2] = cells[3] = "-";  // it measured nothing
+    table.rows.push_back(std::move(cells));
+  }
   document.AddTable(table);
   document.EndSection();
 }

@@ -128,6 +128,27 @@ if ! grep -qx "eager_threshold = \"$best_eager\"" "$dir/tuned.toml" ||
 fi
 stage "apply config wrote the winner to tuned.toml"
 
+# The verdict and the default measured again are stored: results --sweep shows the
+# same ones the sweep printed, and apply warns exactly when the winner is not
+# beyond noise.
+verdict=$(sed -n 's/.*"best_beats_default":[a-z]*,"verdict":"\([a-z_]*\)".*/\1/p' <<<"$sweep")
+[[ $verdict == beats_default || $verdict == within_noise || $verdict == default_is_best ]] ||
+  fail "sweep --json verdict '$verdict': ${sweep: -600}"
+again=$(sed -n 's/.*"default_remeasured":{\([^}]*}[^}]*\)}.*/\1/p' <<<"$sweep")
+[[ -n $again && $again == *'"status":"ok"'* ]] || fail "no re-measured default: ${sweep: -600}"
+results=$(timeout 30 "$artune" --db "$db" results --sweep "$sweep_id" --json 2>"$dir/results.err" | tr -d ' \n') ||
+  fail "artune results --sweep $sweep_id --json exited $?"
+[[ $results == *"\"verdict\":\"$verdict\""* ]] || fail "results --sweep verdict is not $verdict: ${results: -600}"
+# Both read the one stored record (measured_at included).
+[[ $results == *"\"default_remeasured\":{$again"* ]] ||
+  fail "results --sweep default_remeasured differs from the sweep's {$again}: ${results: -600}"
+apply_warned=no
+grep -q 'does not beat the default config beyond noise' "$dir/apply.err" && apply_warned=yes
+if [[ $verdict == beats_default ]]; then want_warning=no; else want_warning=yes; fi
+[[ $apply_warned == "$want_warning" ]] ||
+  fail "verdict $verdict, apply warned: $apply_warned: $(cat "$dir/apply.err")"
+stage "verdict $verdict stored and shown by results; apply warned: $apply_warned"
+
 # The same server, still up after every per-trial reconfiguration, now serves a
 # bench whose client loads the applied file (its values renegotiated with the server).
 timeout 60 "$artune" --db "$db" -q bench --peer "$peer" --transport artune --benchmark bandwidth \

@@ -1,7 +1,7 @@
 // The HTML report of one stored sweep (`artune report --sweep ID`): what was
-// searched and how, the winner against the transport's defaults, a heatmap of the
-// objective over eager_threshold x chunk_size with the best cell marked, and every
-// trial in a table.
+// searched and how, the winner against the transport's defaults and the sweep's
+// verdict on it, a heatmap of the objective over eager_threshold x chunk_size with
+// the best cell marked, and every trial in a table.
 #pragma once
 
 #include <optional>
@@ -25,7 +25,9 @@ HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials);
 // it. A heatmap cell shows the best ok and validated trial at that point (a sweep
 // over more knobs has several per cell: the tooltip names the one shown); a point
 // with only invalid or failed trials is hatched, its tooltip says why. The default
-// trial is the one whose TrialKnobKey equals sweep.default_knobs. Every string from
+// trial is the one whose TrialKnobKey equals sweep.default_knobs; sweep.verdict, when
+// stored, is stated under the winner with the default measured again (a row of the
+// winner table). Every string from
 // the records is escaped. Returns the whole document (html.h). Pure; thread-safe.
 std::string SweepReportHtml(const db::SweepRecord& sweep,
                             const std::vector<db::TrialRecord>& trials,
