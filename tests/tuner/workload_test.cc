@@ -115,10 +115,12 @@ TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
   }
 }
 
-// The RecvTensor profile of a gRPC parameter server traced with its iovecs: every
-// response is 256..511 KiB, sent as 9 B frame headers, 5 B length prefixes, small
-// HPACK blocks, ~100 B header slices and 16..31 KiB frame-sized data pieces. The
-// requests (~80 B) carried only framing and one data iovec under the floor each.
+// The RecvTensor profile of a gRPC parameter server traced with its iovecs. Half
+// the responses are 1..2 KiB, each sent as one data iovec; half are 256..511 KiB,
+// cut into 16..31 KiB frame-sized pieces (200 x ~384 KiB / ~24 KiB = 3200). Beside
+// them: 14 B frame headers with length prefixes, 2-3 B header blocks, ~20 B
+// TensorFlow header slices. The requests (~80 B) carried framing and one data
+// iovec under the floor each.
 probes::Profile IovecProfile() {
   probes::Profile profile;
   profile.backend = "preload";
@@ -126,9 +128,9 @@ probes::Profile IovecProfile() {
                                          probes::MessageDirection::kRequest, {{64, 400}}, 80, 100);
   request.iovec_sizes.buckets = {{8, 800}, {4, 400}, {16, 400}, {32, 400}};
   probes::MethodProfile response =
-      Method("/tf.WorkerService/RecvTensor", probes::MessageDirection::kResponse, {{262144, 400}},
-             262144, 524287);
-  response.iovec_sizes.buckets = {{2, 800}, {4, 400}, {8, 9000}, {64, 400}, {16384, 8000}};
+      Method("/tf.WorkerService/RecvTensor", probes::MessageDirection::kResponse,
+             {{1024, 200}, {262144, 200}}, 1024, 524287);
+  response.iovec_sizes.buckets = {{2, 800}, {8, 9000}, {16, 400}, {1024, 200}, {16384, 3200}};
   profile.methods = {request, response};
   return profile;
 }
@@ -136,68 +138,95 @@ probes::Profile IovecProfile() {
 constexpr std::string_view kResponseLabel = "/tf.WorkerService/RecvTensor response";
 constexpr std::string_view kRequestLabel = "/tf.WorkerService/RecvTensor request";
 
-bool InDataBucket(uint64_t size) {
-  return (size >= 64 && size <= 127) || (size >= 16384 && size <= 32767);
+uint64_t SumOf(const std::vector<uint64_t>& sizes) {
+  uint64_t sum = 0;
+  for (uint64_t size : sizes) sum += size;
+  return sum;
 }
 
 TEST(CaptureWorkload, SlicesFollowTheCapturedDataIovecsAndSumToTheMessage) {
   ReplayOptions options;
-  options.messages = 40;
+  options.messages = 60;
   auto workload = CaptureWorkload(IovecProfile(), 7, options);
   ASSERT_TRUE(workload.ok()) << workload.status().ToString();
-  ASSERT_EQ(workload->messages.size(), 40u);
-  uint64_t response_slices = 0, small_slices = 0, frame_slices = 0;
+  ASSERT_EQ(workload->messages.size(), 60u);
+  uint64_t requests = 0, small_responses = 0, large_responses = 0, response_slices = 0;
   for (const Payload& message : workload->messages) {
-    const PayloadLayout& layout = message.layout();
-    uint64_t sum = 0;
-    for (uint64_t size : layout.sizes) sum += size;
-    EXPECT_EQ(sum, message.total_bytes());
+    const std::vector<uint64_t>& sizes = message.layout().sizes;
+    EXPECT_EQ(SumOf(sizes), message.total_bytes());
     if (message.total_bytes() < 1024) {  // a request: no data iovecs, one buffer
       EXPECT_EQ(message.buffer_count(), 1u);
+      ++requests;
       continue;
     }
-    // 256 KiB+ in 16..31 KiB pieces (and a few ~100 B ones): 8 to ~33 slices.
-    EXPECT_GE(message.buffer_count(), 8u);
-    EXPECT_LE(message.buffer_count(), 48u);
-    for (size_t i = 0; i < layout.sizes.size(); ++i) {
-      const uint64_t size = layout.sizes[i];
-      EXPECT_GE(size, kDataIovecFloor) << "a framing-sized slice at " << i;
-      // Every slice but the last is an uncut draw from a data bucket; the last one
-      // is what was left (at most a draw plus a tail under the floor).
-      if (i + 1 < layout.sizes.size()) {
-        EXPECT_TRUE(InDataBucket(size)) << size << " at " << i;
-        small_slices += size < 128;
-        frame_slices += size >= 16384;
+    response_slices += sizes.size();
+    if (message.total_bytes() < 2048) {  // sent as one iovec: replayed as one slice
+      EXPECT_EQ(message.buffer_count(), 1u) << message.total_bytes();
+      ++small_responses;
+      continue;
+    }
+    // 256..511 KiB in 16..31 KiB pieces: 9 to 33 slices, none framing-sized; all
+    // but the last an uncut draw, the last what was left (under a draw + the floor).
+    ++large_responses;
+    EXPECT_GE(message.buffer_count(), 9u);
+    EXPECT_LE(message.buffer_count(), 33u);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_GE(sizes[i], kDataIovecFloor) << "a framing-sized slice at " << i;
+      if (i + 1 < sizes.size()) {
+        EXPECT_GE(sizes[i], 16384u) << i;
+        EXPECT_LE(sizes[i], 32767u) << i;
       } else {
-        EXPECT_LE(size, 32767u + kDataIovecFloor);
+        EXPECT_LT(sizes[i], 32767u + kDataIovecFloor);
       }
-      ++response_slices;
     }
   }
-  EXPECT_GT(frame_slices, 0u);
-  EXPECT_GT(small_slices, 0u);  // the 64 B bucket is drawn too (400 of 8400)
-  EXPECT_LT(small_slices, frame_slices);
+  EXPECT_EQ(requests, 30u);
+  EXPECT_GT(small_responses, 0u);
+  EXPECT_GT(large_responses, 0u);
 
   const ReplayLayout& response = workload->layout.at(std::string(kResponseLabel));
   EXPECT_TRUE(response.from_iovecs);
-  EXPECT_EQ(response.data_iovecs, 8400u);
+  EXPECT_EQ(response.data_iovecs, 3400u);
   EXPECT_EQ(response.framing_iovecs, 10200u);
-  EXPECT_EQ(response.messages, 20u);
+  EXPECT_EQ(response.messages, 30u);
   EXPECT_EQ(response.slices, response_slices);
-  EXPECT_GT(response.mean_slices(), 8.0);
+  EXPECT_GT(response.mean_slices(), 2.0);
   const ReplayLayout& request = workload->layout.at(std::string(kRequestLabel));
   EXPECT_FALSE(request.from_iovecs);
   EXPECT_EQ(request.data_iovecs, 0u);
   EXPECT_EQ(request.framing_iovecs, 2000u);
-  EXPECT_EQ(request.messages, 20u);
-  EXPECT_EQ(request.slices, 20u);
+  EXPECT_EQ(request.messages, 30u);
+  EXPECT_EQ(request.slices, 30u);
 
   const std::vector<std::string> lines = DescribeLayout(*workload);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_NE(lines[0].find("1 buffer/message (no data iovecs captured"), std::string::npos)
       << lines[0];
   EXPECT_NE(lines[1].find("slices/message"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[1].find("8400 captured data iovecs"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("3400 captured data iovecs"), std::string::npos) << lines[1];
+}
+
+TEST(CaptureWorkload, EachMessageSentAsOneIovecReplaysAsOneSlice) {
+  // The shape of a real capture (preload on `artune workload`): every message's
+  // data was one iovec of its own size, from 256 B to 512 KiB. Drawing pieces from
+  // the whole method's histogram would cut the large messages into small pieces.
+  probes::Profile profile;
+  probes::MethodProfile response =
+      Method("/tensorflow.WorkerService/RecvTensor", probes::MessageDirection::kResponse,
+             {{256, 100}, {4096, 100}, {65536, 30}, {262144, 20}}, 300, 500000);
+  response.iovec_sizes.buckets = {{2, 250},    {8, 250},    {16, 250},   {256, 100},
+                                  {4096, 100}, {65536, 30}, {262144, 20}};
+  profile.methods = {response};
+  ReplayOptions options;
+  options.messages = 50;
+  auto workload = CaptureWorkload(profile, 9, options);
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  for (const Payload& message : workload->messages) {
+    EXPECT_EQ(message.buffer_count(), 1u) << message.total_bytes();
+  }
+  const ReplayLayout& layout = workload->layout.begin()->second;
+  EXPECT_TRUE(layout.from_iovecs);
+  EXPECT_EQ(layout.max_slices, 1u);
 }
 
 TEST(CaptureWorkload, WithoutIovecsEveryMessageIsOneBuffer) {

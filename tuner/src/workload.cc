@@ -4,6 +4,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <mutex>
 #include <random>
 
@@ -26,6 +28,13 @@ struct MethodSource {
   std::vector<std::pair<uint64_t, uint64_t>> data_iovec_buckets;
   uint64_t data_iovecs = 0;
   uint64_t framing_iovecs = 0;
+  // Message size bucket -> the data iovecs assigned to the messages of that bucket
+  // (AssignIovecs); a bucket without an entry replays as one buffer per message.
+  struct Pieces {
+    std::vector<std::pair<uint64_t, uint64_t>> buckets;  // lower bound, count (count > 0)
+    uint64_t total = 0;
+  };
+  std::map<uint64_t, Pieces> pieces_by_message_bucket;
 };
 
 void SplitIovecs(const probes::Log2Histogram& iovecs, MethodSource& source) {
@@ -42,6 +51,43 @@ void SplitIovecs(const probes::Log2Histogram& iovecs, MethodSource& source) {
   }
 }
 
+// Bytes of a typical member of a log2 bucket: its middle, within [low, high].
+uint64_t MiddleOf(uint64_t lower, uint64_t low, uint64_t high) {
+  const uint64_t from = std::clamp<uint64_t>(lower, low, high);
+  const uint64_t to = std::clamp<uint64_t>(lower == 0 ? 1 : lower * 2 - 1, from, high);
+  return from + (to - from) / 2;
+}
+
+// Which captured data iovecs carried which messages (the rule in workload.h): the
+// histograms are marginal, so the pairing is rebuilt by bytes, largest first. The
+// messages of the largest size bucket take the largest iovecs that fit in their
+// bucket until the iovecs' bytes cover the messages' bytes, then the next bucket
+// takes from what is left, and so on (bytes estimated at bucket middles). A message
+// that was sent as one iovec gets that iovec back; one cut into frame-sized pieces
+// gets those pieces.
+void AssignIovecs(MethodSource& source) {
+  std::map<uint64_t, uint64_t, std::greater<>> left;  // iovec bucket -> unassigned count
+  for (const auto& [lower, count] : source.data_iovec_buckets) left[lower] = count;
+  for (auto bucket = source.buckets.rbegin(); bucket != source.buckets.rend(); ++bucket) {
+    const auto [message_lower, message_count] = *bucket;
+    uint64_t bytes_needed =
+        message_count * MiddleOf(message_lower, source.min_size, source.max_size);
+    MethodSource::Pieces pieces;
+    for (auto it = left.lower_bound(message_lower); it != left.end() && bytes_needed > 0; ++it) {
+      // No iovec of a message is larger than the method's largest message.
+      const uint64_t piece_bytes =
+          MiddleOf(it->first, it->first, std::max(it->first, source.max_size));
+      const uint64_t take = std::min(it->second, (bytes_needed + piece_bytes - 1) / piece_bytes);
+      if (take == 0) continue;
+      pieces.buckets.emplace_back(it->first, take);
+      pieces.total += take;
+      it->second -= take;
+      bytes_needed -= std::min(bytes_needed, take * piece_bytes);
+    }
+    if (pieces.total > 0) source.pieces_by_message_bucket[message_lower] = std::move(pieces);
+  }
+}
+
 std::vector<MethodSource> SourcesOf(const probes::Profile& profile) {
   std::vector<MethodSource> sources;
   for (const probes::MethodProfile& method : profile.methods) {
@@ -54,6 +100,7 @@ std::vector<MethodSource> SourcesOf(const probes::Profile& profile) {
     }
     for (const auto& [lower, count] : source.buckets) source.messages += count;
     SplitIovecs(method.iovec_sizes, source);
+    AssignIovecs(source);
     if (source.messages > 0) sources.push_back(std::move(source));
   }
   return sources;
@@ -81,7 +128,12 @@ std::vector<uint64_t> Apportion(const std::vector<uint64_t>& weights, uint64_t t
   return shares;
 }
 
-uint64_t DrawSize(const MethodSource& source, std::mt19937_64& rng) {
+struct DrawnSize {
+  uint64_t bucket = 0;  // the message size bucket it was drawn from
+  uint64_t size = 0;
+};
+
+DrawnSize DrawSize(const MethodSource& source, std::mt19937_64& rng) {
   uint64_t pick = std::uniform_int_distribution<uint64_t>(0, source.messages - 1)(rng);
   uint64_t lower = source.buckets.back().first;
   for (const auto& [bucket, count] : source.buckets) {
@@ -95,7 +147,7 @@ uint64_t DrawSize(const MethodSource& source, std::mt19937_64& rng) {
   const uint64_t low =
       std::clamp<uint64_t>(std::max<uint64_t>(lower, 1), source.min_size, source.max_size);
   const uint64_t high = std::clamp<uint64_t>(upper, low, source.max_size);
-  return std::uniform_int_distribution<uint64_t>(low, high)(rng);
+  return {lower, std::uniform_int_distribution<uint64_t>(low, high)(rng)};
 }
 
 // Lower bound of a bucket drawn by count from `buckets` (counts sum to `total`).
@@ -110,9 +162,15 @@ uint64_t DrawBucket(const std::vector<std::pair<uint64_t, uint64_t>>& buckets, u
 }
 
 // The slices of one message of `size` bytes (the rule in workload.h): drawn from
-// the source's data iovecs, cut to what is left, a tail under the floor absorbed,
-// at most kMaxReplaySlices.
-std::vector<uint64_t> SliceSizes(const MethodSource& source, uint64_t size, std::mt19937_64& rng) {
+// the iovecs assigned to its size bucket, cut to what is left, a tail under the
+// floor absorbed, a piece of the message's own bucket taking the rest, at most
+// kMaxReplaySlices. One slice when the bucket has no iovecs assigned.
+std::vector<uint64_t> SliceSizes(const MethodSource& source, const DrawnSize& message,
+                                 std::mt19937_64& rng) {
+  const auto found = source.pieces_by_message_bucket.find(message.bucket);
+  if (found == source.pieces_by_message_bucket.end()) return {message.size};
+  const MethodSource::Pieces& pieces = found->second;
+  const uint64_t size = message.size;
   std::vector<uint64_t> slices;
   uint64_t left = size;
   while (left > 0) {
@@ -120,10 +178,11 @@ std::vector<uint64_t> SliceSizes(const MethodSource& source, uint64_t size, std:
       slices.push_back(left);
       break;
     }
-    const uint64_t lower = DrawBucket(source.data_iovec_buckets, source.data_iovecs, rng);
+    const uint64_t lower = DrawBucket(pieces.buckets, pieces.total, rng);
     uint64_t slice =
         std::min(std::uniform_int_distribution<uint64_t>(lower, lower * 2 - 1)(rng), left);
-    if (left - slice < kDataIovecFloor) slice = left;
+    // A piece of the message's own size bucket: the message was one iovec.
+    if (lower >= message.bucket || left - slice < kDataIovecFloor) slice = left;
     slices.push_back(slice);
     left -= slice;
   }
@@ -136,7 +195,7 @@ Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t c
   for (const MethodSource& source : sources) weights.push_back(source.messages);
   const std::vector<uint64_t> shares = Apportion(weights, message_count);
   std::mt19937_64 rng(seed);
-  std::vector<std::pair<size_t, uint64_t>> plan;  // source index, size
+  std::vector<std::pair<size_t, DrawnSize>> plan;  // source index, size
   for (size_t i = 0; i < sources.size(); ++i) {
     for (uint64_t n = 0; n < shares[i]; ++n) plan.emplace_back(i, DrawSize(sources[i], rng));
   }
@@ -153,10 +212,11 @@ Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t c
   std::mt19937_64 layout_rng(seed ^ 0x9e3779b97f4a7c15ull);
   for (size_t i = 0; i < plan.size(); ++i) {
     const MethodSource& source = sources[plan[i].first];
-    const uint64_t size = plan[i].second;
+    const uint64_t size = plan[i].second.size;
     ReplayLayout& layout = workload.layout[source.label];
-    const std::vector<uint64_t> slices =
-        layout.from_iovecs ? SliceSizes(source, size, layout_rng) : std::vector<uint64_t>{size};
+    const std::vector<uint64_t> slices = layout.from_iovecs
+                                             ? SliceSizes(source, plan[i].second, layout_rng)
+                                             : std::vector<uint64_t>{size};
     ARTUNE_ASSIGN_OR_RETURN(Payload payload, GeneratePayloadFromSizes(slices, seed + i));
     workload.total_bytes += size;
     workload.mix[source.label] += 1;

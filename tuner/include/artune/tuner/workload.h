@@ -15,30 +15,42 @@
 // small slices behave differently from one big buffer. Captures from the ebpf
 // (--decode) and preload (with bytes) backends hold, per method and direction, the
 // log2 histogram of the send iovecs that carried the method's frames. Those iovecs
-// are not all message data: gRPC's sendmsg lists put each HTTP/2 frame header (9 B)
-// and each gRPC length prefix (5 B) in iovecs of their own, beside the HPACK header
-// blocks of HEADERS frames (steady state: a few to a few tens of bytes). The rule:
+// are not all message data: gRPC's sendmsg lists put each HTTP/2 frame header (9 B;
+// 14 B with the gRPC length prefix when the frame starts a message) in an iovec of
+// its own, beside the HPACK header blocks of HEADERS frames (steady state: 1 to a
+// few tens of bytes). In a preload capture of `artune workload` a RecvTensor
+// response is 14 B + ~20 B TensorFlow header slice + one tensor iovec, with 2-3 B
+// header and trailer blocks per call. The rule:
 //   * data iovecs: the buckets whose lower bound is >= kDataIovecFloor (64 B); the
 //     buckets below are framing and are dropped. Framing sits far under the floor,
 //     header blocks of repeated calls under it too (a connection's first blocks,
 //     up to ~200 B, are a handful among thousands of iovecs). The cost: data
 //     slices under 64 B (TensorFlow's ~30 B RecvTensor header slice) merge into
 //     their neighbour; such slices go eager under every threshold in the table.
-//   * a method with data iovecs: each message of size S is cut into slices in
-//     order, each drawn from the data buckets by their counts (uniform within the
-//     bucket), cut down to what is left of S; a slice that would leave a tail
-//     under the floor takes the tail too. So slices sum to S exactly, and none is
-//     under the floor unless S itself is (then it is one slice). The slice count is
-//     bounded by kMaxReplaySlices: the last allowed slice takes what is left.
+//   * pairing: the histograms are marginal (which iovec carried which message is
+//     not stored), so it is rebuilt by bytes, largest first: the messages of the
+//     largest size bucket take the largest data iovecs no larger than their bucket
+//     until those iovecs' bytes cover the messages' bytes (bytes estimated at
+//     bucket middles), the next bucket takes from what is left, and so on. A
+//     message gRPC sent as one iovec gets that one iovec back; one cut into
+//     frame-sized pieces gets those pieces; a bucket left without iovecs (its data
+//     was under the floor or all taken) is sent as one buffer. Iovecs left over
+//     once every bucket is covered are not used.
+//   * split: each message of size S is cut into slices in order, each drawn from
+//     the iovecs assigned to its size bucket by their counts (uniform within the
+//     bucket) and cut down to what is left of S; a piece from S's own bucket, or
+//     one that would leave a tail under the floor, takes the rest. So slices sum to
+//     S exactly, none is under the floor unless S itself is (then it is one slice),
+//     and at most kMaxReplaySlices (the last allowed slice takes what is left).
 //     Every slice is 1 B..10 MiB (the payload's limit, under the transport's).
 //   * a method without data iovecs (pcap captures, ebpf without --decode, older
 //     captures, or only framing captured): one buffer per message.
 //   * the layout draws come from their own seeded stream, so message sizes and
 //     order are the same with and without the layout (ReplayOptions::iovec_layout).
 // Caveat: gRPC cuts the application's slices at HTTP/2 DATA frame boundaries
-// (16 KiB by default, grown by its BDP probe), so a large tensor slice is captured
-// as frame-sized pieces; the replay reproduces what gRPC handed to the kernel,
-// which can be more fragmented than the application's own slice list.
+// (the peer's max frame size, and flow-control windows), so a large tensor slice
+// can be captured as frame-sized pieces; the replay reproduces what gRPC handed to
+// the kernel, which can be more fragmented than the application's own slices.
 //
 // RunReplay sends the list over a held channel with the ack method (the payload
 // crosses once, a checksum comes back, as a tensor pulled by a worker does), every
