@@ -3,7 +3,7 @@
 #include <charconv>
 #include <sstream>
 
-#include "artune/transport/knobs.h"
+#include "artune/tuner/search_space.h"
 
 namespace artune::dashboard {
 
@@ -19,46 +19,17 @@ Result<SweepSelector> ParseSweepSelector(const std::string& text) {
 }
 
 std::optional<SearchAxis> ParseSearchAxis(std::string_view spec) {
-  const size_t equals = spec.find('=');
-  if (equals == std::string_view::npos) return std::nullopt;
+  // The sweep's own parser, so the dashboard plans exactly the values the sweep
+  // measures. Per axis rather than tuner::ParseSearchSpace: one axis this build
+  // cannot read (a knob since dropped) leaves the others shown, and no axes at all
+  // must not turn into the default search space.
+  Result<tuner::KnobAxis> parsed = tuner::ParseKnobAxis(spec);
+  if (!parsed.ok()) return std::nullopt;
   SearchAxis axis;
-  axis.knob = std::string(spec.substr(0, equals));
-  const transport::Knob* knob = transport::FindKnob(axis.knob);
-  if (knob == nullptr) return std::nullopt;
-  const std::string_view values = spec.substr(equals + 1);
-  const size_t dots = values.find("..");
-  if (dots == std::string_view::npos) {
-    // a,b,c
-    size_t start = 0;
-    while (start <= values.size()) {
-      const size_t comma = std::min(values.find(',', start), values.size());
-      Result<uint64_t> value =
-          transport::ParseKnobValue(*knob, values.substr(start, comma - start));
-      if (!value.ok()) return std::nullopt;
-      axis.values.push_back(transport::FormatKnobValue(*knob, *value));
-      start = comma + 1;
-    }
-    return axis;
+  axis.knob = std::string(parsed->name());
+  for (size_t index = 0; index < parsed->values.size(); ++index) {
+    axis.values.push_back(parsed->ValueText(index));
   }
-  // LO..HI:xF
-  const size_t factor_at = values.find(":x", dots);
-  if (factor_at == std::string_view::npos) return std::nullopt;
-  Result<uint64_t> low = transport::ParseKnobValue(*knob, values.substr(0, dots));
-  Result<uint64_t> high =
-      transport::ParseKnobValue(*knob, values.substr(dots + 2, factor_at - dots - 2));
-  uint64_t factor = 0;
-  const std::string_view factor_text = values.substr(factor_at + 2);
-  const auto [end, error] =
-      std::from_chars(factor_text.data(), factor_text.data() + factor_text.size(), factor);
-  if (!low.ok() || !high.ok() || error != std::errc() ||
-      end != factor_text.data() + factor_text.size() || factor < 2 || *low == 0) {
-    return std::nullopt;
-  }
-  for (uint64_t value = *low; value <= *high; value *= factor) {
-    axis.values.push_back(transport::FormatKnobValue(*knob, value));
-    if (value > *high / factor) break;
-  }
-  if (axis.values.empty()) return std::nullopt;
   return axis;
 }
 

@@ -26,8 +26,9 @@ struct SweepSelector {
 Result<SweepSelector> ParseSweepSelector(const std::string& text);
 
 // One axis of a sweep's stored search space ("NAME=LO..HI:xF" or "NAME=a,b,c",
-// the canonical --knob syntax of `artune sweep`), values as knob text. nullopt
-// for text it cannot read (the view then shows only measured values).
+// the canonical --knob syntax of `artune sweep`, read by tuner::ParseKnobAxis),
+// values as knob text in ascending order. nullopt for text that parser refuses
+// (the view then shows only measured values).
 struct SearchAxis {
   std::string knob;
   std::vector<std::string> values;
