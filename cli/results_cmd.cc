@@ -2,7 +2,8 @@
 // artune results show ID [--json]: one run with its full config and parameters.
 // artune results --sweeps [--json]: the stored sweeps, newest first.
 // artune results --sweep ID [--json]: a sweep's trials, its winner against the
-// default config, and a text heatmap eager_threshold x chunk_size.
+// default config, the default measured again at the end and the sweep's verdict,
+// and a text heatmap eager_threshold x chunk_size.
 // All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
 #include <cstdint>
@@ -387,8 +388,8 @@ void RegisterResults(CLI::App& root, Context& context) {
   command->add_option("--limit", options->limit, "Show the N newest runs; 0 shows all")
       ->capture_default_str();
   command->add_option("--sweep", options->sweep_id,
-                      "Show sweep ID: its trials, the winner and a heatmap eager_threshold x "
-                      "chunk_size");
+                      "Show sweep ID: its trials, the winner, the default measured again and "
+                      "the verdict, and a heatmap eager_threshold x chunk_size");
   command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
