@@ -1,42 +1,49 @@
 // Benchmark: how many trials the adaptive strategy needs and how far its pick is
-// from the exhaustive grid's best, on synthetic surfaces and on a live loopback
-// link (the default eager_threshold x chunk_size space). Prints numbers; asserts
-// nothing (figures go in bench/sweep.md).
+// from the exhaustive grid's best, on synthetic surfaces and (--live) over a real
+// link: loopback servers in this process, or `artune serve` at --peer, tcp or
+// verbs. Prints numbers; asserts nothing (figures go in bench/sweep.md).
 //
-//   tuner_strategy_bench [--loopback] [--objective bandwidth] [--duration 0.1]
+// The live judgement is a head-to-head re-measurement of the two picks,
+// interleaved (strategy_bench_live.h says why the grid's own numbers are not a
+// fair judge).
+//
+//   tuner_strategy_bench                        synthetic surfaces only
+//   tuner_strategy_bench --live [--fabric tcp] [--scheme skew --buffers 10]
+//       [--repeats 3 --duration 0.1 --warmup 0.05] [--rounds 10]
+//   tuner_strategy_bench --live --fabric verbs --peer HOST:PORT
+//       --set verbs_qp_timeout=17 --scheme uniform --classes S,M,L --buffers 3
+//   --json: one JSON object on stdout (progress and tables go to stderr).
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <random>
 #include <string>
 
+#include "artune/transport/knobs.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/strategy.h"
 #include "artune/tuner/trial.h"
+#include "strategy_bench_live.h"
 
 using namespace artune;
 using namespace artune::tuner;
+using nlohmann::ordered_json;
 
 namespace {
 
 struct Outcome {
   size_t trials = 0;
-  Point best;
   double best_cost = INFINITY;
 };
 
-Outcome RunStrategy(Strategy& strategy,
-                    const std::function<std::optional<double>(const Point&)>& f) {
+Outcome RunStrategy(Strategy& strategy, const std::function<double(const Point&)>& cost_of) {
   Outcome outcome;
   Status status = strategy.Search([&](const Point& p) -> Result<std::optional<double>> {
     ++outcome.trials;
-    std::optional<double> cost = f(p);
-    if (cost && *cost < outcome.best_cost) {
-      outcome.best_cost = *cost;
-      outcome.best = p;
-    }
-    return cost;
+    const double cost = cost_of(p);
+    outcome.best_cost = std::min(outcome.best_cost, cost);
+    return std::optional<double>(cost);
   });
   if (!status.ok()) std::fprintf(stderr, "search failed: %s\n", status.ToString().c_str());
   return outcome;
@@ -55,9 +62,10 @@ double Surface(const Point& p, double crossover, double chunk_best, double noise
   return cost * (1 + jitter(rng));
 }
 
-void Synthetic() {
-  std::printf("synthetic surfaces on the default 11 x 9 grid (99 points)\n");
-  std::printf("%-28s %6s %9s %9s %7s\n", "surface", "grid", "adaptive", "share", "gap");
+ordered_json Synthetic(std::FILE* out) {
+  std::fprintf(out, "synthetic surfaces on the default 11 x 9 grid (99 points)\n");
+  std::fprintf(out, "%-28s %6s %9s %9s %7s\n", "surface", "grid", "adaptive", "share", "gap");
+  ordered_json rows = ordered_json::array();
   std::mt19937_64 rng(42);
   for (double noise : {0.0, 0.02}) {
     for (auto [crossover, chunk] :
@@ -68,97 +76,157 @@ void Synthetic() {
         for (size_t c = 0; c < 9; ++c)
           table[{e, c}] = Surface({e, c}, crossover, chunk, noise, rng);
       }
-      auto lookup = [&](const Point& p) -> std::optional<double> { return table.at(p); };
+      auto lookup = [&](const Point& p) { return table.at(p); };
       auto grid = MakeGridStrategy({11, 9});
       auto adaptive = MakeAdaptiveStrategy({11, 9}, {6, 5});  // nearest to 16KiB, 512KiB
       Outcome g = RunStrategy(*grid, lookup);
       Outcome a = RunStrategy(*adaptive, lookup);
+      const double share = static_cast<double>(a.trials) / static_cast<double>(g.trials);
+      const double gap = 100.0 * (a.best_cost - g.best_cost) / g.best_cost;
       char name[64];
       std::snprintf(name, sizeof name, "opt (%.1f, %.1f) noise %.0f%%", crossover, chunk,
                     noise * 100);
-      std::printf("%-28s %6zu %9zu %8.0f%% %6.2f%%\n", name, g.trials, a.trials,
-                  100.0 * static_cast<double>(a.trials) / static_cast<double>(g.trials),
-                  100.0 * (a.best_cost - g.best_cost) / g.best_cost);
+      std::fprintf(out, "%-28s %6zu %9zu %8.0f%% %6.2f%%\n", name, g.trials, a.trials, 100 * share,
+                   gap);
+      rows.push_back({{"optimum", {crossover, chunk}},
+                      {"noise", noise},
+                      {"grid_trials", g.trials},
+                      {"adaptive_trials", a.trials},
+                      {"share", share},
+                      {"gap_pct", gap}});
     }
   }
+  return rows;
 }
 
-int Loopback(Objective objective, double duration) {
-  SearchSpace space = DefaultSearchSpace();
-  TrialOptions options;
-  options.objective = objective;
-  options.repeats = 3;
-  options.warmup_s = 0.05;
-  options.duration_s = duration;
-  transport::Config base;
-  base.fabric = transport::FabricKind::kTcp;
-  auto target = TrialTarget::Open(base, "", options);
-  if (!target.ok()) {
-    std::fprintf(stderr, "%s\n", target.status().ToString().c_str());
-    return 1;
-  }
-  PayloadSpec spec;
-  spec.scheme = Scheme::kSkew;
-  spec.buffer_count = 10;
-  auto workload = SchemeWorkload(spec);
-  if (!workload.ok()) return 1;
-  const bool lower = LowerIsBetter(objective);
-  std::map<Point, std::optional<double>> measured;
-  auto measure = [&](const Point& p) -> std::optional<double> {
-    auto m = (*target)->Measure(space.Apply(p, base), *workload);
-    if (!m.ok() || m->status != "ok") return std::nullopt;
-    return lower ? m->objective : -m->objective;
-  };
-  std::printf("\nloopback tcp, %s, skew x10 buffers, %u x %.2fs per trial\n",
-              std::string(ObjectiveName(objective)).c_str(), options.repeats, duration);
-  auto grid = MakeGridStrategy(space.AxisSizes());
-  Outcome g = RunStrategy(*grid, [&](const Point& p) {
-    auto cost = measure(p);
-    measured[p] = cost;
-    return cost;
-  });
-  auto replay = MakeAdaptiveStrategy(space.AxisSizes(), space.Nearest(base));
-  Outcome r = RunStrategy(*replay, [&](const Point& p) { return measured.at(p); });
-  auto live = MakeAdaptiveStrategy(space.AxisSizes(), space.Nearest(base));
-  Outcome l = RunStrategy(*live, measure);
-  auto show = [&](const char* label, const Outcome& o) {
-    if (o.best.empty()) {
-      std::printf("%-34s trials %3zu  no valid trial\n", label, o.trials);
-      return;
+struct Flags {
+  bool live = false, loopback = false, json = false;
+  std::string fabric = "tcp", peer, objective = "bandwidth";
+  std::string scheme = "skew", classes, skew;
+  uint32_t buffers = 10;
+  uint64_t small_bytes = 10, medium_bytes = 10 * 1024, large_bytes = 1024 * 1024;
+  uint32_t repeats = 3, rounds = 10, inflight = 8;
+  double duration = 0.1, warmup = 0.05;
+  std::vector<std::string> sets, axes;
+};
+
+// The LiveOptions the flags describe; kInvalidArgument naming the bad flag.
+Result<bench::LiveOptions> LiveOptionsOf(const Flags& flags) {
+  bench::LiveOptions options;
+  ARTUNE_RETURN_IF_ERROR(transport::SetKnob(options.base, "fabric", flags.fabric));
+  for (const std::string& set : flags.sets) {
+    const size_t equals = set.find('=');
+    if (equals == std::string::npos) {
+      return Status::InvalidArgument("--set \"" + set + "\" is not knob=value");
     }
-    const double value = lower ? o.best_cost : -o.best_cost;
-    // The gap is judged on the grid's measurement of the chosen point.
-    const auto chosen = measured.count(o.best) ? measured[o.best] : std::nullopt;
-    const double gap = chosen ? 100.0 * (*chosen - g.best_cost) / std::fabs(g.best_cost) : NAN;
-    const std::string knobs = db::TrialKnobKey(space.KnobValues(o.best));
-    std::printf("%-34s trials %3zu (%3.0f%%)  best %s  %.1f %s  gap %.2f%%\n", label, o.trials,
-                100.0 * static_cast<double>(o.trials) / static_cast<double>(g.trials),
-                knobs.c_str(), value, std::string(ObjectiveUnit(objective)).c_str(), gap);
-  };
-  show("grid", g);
-  show("adaptive (on the grid's numbers)", r);
-  show("adaptive (live)", l);
-  return 0;
+    ARTUNE_RETURN_IF_ERROR(
+        transport::SetKnob(options.base, set.substr(0, equals), set.substr(equals + 1)));
+  }
+  options.peer = flags.peer;
+  ARTUNE_ASSIGN_OR_RETURN(options.trial.objective, ParseObjective(flags.objective));
+  options.trial.repeats = flags.repeats;
+  options.trial.duration_s = flags.duration;
+  options.trial.warmup_s = flags.warmup;
+  options.trial.inflight = flags.inflight;
+  ARTUNE_RETURN_IF_ERROR(ValidateTrialOptions(options.trial));
+  if (flags.rounds == 0) return Status::InvalidArgument("--rounds 0: the head-to-head needs one");
+  options.rounds = flags.rounds;
+  ARTUNE_ASSIGN_OR_RETURN(options.space, ParseSearchSpace(flags.axes));
+
+  PayloadSpec spec;
+  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, ParseScheme(flags.scheme));
+  const std::string classes = !flags.classes.empty()            ? flags.classes
+                              : spec.scheme == Scheme::kUniform ? "S,M"
+                                                                : "S,M,L";
+  ARTUNE_ASSIGN_OR_RETURN(spec.classes, ParseClasses(classes));
+  if (!flags.skew.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(spec.skew, ParseSkewWeights(flags.skew));
+  }
+  spec.buffer_count = flags.buffers;
+  spec.class_bytes = {flags.small_bytes, flags.medium_bytes, flags.large_bytes};
+  ARTUNE_ASSIGN_OR_RETURN(options.workload, SchemeWorkload(spec));
+  return options;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool loopback = false;
-  Objective objective = Objective::kBandwidth;
-  double duration = 0.1;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--loopback") == 0) loopback = true;
-    if (std::strcmp(argv[i], "--objective") == 0 && i + 1 < argc) {
-      auto parsed = ParseObjective(argv[++i]);
-      if (!parsed.ok()) {
-        std::fprintf(stderr, "%s\n", parsed.status().ToString().c_str());
-        return 2;
-      }
-      objective = *parsed;
+  Flags flags;
+  CLI::App app{
+      "Adaptive vs grid search: trials used and the gap to the grid's best, on synthetic "
+      "surfaces and (--live) over a real link, judged by an interleaved head-to-head "
+      "re-measurement of the two picks. Prints numbers; asserts nothing."};
+  // A later value overrides an earlier one, so wrappers (tests/lab/strategy-bench) can
+  // pass defaults and let the caller's options win.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--live", flags.live, "Also run both searches live over a link");
+  app.add_flag("--loopback", flags.loopback, "Same as --live (older spelling)");
+  app.add_flag("--json", flags.json, "One JSON object on stdout; tables and progress on stderr");
+  app.add_option("--fabric", flags.fabric, "tcp | verbs")
+      ->check(CLI::IsMember({"tcp", "verbs"}))
+      ->capture_default_str();
+  app.add_option("--peer", flags.peer,
+                 "host:port of a running `artune serve` (default: loopback servers in-process)");
+  app.add_option("--objective", flags.objective, "What to optimise")
+      ->check(CLI::IsMember(
+          {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
+      ->capture_default_str();
+  app.add_option("--scheme", flags.scheme, "TF-gRPC-Bench payload scheme")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  app.add_option("--classes", flags.classes,
+                 "Buffer classes, e.g. S,M,L (default S,M for "
+                 "uniform, S,M,L otherwise)");
+  app.add_option("--skew", flags.skew, "skew weights: large|medium|small or S,M,L percentages");
+  app.add_option("--buffers", flags.buffers, "Buffers per message")->capture_default_str();
+  app.add_option("--small-bytes", flags.small_bytes, "Small buffer size")->capture_default_str();
+  app.add_option("--medium-bytes", flags.medium_bytes, "Medium buffer size")->capture_default_str();
+  app.add_option("--large-bytes", flags.large_bytes, "Large buffer size")->capture_default_str();
+  app.add_option("--repeats", flags.repeats, "Measurements per trial")->capture_default_str();
+  app.add_option("--duration", flags.duration, "Seconds per measurement")->capture_default_str();
+  app.add_option("--warmup", flags.warmup, "Seconds of warm-up per trial")->capture_default_str();
+  app.add_option("--inflight", flags.inflight, "Calls in flight (bandwidth, ps)")
+      ->capture_default_str();
+  app.add_option("--rounds", flags.rounds, "Head-to-head rounds (each measures both picks)")
+      ->capture_default_str();
+  app.add_option("--set", flags.sets,
+                 "Base knob KNOB=VALUE for both ends' start config "
+                 "(repeatable), e.g. verbs_qp_timeout=17")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.add_option("--knob", flags.axes,
+                 "A search axis as for `artune sweep --knob` (default: the 11 x 9 "
+                 "eager_threshold x chunk_size space)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  CLI11_PARSE(app, argc, argv);
+  flags.live = flags.live || flags.loopback;
+
+  std::FILE* text = flags.json ? stderr : stdout;
+  ordered_json result;
+  result["synthetic"] = Synthetic(text);
+  if (flags.live) {
+    Result<bench::LiveOptions> options = LiveOptionsOf(flags);
+    if (!options.ok()) {
+      std::fprintf(stderr, "tuner_strategy_bench: %s\n", options.status().ToString().c_str());
+      return 2;
     }
-    if (std::strcmp(argv[i], "--duration") == 0 && i + 1 < argc) duration = std::atof(argv[++i]);
+    std::fprintf(stderr,
+                 "live: %s, peer %s, %s, %u x %.2f s per trial (+%.2f s warm-up), %u "
+                 "head-to-head rounds\n",
+                 flags.fabric.c_str(), flags.peer.empty() ? "loopback" : flags.peer.c_str(),
+                 options->workload.description.c_str(), flags.repeats, flags.duration, flags.warmup,
+                 flags.rounds);
+    Result<bench::LiveReport> report = bench::RunLive(*options, stderr);
+    if (!report.ok()) {
+      std::fprintf(stderr, "tuner_strategy_bench: %s\n", report.status().ToString().c_str());
+      return 1;
+    }
+    bench::PrintLiveReport(*report, text);
+    result["live"] = bench::LiveReportJson(*report);
+    result["live"]["options"] = {{"repeats", flags.repeats}, {"duration_s", flags.duration},
+                                 {"warmup_s", flags.warmup}, {"inflight", flags.inflight},
+                                 {"rounds", flags.rounds},   {"sets", flags.sets},
+                                 {"buffers", flags.buffers}};
   }
-  Synthetic();
-  return loopback ? Loopback(objective, duration) : 0;
+  if (flags.json) std::printf("%s\n", result.dump(2).c_str());
+  return 0;
 }
