@@ -231,7 +231,7 @@ Result<Workload> BuildReplay(const std::vector<MethodSource>& sources, int64_t c
 
 std::string FormatMean(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.1f", value);
+  std::snprintf(text, sizeof text, "%.2f", value);
   return text;
 }
 
