@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "artune/db/store.h"
+#include "artune/transport/devices.h"
 #include "artune/tuner/bench_record.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
@@ -92,7 +93,11 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
   std::vector<std::unique_ptr<tuner::BenchServer>> servers;
   std::vector<std::string> addresses;
   if (flags.peer.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(servers, tuner::StartLoopbackServers(*transport, server_count));
+    // Stock gRPC and the tcp fabric listen on 127.0.0.1; verbs on its RDMA netdev.
+    ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport_name == "grpc"
+                                                        ? Result<std::string>("127.0.0.1")
+                                                        : transport::LocalListenHost(config));
+    ARTUNE_ASSIGN_OR_RETURN(servers, tuner::StartLoopbackServers(*transport, server_count, host));
     for (auto& server : servers) addresses.push_back(server->address());
   } else {
     for (uint32_t i = 0; i < server_count; ++i) {
@@ -334,10 +339,11 @@ void RegisterBench(CLI::App& root, Context& context) {
       ->capture_default_str();
   command->add_option("--servers", flags->servers, "ps: parameter servers")->capture_default_str();
   command->add_option("--clients", flags->clients, "ps: clients (workers)")->capture_default_str();
-  command->add_option("--peer", flags->peer,
-                      "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
-                      "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
-                      "the servers run in this process on 127.0.0.1");
+  command->add_option(
+      "--peer", flags->peer,
+      "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
+      "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
+      "the servers run in this process on 127.0.0.1 (verbs: on the RDMA netdev's address)");
   command
       ->add_option("--grpc-threads", flags->grpc_threads,
                    "Completion-queue threads of a loopback stock gRPC server")

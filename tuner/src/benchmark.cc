@@ -390,10 +390,11 @@ Result<RunResult> RunBenchmark(BenchTransport& transport,
 }
 
 Result<std::vector<std::unique_ptr<BenchServer>>> StartLoopbackServers(BenchTransport& transport,
-                                                                       uint32_t count) {
+                                                                       uint32_t count,
+                                                                       const std::string& host) {
   std::vector<std::unique_ptr<BenchServer>> servers;
   for (uint32_t i = 0; i < count; ++i) {
-    ARTUNE_ASSIGN_OR_RETURN(auto server, transport.StartServer("127.0.0.1:0"));
+    ARTUNE_ASSIGN_OR_RETURN(auto server, transport.StartServer(host + ":0"));
     servers.push_back(std::move(server));
   }
   return servers;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/stats.h"
 
@@ -327,7 +328,8 @@ Result<std::unique_ptr<TrialTarget>> TrialTarget::Open(const transport::Config& 
   std::vector<std::unique_ptr<BenchServer>> servers;
   std::vector<std::string> addresses;
   if (peer.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(servers, StartLoopbackServers(*bench, server_count));
+    ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport::LocalListenHost(base));
+    ARTUNE_ASSIGN_OR_RETURN(servers, StartLoopbackServers(*bench, server_count, host));
     for (const auto& server : servers) addresses.push_back(server->address());
   } else {
     for (uint32_t s = 0; s < server_count; ++s) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "artune/status.h"
+#include "artune/transport/config.h"
 
 namespace artune::transport {
 
@@ -39,5 +40,15 @@ struct VerbsDevice {
 // device, or no ib_uverbs): callers say so. kUnavailable when a device cannot be
 // opened or queried (the message names it and the verb that failed).
 Result<std::vector<VerbsDevice>> ListVerbsDevices();
+
+// The host a server in this process should listen on so that a client in this
+// process reaches it over the fabric `config` selects (fabric = auto resolved as
+// the transport resolves it). tcp: "127.0.0.1". verbs: the IPv4 address of the
+// netdev behind the selected device and port (verbs_device, else the first device
+// with an ACTIVE port; verbs_port, else its first ACTIVE port), because the RDMA
+// connection manager binds to an address of an RDMA netdev, never to loopback.
+// kUnavailable when no such device, port or IPv4 address exists (the message names
+// the device and netdev and says what to configure).
+Result<std::string> LocalListenHost(const Config& config);
 
 }  // namespace artune::transport

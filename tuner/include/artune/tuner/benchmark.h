@@ -93,9 +93,12 @@ Result<RunResult> RunBenchmark(BenchTransport& transport,
                                const std::vector<std::string>& server_addresses,
                                const Payload& payload, const RunOptions& options);
 
-// Starts `count` servers of `transport` on 127.0.0.1 (free ports) for a loopback
-// run; they serve until destroyed.
-Result<std::vector<std::unique_ptr<BenchServer>>> StartLoopbackServers(BenchTransport& transport,
-                                                                       uint32_t count);
+// Starts `count` servers of `transport` in this process on `host` (free ports) for
+// a run with no peer; they serve until destroyed. Over tcp and stock gRPC the host
+// is 127.0.0.1; a verbs config needs an address of its RDMA netdev
+// (transport::LocalListenHost), since the RDMA connection manager cannot bind
+// loopback.
+Result<std::vector<std::unique_ptr<BenchServer>>> StartLoopbackServers(
+    BenchTransport& transport, uint32_t count, const std::string& host = "127.0.0.1");
 
 }  // namespace artune::tuner
