@@ -242,6 +242,8 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
     const Knob* knob = FindKnobByEnvName(name);
     if (knob == nullptr) {
       if (name == kConfigPathVariable || name == kDatabasePathVariable) continue;
+      // The Soft-RoCE lab (tests/lab) describes itself in ARTUNE_LAB_*: not knobs.
+      if (name.starts_with("ARTUNE_LAB_") || name == "ARTUNE_LAB") continue;
       std::string warning = "environment variable " + name + " is not an artune knob";
       const std::string as_knob_name = [&] {
         std::string lowered;
