@@ -15,12 +15,14 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
+#include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
+#include "trial_json.h"
 
 namespace artune::cli {
 namespace {
@@ -113,7 +115,8 @@ Result<tuner::Workload> BuildWorkload(const CompareFlags& flags, Context& contex
 
 Status StartSide(Side& side) {
   side.transport = tuner::MakeArtuneBenchTransport(side.config);
-  ARTUNE_ASSIGN_OR_RETURN(side.servers, tuner::StartLoopbackServers(*side.transport, 1));
+  ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport::LocalListenHost(side.config));
+  ARTUNE_ASSIGN_OR_RETURN(side.servers, tuner::StartLoopbackServers(*side.transport, 1, host));
   ARTUNE_ASSIGN_OR_RETURN(side.channel, side.transport->Connect(side.servers[0]->address()));
   return Status::Ok();
 }
@@ -191,7 +194,10 @@ Status Compare(const CompareFlags& flags, Context& context) {
   run_options.rounds = flags.rounds;
   run_options.warmup_rounds = flags.warmup_rounds;
   for (uint32_t repeat = 0; repeat < flags.repeats; ++repeat) {
-    for (Side* side : {&baseline, &tuned}) {
+    // A B, B A, A B, ...: whichever side runs second in a pair meets a warmer machine
+    // (caches, CPU frequency, the other side's leftovers); alternating cancels that.
+    const bool baseline_first = repeat % 2 == 0;
+    for (Side* side : {baseline_first ? &baseline : &tuned, baseline_first ? &tuned : &baseline}) {
       if (progress) {
         std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
                      side->name.c_str());
@@ -210,6 +216,17 @@ Status Compare(const CompareFlags& flags, Context& context) {
   const SideSummary base = Summarize(baseline, flags.rounds);
   const SideSummary tune = Summarize(tuned, flags.rounds);
   const double speedup = tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
+  // Each repeat pairs one default and one tuned measurement taken back to back: the
+  // spread of these ratios says how far the median speedup can be trusted.
+  std::vector<double> paired;
+  for (size_t i = 0; i < baseline.runs.size() && i < tuned.runs.size(); ++i) {
+    if (tuned.runs[i].duration_s > 0) {
+      paired.push_back(baseline.runs[i].duration_s / tuned.runs[i].duration_s);
+    }
+  }
+  const auto [lowest, highest] = std::minmax_element(paired.begin(), paired.end());
+  const double paired_low = paired.empty() ? 0 : *lowest;
+  const double paired_high = paired.empty() ? 0 : *highest;
   if (flags.json) {
     auto side_json = [&](const Side& side, const SideSummary& s) {
       ordered_json runs = ordered_json::array();
@@ -227,6 +244,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
     };
     ordered_json out;
     out["workload"] = workload.description;
+    out["layout"] = LayoutJson(workload);
     out["messages"] = workload.messages.size();
     out["workload_bytes"] = workload.total_bytes;
     out["repeats"] = flags.repeats;
@@ -234,12 +252,17 @@ Status Compare(const CompareFlags& flags, Context& context) {
     out["default"] = side_json(baseline, base);
     out["tuned"] = side_json(tuned, tune);
     out["speedup"] = speedup;
+    out["paired_speedups"] = paired;
+    out["consistent"] = !paired.empty() && (paired_low > 1 || paired_high < 1);
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "workload  " << workload.description << ": " << workload.messages.size()
               << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
-              << flags.repeats << " repeats x " << flags.rounds << " passes, interleaved\n"
-              << "default   " << baseline.source << "\n"
+              << flags.repeats << " repeats x " << flags.rounds << " passes, interleaved\n";
+    for (const std::string& line : tuner::DescribeLayout(workload)) {
+      std::cout << "layout    " << line << "\n";
+    }
+    std::cout << "default   " << baseline.source << "\n"
               << "tuned     " << tuned.source << "\n\n";
     std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
     for (const transport::Knob& knob : transport::Knobs()) {
@@ -257,7 +280,15 @@ Status Compare(const CompareFlags& flags, Context& context) {
     rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
     PrintTable(rows, {false, true, true}, std::cout);
     std::cout << "\ntuned vs default: workload pass " << Fixed(speedup, 2) << "x "
-              << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats << ")\n";
+              << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
+              << "; paired repeats " << Fixed(paired_low, 2) << "x.." << Fixed(paired_high, 2)
+              << "x)\n";
+    if (flags.repeats < 3) {
+      std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
+                << "noise; use --repeats 5 or more\n";
+    } else if (paired_low <= 1 && paired_high >= 1) {
+      std::cout << "  the paired repeats disagree on the sign: the difference is within noise\n";
+    }
   }
   if (!base.validated || !tune.validated) {
     return Status::Corruption("a replayed call failed validation: " +
@@ -270,10 +301,10 @@ Status Compare(const CompareFlags& flags, Context& context) {
 
 void AddApplyCompare(CLI::App& apply, Context& context) {
   auto flags = std::make_shared<CompareFlags>();
-  auto* command = apply.add_subcommand(
-      "compare",
-      "Replay a workload over the embedded transport (loopback) under the default and the "
-      "tuned config, side by side");
+  auto* command = apply.add_subcommand("compare",
+                                       "Replay a workload over the embedded transport (servers in "
+                                       "this process) under the default and the "
+                                       "tuned config, side by side");
   command->add_option("--workload", flags->capture_id,
                       "Stored capture to replay (`artune captures`); default: --scheme");
   command

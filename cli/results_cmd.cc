@@ -6,6 +6,7 @@
 // and a text heatmap eager_threshold x chunk_size.
 // All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
@@ -36,7 +37,13 @@ struct ResultsOptions {
   bool sweeps = false;
 };
 
+// `decimals` after the point, but never fewer than three significant digits: a
+// workload-time of 0.000376 s must not print as 0.00.
 std::string FormatNumber(double value, int decimals) {
+  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) {
+    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+    decimals = std::min(12, std::max(decimals, 2 - magnitude));
+  }
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;

@@ -237,6 +237,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["fabric"] = outcome.sweep.fabric;
     j["strategy"] = outcome.sweep.strategy;
     j["workload"] = outcome.sweep.workload;
+    j["layout"] = LayoutJson(workload);
     j["peer"] = outcome.sweep.peer;
     j["search_space"] = outcome.sweep.search_space;
     j["measured"] = outcome.measured;
@@ -256,6 +257,9 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     std::cout << j.dump(2) << "\n";
   } else {
     PrintHuman(outcome, unit);
+    for (const std::string& line : tuner::DescribeLayout(workload)) {
+      std::cout << "layout   " << line << "\n";
+    }
   }
   if (!outcome.best) {
     return Status::Corruption("sweep " + std::to_string(outcome.sweep.id) +

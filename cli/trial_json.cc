@@ -66,4 +66,17 @@ std::string VerdictText(std::string_view verdict) {
   return std::string(verdict);
 }
 
+ordered_json LayoutJson(const tuner::Workload& workload) {
+  if (workload.layout.empty()) return nullptr;
+  ordered_json out = ordered_json::object();
+  for (const auto& [label, layout] : workload.layout) {
+    out[label] = {{"mean_slices", layout.mean_slices()},
+                  {"max_slices", layout.max_slices},
+                  {"from_iovecs", layout.from_iovecs},
+                  {"data_iovecs", layout.data_iovecs},
+                  {"framing_iovecs", layout.framing_iovecs}};
+  }
+  return out;
+}
+
 }  // namespace artune::cli

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "artune/db/store.h"
+#include "artune/tuner/workload.h"
 
 namespace artune::cli {
 
@@ -33,6 +34,11 @@ nlohmann::ordered_json PickJson(const std::optional<db::TrialRecord>& trial);
 //              "no_valid_trial", or null for a sweep with no stored verdict
 //              (unfinished, or run by a build before schema v4).
 void AddVerdictJson(nlohmann::ordered_json& out, const std::optional<db::SweepVerdict>& verdict);
+
+// The buffer layout a capture replay sends (workload.h): {method label: {mean_slices,
+// max_slices, from_iovecs, data_iovecs, framing_iovecs}}; null for a workload with
+// no layout (schemes). Shared by `sweep --json` and `apply compare --json`.
+nlohmann::ordered_json LayoutJson(const tuner::Workload& workload);
 
 // One line of text for a verdict value, for the human output of sweep, results and
 // apply (e.g. "within noise: the best config does not beat the default beyond their
