@@ -329,6 +329,20 @@ TEST(SweepColdStart, DecideVerdictFollowsBestAndDefault) {
   EXPECT_EQ(within.best_knobs, "chunk_size=128KiB");
   ASSERT_TRUE(within.default_remeasured.has_value());
   EXPECT_EQ(within.default_remeasured->objective, 52);
+  // Load drifted: the default re-measured slower at the end. A best that beats only
+  // the slow re-measurement, not the first measurement, is within noise.
+  db::TrialRecord slower = default_trial;
+  slower.objective = 200;
+  slower.ci_low = 190;
+  slower.ci_high = 210;
+  db::TrialRecord close = best;
+  close.objective = 98;
+  close.ci_low = 90;
+  close.ci_high = 104;
+  EXPECT_EQ(DecideVerdict(close, default_trial, slower, default_key, true).verdict,
+            db::kVerdictWithinNoise);
+  EXPECT_EQ(DecideVerdict(best, default_trial, slower, default_key, true).verdict,
+            db::kVerdictBeatsDefault);
   // A failed re-measurement falls back to the stored default.
   again.status = "failed";
   EXPECT_EQ(DecideVerdict(best, default_trial, again, default_key, true).verdict,

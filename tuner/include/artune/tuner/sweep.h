@@ -13,8 +13,9 @@
 // first, look beaten. So before the first trial this call measures (fresh or
 // resumed) the workload runs unmeasured under the base config until it is stable
 // (TrialTarget::WarmUp), and at the end the default is measured once more so that
-// best-vs-default compares warm with warm. A best that does not beat the default by
-// more than the overlap of their confidence intervals is not "better"
+// the best is also judged against the default as it is after the search (load
+// drifts). A best that does not beat both measurements of the default beyond the
+// overlap of their confidence intervals is not "better"
 // (SweepOutcome::best_beats_default).
 //
 // Verdict: at the end the sweep decides (DecideVerdict) and stores the verdict with
@@ -68,8 +69,9 @@ struct SweepOutcome {
   // The default measured again after the search (stored with the verdict, not as
   // a trial: id 0); nullopt when SweepOptions::remeasure_default is false.
   std::optional<db::TrialRecord> default_remeasured;
-  // `best` is not the default and beats it (the re-measurement when that is "ok",
-  // else the stored default) beyond their confidence intervals (BeatsDefault).
+  // `best` is not the default and beats both its measurements (the stored default
+  // and the re-measurement when that is "ok") beyond their confidence intervals
+  // (BeatsDefault).
   // Equal to sweep.verdict->best_beats_default().
   bool best_beats_default = false;
   // `sweep` as read back after the verdict was stored: sweep.verdict is set.
@@ -79,9 +81,10 @@ struct SweepOutcome {
 // the stored trial whose knob key is `default_knobs` (nullopt when the sweep has
 // none); `default_remeasured` the default measured again (nullopt when not).
 // no_valid_trial without a best; default_is_best when the best's knob key is
-// `default_knobs`; else beats_default when BeatsDefault holds against the
-// re-measurement when that is "ok" and validated, else against `default_trial`,
-// else (no default measured at all) always; within_noise otherwise.
+// `default_knobs`; else beats_default when BeatsDefault holds against
+// `default_trial` AND against the re-measurement when that is "ok" and validated
+// (load drifts during a sweep: the best must beat the default at both ends), or,
+// with no default measured at all, for any valid best; within_noise otherwise.
 // `default_remeasured` is carried into the verdict; decided_at is left empty
 // (the store stamps it). Pure.
 db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
