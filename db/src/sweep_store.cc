@@ -147,6 +147,21 @@ Status LoadSweepPairs(Database& db, SweepRecord& sweep) {
   return Status::Ok();
 }
 
+Status LoadTrialDetails(Database& db, TrialRecord& trial) {
+  ARTUNE_RETURN_IF_ERROR(LoadTextPairs(
+      db, "SELECT knob, value FROM trial_config WHERE trial_id = ?", trial.id, trial.config));
+  ARTUNE_ASSIGN_OR_RETURN(Statement select,
+                          db.Prepare("SELECT name, value FROM trial_metrics WHERE trial_id = ?"));
+  ARTUNE_RETURN_IF_ERROR(select.Bind(1, trial.id));
+  while (true) {
+    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+    if (!has_row) return Status::Ok();
+    trial.metrics.emplace(select.ColumnText(0), select.ColumnDouble(1));
+  }
+}
+
+}  // namespace
+
 Result<TrialRecord> ReadTrialRow(const Statement& row) {
   TrialRecord trial;
   trial.id = row.ColumnInt64(0);
@@ -164,21 +179,6 @@ Result<TrialRecord> ReadTrialRow(const Statement& row) {
   trial.duration_s = row.ColumnDouble(12);
   return trial;
 }
-
-Status LoadTrialDetails(Database& db, TrialRecord& trial) {
-  ARTUNE_RETURN_IF_ERROR(LoadTextPairs(
-      db, "SELECT knob, value FROM trial_config WHERE trial_id = ?", trial.id, trial.config));
-  ARTUNE_ASSIGN_OR_RETURN(Statement select,
-                          db.Prepare("SELECT name, value FROM trial_metrics WHERE trial_id = ?"));
-  ARTUNE_RETURN_IF_ERROR(select.Bind(1, trial.id));
-  while (true) {
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) return Status::Ok();
-    trial.metrics.emplace(select.ColumnText(0), select.ColumnDouble(1));
-  }
-}
-
-}  // namespace
 
 Result<std::string> SweepGoal(Database& db, int64_t sweep_id) {
   ARTUNE_ASSIGN_OR_RETURN(Statement select, db.Prepare("SELECT goal FROM sweeps WHERE id = ?"));

@@ -28,6 +28,10 @@ Result<std::optional<TrialRecord>> BestTrial(sqlite::Database& db, int64_t sweep
 // Shared with sweep_verdict_store.cc. None opens a transaction.
 // The sweep's goal, or kNotFound naming the id.
 Result<std::string> SweepGoal(sqlite::Database& db, int64_t sweep_id);
+// A trial from a row whose columns are, in order: id, sweep_id, knobs, status,
+// objective, ci_low, ci_high, samples, remeasured, validated, error, started_at,
+// duration_s (config and metrics are read separately).
+Result<TrialRecord> ReadTrialRow(const sqlite::Statement& row);
 // kInvalidArgument for knobs a TrialKnobKey cannot carry (empty, '=' or ';').
 Status CheckKnobs(const std::map<std::string, std::string>& knobs);
 // kInvalidArgument naming `record` and `field` for NaN or an infinity.

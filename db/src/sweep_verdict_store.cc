@@ -96,25 +96,14 @@ Status InsertRemeasured(Database& db, int64_t sweep_id, const TrialRecord& again
 Result<std::optional<TrialRecord>> LoadRemeasured(Database& db, int64_t sweep_id) {
   ARTUNE_ASSIGN_OR_RETURN(
       Statement select,
-      db.Prepare("SELECT knobs, status, objective, ci_low, ci_high, samples, remeasured, "
-                 "validated, error, measured_at, duration_s FROM sweep_default_remeasured "
-                 "WHERE sweep_id = ?"));
+      // The columns ReadTrialRow reads; the re-measurement is not a trial (id 0).
+      db.Prepare("SELECT 0, sweep_id, knobs, status, objective, ci_low, ci_high, samples, "
+                 "remeasured, validated, error, measured_at, duration_s "
+                 "FROM sweep_default_remeasured WHERE sweep_id = ?"));
   ARTUNE_RETURN_IF_ERROR(select.Bind(1, sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
   if (!has_row) return std::optional<TrialRecord>();
-  TrialRecord again;
-  again.sweep_id = sweep_id;
-  ARTUNE_ASSIGN_OR_RETURN(again.knobs, ParseTrialKnobKey(select.ColumnText(0)));
-  again.status = select.ColumnText(1);
-  again.objective = select.ColumnDouble(2);
-  again.ci_low = select.ColumnDouble(3);
-  again.ci_high = select.ColumnDouble(4);
-  again.samples = static_cast<uint64_t>(select.ColumnInt64(5));
-  again.remeasured = static_cast<uint64_t>(select.ColumnInt64(6));
-  again.validated = select.ColumnBool(7);
-  again.error = select.ColumnText(8);
-  again.started_at = select.ColumnText(9);
-  again.duration_s = select.ColumnDouble(10);
+  ARTUNE_ASSIGN_OR_RETURN(TrialRecord again, sweeps::ReadTrialRow(select));
   ARTUNE_ASSIGN_OR_RETURN(
       Statement metrics,
       db.Prepare("SELECT name, value FROM sweep_default_remeasured_metrics WHERE sweep_id = ?"));
