@@ -233,8 +233,10 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
         << "\n";
     return;
   }
-  if (const auto& again = sweep.verdict->default_remeasured) {
-    out << "Again    " << db::TrialKnobKey(again->knobs) << "  ";
+  auto print_again = [&](const char* label, const std::optional<db::TrialRecord>& again,
+                         const char* what) {
+    if (!again) return;
+    out << label << db::TrialKnobKey(again->knobs) << "  ";
     if (again->status == "failed") {
       out << "failed";
     } else {
@@ -242,9 +244,12 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
           << FormatNumber(again->ci_high, 2) << "]";
       if (again->status != "ok" || !again->validated) out << " " << again->status;
     }
-    out << "  (the default measured again after the search"
-        << (again->error.empty() ? "" : "; " + again->error) << ")\n";
-  }
+    out << "  (" << what << (again->error.empty() ? "" : "; " + again->error) << ")\n";
+  };
+  print_again("Again    ", sweep.verdict->best_remeasured,
+              "the winner measured again after the search, just before the default");
+  print_again("Again    ", sweep.verdict->default_remeasured,
+              "the default measured again after the search");
   out << "Verdict  " << VerdictText(sweep.verdict->verdict) << "\n";
 }
 

@@ -132,7 +132,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
   std::cout << outcome.trials.size() << " trials (" << outcome.measured << " measured now, "
             << outcome.resumed << " from the store)\n";
   auto line = [&](const char* label, const std::optional<db::TrialRecord>& trial) {
-    std::cout << std::left << std::setw(9) << label;
+    std::cout << std::left << std::setw(15) << label;
     if (!trial) {
       std::cout << "none\n";
       return;
@@ -142,22 +142,29 @@ void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
   };
   line("best", outcome.best);
   line("default", outcome.default_trial);
-  if (outcome.default_remeasured) line("again", outcome.default_remeasured);
-  // Compare with the default measured again after the search (warm, like the best).
+  if (outcome.best_remeasured) line("best again", outcome.best_remeasured);
+  if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
+  // The gain from the pair measured back to back after the search when there is one
+  // (free of the winner's curse and of drift), else against the default's
+  // re-measurement (warm, like the best).
+  const bool paired = outcome.best_remeasured && outcome.best_remeasured->status == "ok" &&
+                      outcome.default_remeasured && outcome.default_remeasured->status == "ok";
   const std::optional<db::TrialRecord>& baseline =
       outcome.default_remeasured && outcome.default_remeasured->status == "ok"
           ? outcome.default_remeasured
           : outcome.default_trial;
+  const std::optional<db::TrialRecord>& winner = paired ? outcome.best_remeasured : outcome.best;
   if (outcome.sweep.verdict) {
-    std::cout << std::left << std::setw(9) << "verdict"
+    std::cout << std::left << std::setw(15) << "verdict"
               << VerdictText(outcome.sweep.verdict->verdict) << "\n";
   }
-  if (outcome.best_beats_default && baseline && baseline->status == "ok" &&
-      outcome.best->objective > 0 && baseline->objective > 0) {
+  if (outcome.best_beats_default && baseline && baseline->status == "ok" && winner->objective > 0 &&
+      baseline->objective > 0) {
     const bool lower = sweep.goal == "min";
-    const double gain = lower ? baseline->objective / outcome.best->objective
-                              : outcome.best->objective / baseline->objective;
-    std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x\n";
+    const double gain =
+        lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
+    std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x"
+              << (paired ? " (measured back to back after the search)" : "") << "\n";
   }
   std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
 }

@@ -41,11 +41,13 @@ ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
 }
 
 void AddVerdictJson(ordered_json& out, const std::optional<db::SweepVerdict>& verdict) {
-  const std::optional<db::TrialRecord> again =
-      verdict ? verdict->default_remeasured : std::optional<db::TrialRecord>();
-  ordered_json remeasured = PickJson(again);
-  if (again) remeasured["measured_at"] = again->started_at;
-  out["default_remeasured"] = remeasured;
+  auto remeasured_json = [](const std::optional<db::TrialRecord>& again) {
+    ordered_json remeasured = PickJson(again);
+    if (again) remeasured["measured_at"] = again->started_at;
+    return remeasured;
+  };
+  out["best_remeasured"] = remeasured_json(verdict ? verdict->best_remeasured : std::nullopt);
+  out["default_remeasured"] = remeasured_json(verdict ? verdict->default_remeasured : std::nullopt);
   out["best_beats_default"] = verdict && verdict->best_beats_default();
   out["verdict"] = verdict ? ordered_json(verdict->verdict) : ordered_json();
 }

@@ -27,6 +27,8 @@ nlohmann::ordered_json TrialJson(const db::TrialRecord& trial);
 nlohmann::ordered_json PickJson(const std::optional<db::TrialRecord>& trial);
 
 // Adds the sweep's stored verdict to `out`:
+//   "best_remeasured":    PickJson of the best trial's config measured again just
+//                         before the default, plus "measured_at" (null when not),
 //   "default_remeasured": PickJson of the default measured again, plus
 //                         "measured_at" (null when not re-measured),
 //   "best_beats_default": bool (false without a verdict),

@@ -184,11 +184,38 @@ CREATE TABLE sweep_default_remeasured_metrics (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Schema v5: the best trial's config re-measured back to back with the default at the
+// end of a sweep (SweepVerdict::best_remeasured), the same shape as the default's.
+constexpr std::string_view kSchemaV5 = R"sql(
+CREATE TABLE sweep_best_remeasured (
+  sweep_id    INTEGER PRIMARY KEY REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
+  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- the best trial's knob key
+  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  objective   REAL    NOT NULL,
+  ci_low      REAL    NOT NULL,
+  ci_high     REAL    NOT NULL,
+  samples     INTEGER NOT NULL CHECK (samples >= 0),
+  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
+  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
+  error       TEXT    NOT NULL,
+  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
+  duration_s  REAL    NOT NULL
+);
+
+CREATE TABLE sweep_best_remeasured_metrics (
+  sweep_id INTEGER NOT NULL REFERENCES sweep_best_remeasured (sweep_id) ON DELETE CASCADE,
+  name     TEXT    NOT NULL CHECK (name <> ''),
+  value    REAL    NOT NULL,
+  PRIMARY KEY (sweep_id, name)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "bench runs with their effective config and parameters", kSchemaV1},
     {2, "captures with their profile and per-method totals", kSchemaV2},
     {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", kSchemaV3},
     {4, "sweep verdicts and the default re-measured at the end of a sweep", kSchemaV4},
+    {5, "the best trial re-measured back to back with the default", kSchemaV5},
 }};
 
 Status CheckNumbering(std::span<const Migration> migrations) {

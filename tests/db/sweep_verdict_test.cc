@@ -129,6 +129,30 @@ TEST_F(SweepVerdictTest, RoundTripsThroughGetSweepAndListSweeps) {
   ExpectSameMeasurement(*(*listed)[0].verdict->default_remeasured, *want.default_remeasured);
 }
 
+TEST_F(SweepVerdictTest, TheBestReMeasuredRoundTripsBesideTheDefault) {
+  SweepVerdict want = WithinNoise(100);
+  want.best_remeasured = Remeasured(97);
+  want.best_remeasured->knobs = {{"chunk_size", "128KiB"}, {"eager_threshold", "4KiB"}};
+  want.best_remeasured->metrics = {{"p50_us", 97}};
+  ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, want).ok());
+  auto sweep = store_->GetSweep(sweep_id_);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  ASSERT_TRUE(sweep->verdict.has_value());
+  ASSERT_TRUE(sweep->verdict->best_remeasured.has_value());
+  ExpectSameMeasurement(*sweep->verdict->best_remeasured, *want.best_remeasured);
+  ASSERT_TRUE(sweep->verdict->default_remeasured.has_value());
+  ExpectSameMeasurement(*sweep->verdict->default_remeasured, *want.default_remeasured);
+
+  // Replacing the verdict without one removes it; a bad one is refused by name.
+  ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, WithinNoise(100)).ok());
+  EXPECT_EQ(CountRows("sweep_best_remeasured"), 0);
+  EXPECT_EQ(CountRows("sweep_best_remeasured_metrics"), 0);
+  want.best_remeasured->ci_high = std::numeric_limits<double>::infinity();
+  const Status refused = store_->RecordSweepVerdict(sweep_id_, want);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("re-measured best"), std::string::npos) << refused.ToString();
+}
+
 TEST_F(SweepVerdictTest, EmptyTimesBecomeNow) {
   SweepVerdict verdict = WithinNoise(100);
   verdict.decided_at.clear();
@@ -273,7 +297,8 @@ TEST(SweepVerdictMigration, AV3FileWithSweepsMigratesAndKeepsThem) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 4);
+  EXPECT_EQ(info->schema_version, 5);
+  EXPECT_EQ(info->row_counts.at("sweep_best_remeasured"), 0);
   EXPECT_EQ(info->row_counts.at("sweeps"), 1);
   EXPECT_EQ(info->row_counts.at("trials"), 1);
   EXPECT_EQ(info->row_counts.at("sweep_verdicts"), 0);

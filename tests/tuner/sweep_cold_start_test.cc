@@ -200,6 +200,15 @@ void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome,
   EXPECT_FALSE(stored->verdict->decided_at.empty());
   ASSERT_EQ(stored->verdict->default_remeasured.has_value(),
             outcome.default_remeasured.has_value());
+  // The best is measured again beside the default unless it is the default.
+  ASSERT_EQ(stored->verdict->best_remeasured.has_value(), outcome.best_remeasured.has_value());
+  if (outcome.best_remeasured) {
+    EXPECT_EQ(stored->verdict->best_remeasured->knobs, outcome.best->knobs);
+    EXPECT_EQ(stored->verdict->best_remeasured->objective, outcome.best_remeasured->objective);
+  }
+  EXPECT_EQ(outcome.best_remeasured.has_value(),
+            outcome.default_remeasured.has_value() && outcome.best &&
+                db::TrialKnobKey(outcome.best->knobs) != outcome.sweep.default_knobs);
   if (!outcome.default_remeasured) return;
   const db::TrialRecord& again = *stored->verdict->default_remeasured;
   EXPECT_EQ(db::TrialKnobKey(again.knobs), outcome.sweep.default_knobs);
@@ -343,6 +352,29 @@ TEST(SweepColdStart, DecideVerdictFollowsBestAndDefault) {
             db::kVerdictWithinNoise);
   EXPECT_EQ(DecideVerdict(best, default_trial, slower, default_key, true).verdict,
             db::kVerdictBeatsDefault);
+  // The best measured again back to back with the default judges the end of the
+  // sweep: a search-time 50 that re-measures at 98 (the winner's curse) is within
+  // noise of a default at 100; one that re-measures at 52 beats it; one that fails
+  // when measured again does not.
+  db::TrialRecord best_again = best;
+  best_again.objective = 98;
+  best_again.ci_low = 90;
+  best_again.ci_high = 104;
+  EXPECT_EQ(
+      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again).verdict,
+      db::kVerdictWithinNoise);
+  best_again.objective = 52;
+  best_again.ci_low = 50;
+  best_again.ci_high = 54;
+  const db::SweepVerdict paired =
+      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again);
+  EXPECT_EQ(paired.verdict, db::kVerdictBeatsDefault);
+  ASSERT_TRUE(paired.best_remeasured.has_value());
+  EXPECT_EQ(paired.best_remeasured->objective, 52);
+  best_again.status = "failed";
+  EXPECT_EQ(
+      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again).verdict,
+      db::kVerdictWithinNoise);
   // A failed re-measurement falls back to the stored default.
   again.status = "failed";
   EXPECT_EQ(DecideVerdict(best, default_trial, again, default_key, true).verdict,

@@ -109,8 +109,7 @@ inline constexpr std::string_view kVerdictNoValidTrial = "no_valid_trial";
 // again and replaces it).
 struct SweepVerdict {
   // kVerdictBeatsDefault: the best trial's confidence interval is clear of the
-  //   default's (the re-measurement when that is ok and validated, else the stored
-  //   default trial);
+  //   default's, every way they were measured (tuner/sweep.h: DecideVerdict);
   // kVerdictWithinNoise: the best is another config, but the intervals overlap;
   // kVerdictDefaultIsBest: the best trial is the default config itself;
   // kVerdictNoValidTrial: no trial is ok and validated.
@@ -124,6 +123,12 @@ struct SweepVerdict {
   // base_config, and reads back empty. nullopt when the default was not
   // re-measured.
   std::optional<TrialRecord> default_remeasured;
+  // The best trial's config measured again just before the default's
+  // re-measurement, so the two are judged back to back, free of the winner's curse
+  // (the best of many noisy trials is optimistic) and of load drift. Read back like
+  // default_remeasured (schema v5); nullopt when not re-measured (no best, the best
+  // is the default, or a sweep decided before v5).
+  std::optional<TrialRecord> best_remeasured;
 
   bool best_beats_default() const { return verdict == kVerdictBeatsDefault; }
 };

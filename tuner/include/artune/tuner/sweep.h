@@ -69,9 +69,10 @@ struct SweepOutcome {
   // The default measured again after the search (stored with the verdict, not as
   // a trial: id 0); nullopt when SweepOptions::remeasure_default is false.
   std::optional<db::TrialRecord> default_remeasured;
-  // `best` is not the default and beats both its measurements (the stored default
-  // and the re-measurement when that is "ok") beyond their confidence intervals
-  // (BeatsDefault).
+  // The best trial's config measured again just before that (not stored as a trial);
+  // nullopt without a re-measurement, without a best, or when the best is the default.
+  std::optional<db::TrialRecord> best_remeasured;
+  // The verdict (DecideVerdict) is beats_default.
   // Equal to sweep.verdict->best_beats_default().
   bool best_beats_default = false;
   // `sweep` as read back after the verdict was stored: sweep.verdict is set.
@@ -82,15 +83,19 @@ struct SweepOutcome {
 // none); `default_remeasured` the default measured again (nullopt when not).
 // no_valid_trial without a best; default_is_best when the best's knob key is
 // `default_knobs`; else beats_default when BeatsDefault holds against
-// `default_trial` AND against the re-measurement when that is "ok" and validated
-// (load drifts during a sweep: the best must beat the default at both ends), or,
-// with no default measured at all, for any valid best; within_noise otherwise.
-// `default_remeasured` is carried into the verdict; decided_at is left empty
-// (the store stamps it). Pure.
+// `default_trial` AND at the end of the sweep, when the default's re-measurement is
+// "ok" and validated: `best_remeasured` (the best measured again just before it)
+// against it when given, else `best` against it. Load drifts during a sweep and
+// the best of many noisy trials is optimistic, so the best must beat the default
+// at both ends, and at the end in a fresh back-to-back pair. With no default
+// measured at all any valid best beats it; within_noise otherwise. Both
+// re-measurements are carried into the verdict; decided_at is left empty (the
+// store stamps it). Pure.
 db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
                                const std::optional<db::TrialRecord>& default_trial,
                                const std::optional<db::TrialRecord>& default_remeasured,
-                               const std::string& default_knobs, bool lower_is_better);
+                               const std::string& default_knobs, bool lower_is_better,
+                               const std::optional<db::TrialRecord>& best_remeasured = {});
 
 // True when `best` beats `default_trial` by more than the overlap of their
 // confidence intervals: lower is better, best.ci_high < default.ci_low; higher,
