@@ -192,28 +192,27 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_RETURN_IF_ERROR(strategy->Search([&](const Point& point) {
     return run_point(space.KnobValues(point), space.Apply(point, base));
   }));
-  // The default again, warm like the points measured after it: best-vs-default then
-  // compares like with like (the first default measurement may still carry drift).
-  if (options.remeasure_default) {
-    ARTUNE_RETURN_IF_ERROR(warm_up_once());
-    // The best, then the default, back to back: the verdict compares these two.
-    ARTUNE_ASSIGN_OR_RETURN(const std::optional<db::TrialRecord> best_so_far,
-                            store.BestTrial(sweep.id));
-    if (best_so_far && db::TrialKnobKey(best_so_far->knobs) != sweep.default_knobs) {
-      transport::Config best_config = base;
-      for (const auto& [name, value] : best_so_far->knobs) {
-        ARTUNE_RETURN_IF_ERROR(transport::SetKnob(best_config, name, value));
-      }
-      ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement best_again, target.Measure(best_config, workload));
-      outcome.best_remeasured = RecordOf(sweep.id, best_so_far->knobs, best_config, best_again);
-    }
-    ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement again, target.Measure(base, workload));
-    outcome.default_remeasured = RecordOf(sweep.id, default_knobs, base, again);
-  }
+  // Re-measurements are not stored: the trials and the best are final here.
   ARTUNE_ASSIGN_OR_RETURN(outcome.trials, store.ListTrials(sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(outcome.best, store.BestTrial(sweep.id));
   for (const db::TrialRecord& trial : outcome.trials) {
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
+  }
+  // The best, then the default, measured again back to back and warm: the verdict
+  // compares these two (the first default measurement may carry drift, the best's
+  // its luck).
+  if (options.remeasure_default) {
+    ARTUNE_RETURN_IF_ERROR(warm_up_once());
+    if (outcome.best && db::TrialKnobKey(outcome.best->knobs) != sweep.default_knobs) {
+      transport::Config best_config = base;
+      for (const auto& [name, value] : outcome.best->knobs) {
+        ARTUNE_RETURN_IF_ERROR(transport::SetKnob(best_config, name, value));
+      }
+      ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement best_again, target.Measure(best_config, workload));
+      outcome.best_remeasured = RecordOf(sweep.id, outcome.best->knobs, best_config, best_again);
+    }
+    ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement again, target.Measure(base, workload));
+    outcome.default_remeasured = RecordOf(sweep.id, default_knobs, base, again);
   }
   const db::SweepVerdict verdict =
       DecideVerdict(outcome.best, outcome.default_trial, outcome.default_remeasured,

@@ -133,23 +133,6 @@ struct DrawnSize {
   uint64_t size = 0;
 };
 
-DrawnSize DrawSize(const MethodSource& source, std::mt19937_64& rng) {
-  uint64_t pick = std::uniform_int_distribution<uint64_t>(0, source.messages - 1)(rng);
-  uint64_t lower = source.buckets.back().first;
-  for (const auto& [bucket, count] : source.buckets) {
-    if (pick < count) {
-      lower = bucket;
-      break;
-    }
-    pick -= count;
-  }
-  const uint64_t upper = lower == 0 ? 1 : lower * 2 - 1;
-  const uint64_t low =
-      std::clamp<uint64_t>(std::max<uint64_t>(lower, 1), source.min_size, source.max_size);
-  const uint64_t high = std::clamp<uint64_t>(upper, low, source.max_size);
-  return {lower, std::uniform_int_distribution<uint64_t>(low, high)(rng)};
-}
-
 // Lower bound of a bucket drawn by count from `buckets` (counts sum to `total`).
 uint64_t DrawBucket(const std::vector<std::pair<uint64_t, uint64_t>>& buckets, uint64_t total,
                     std::mt19937_64& rng) {
@@ -159,6 +142,15 @@ uint64_t DrawBucket(const std::vector<std::pair<uint64_t, uint64_t>>& buckets, u
     pick -= count;
   }
   return buckets.back().first;
+}
+
+DrawnSize DrawSize(const MethodSource& source, std::mt19937_64& rng) {
+  const uint64_t lower = DrawBucket(source.buckets, source.messages, rng);
+  const uint64_t upper = lower == 0 ? 1 : lower * 2 - 1;
+  const uint64_t low =
+      std::clamp<uint64_t>(std::max<uint64_t>(lower, 1), source.min_size, source.max_size);
+  const uint64_t high = std::clamp<uint64_t>(upper, low, source.max_size);
+  return {lower, std::uniform_int_distribution<uint64_t>(low, high)(rng)};
 }
 
 // The slices of one message of `size` bytes (the rule in workload.h): drawn from
