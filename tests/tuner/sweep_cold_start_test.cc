@@ -8,26 +8,10 @@
 #include <vector>
 
 #include "artune/tuner/sweep.h"
+#include "temp_db.h"
 
 namespace artune::tuner {
 namespace {
-
-class TempDb {
- public:
-  TempDb() {
-    std::string pattern = "/tmp/artune-sweep-cold-test-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    dir_ = pattern;
-  }
-  ~TempDb() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path() const { return dir_ + "/artune.db"; }
-
- private:
-  std::string dir_;
-};
 
 // Latency in us that settles from cold: the first calls are slow with wide intervals
 // (as over a fresh connection), then every point measures `warm_us`, except the

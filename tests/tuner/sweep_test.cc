@@ -5,26 +5,10 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include "temp_db.h"
 
 namespace artune::tuner {
 namespace {
-
-class TempDb {
- public:
-  TempDb() {
-    std::string pattern = "/tmp/artune-sweep-test-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    dir_ = pattern;
-  }
-  ~TempDb() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::string path() const { return dir_ + "/artune.db"; }
-
- private:
-  std::string dir_;
-};
 
 TrialOptions QuickOptions(Objective objective) {
   TrialOptions options;
