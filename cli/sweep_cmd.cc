@@ -124,7 +124,8 @@ std::string Number(double value) {
   return out.str();
 }
 
-void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
+void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workload,
+                std::string_view unit) {
   const db::SweepRecord& sweep = outcome.sweep;
   std::cout << "Sweep " << sweep.id << ": " << sweep.objective << " (" << sweep.goal << "), "
             << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
@@ -165,6 +166,9 @@ void PrintHuman(const tuner::SweepOutcome& outcome, std::string_view unit) {
         lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
     std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x"
               << (paired ? " (measured back to back after the search)" : "") << "\n";
+  }
+  for (const std::string& line : tuner::DescribeLayout(workload)) {
+    std::cout << std::left << std::setw(15) << "layout" << line << "\n";
   }
   std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
 }
@@ -263,10 +267,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     }
     std::cout << j.dump(2) << "\n";
   } else {
-    PrintHuman(outcome, unit);
-    for (const std::string& line : tuner::DescribeLayout(workload)) {
-      std::cout << "layout   " << line << "\n";
-    }
+    PrintHuman(outcome, workload, unit);
   }
   if (!outcome.best) {
     return Status::Corruption("sweep " + std::to_string(outcome.sweep.id) +
