@@ -67,6 +67,10 @@ echo "dashboard exited with \$rc"
 exec cat >/dev/null
 SCRIPT
   rm -f "$WORK/exit" "$WORK/stty.before" "$WORK/stty.after"
+  # A session of its own keeps the server up when a test kills "dash" and starts
+  # another: a new client racing the exit of the emptied server fails with
+  # "server exited unexpectedly" (seen once in CI).
+  tmux_ has-session -t hold 2>/dev/null || tmux_ new-session -d -s hold -x 80 -y 24
   tmux_ new-session -d -s dash -x "$width" -y "$height" \
     "env ${DASH_ENV:-} bash $WORK/run.sh"
 }
