@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
+#include <set>
 #include <tuple>
 
 namespace artune::probes {
@@ -66,6 +68,34 @@ void SizeClasses::Add(uint64_t size) {
   target->bytes += size;
 }
 
+uint32_t CallConcurrency::BucketOf(uint32_t inflight) {
+  return inflight <= kInflightExactUpTo ? inflight : std::bit_ceil(inflight);
+}
+
+void CallConcurrency::Add(uint32_t inflight) {
+  ++samples;
+  ++histogram[BucketOf(inflight)];
+  max = std::max(max, inflight);
+}
+
+uint32_t CallConcurrency::Percentile(double q) const {
+  if (samples == 0) return 0;
+  // Nearest rank: the ceil(q * samples)-th smallest sample, at least the first.
+  const auto rank =
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(samples))));
+  uint64_t seen = 0;
+  for (const auto& [bucket, count] : histogram) {
+    seen += count;
+    if (seen >= rank) return std::min(bucket, max);
+  }
+  return max;
+}
+
+void CallConcurrency::Finish() {
+  p50 = Percentile(0.5);
+  p90 = Percentile(0.9);
+}
+
 namespace {
 
 struct MethodAccumulator {
@@ -110,6 +140,8 @@ struct ProfileBuilder::State {
   std::map<std::pair<FlowKey, bool>, IoFlowProfile> io_flows;
   std::optional<uint64_t> first_timestamp_ns;
   Log2Histogram unattributed_iovec_sizes;
+  // Calls in flight per connection id, by stream id (an entry leaves when empty).
+  std::map<uint64_t, std::set<uint32_t>> inflight_calls;
 };
 
 ProfileBuilder::ProfileBuilder() : state_(std::make_unique<State>()) {}
@@ -133,6 +165,7 @@ void ProfileBuilder::AddMessage(const GrpcMessage& message) {
   p.message_sizes.Add(message.length);
   p.classes.Add(message.length);
   acc.AddSize(message.length);
+  if (message.call_start) StartCall(p, message);
 
   if (!state_->first_timestamp_ns) state_->first_timestamp_ns = message.timestamp_ns;
   const uint64_t first = *state_->first_timestamp_ns;
@@ -154,6 +187,21 @@ void ProfileBuilder::AddMessage(const GrpcMessage& message) {
   ++p.rates.back().messages;
   p.rates.back().bytes += message.length;
   AddTensor(p, message);
+}
+
+void ProfileBuilder::StartCall(MethodProfile& method, const GrpcMessage& message) {
+  std::set<uint32_t>& calls = state_->inflight_calls[message.connection_id];
+  calls.insert(message.stream_id);
+  // A bound for calls whose end was lost: the oldest goes first.
+  while (calls.size() > kMaxInflightCallsPerConnection) calls.erase(calls.begin());
+  method.inflight.Add(static_cast<uint32_t>(calls.size()));
+}
+
+void ProfileBuilder::EndCall(uint64_t connection_id, uint32_t stream_id) {
+  const auto it = state_->inflight_calls.find(connection_id);
+  if (it == state_->inflight_calls.end()) return;
+  it->second.erase(stream_id);
+  if (it->second.empty()) state_->inflight_calls.erase(it);
 }
 
 void ProfileBuilder::AddTensor(MethodProfile& p, const GrpcMessage& message) {
@@ -246,6 +294,7 @@ Profile ProfileBuilder::Build(std::string backend, double duration_s,
                                                    static_cast<double>(method.messages);
     method.scheme =
         ClassifyScheme(method.messages, method.min_size, method.max_size, mean, method.median_size);
+    method.inflight.Finish();
     profile.methods.push_back(std::move(method));
   }
   for (const auto& [id, connection] : state_->connections) {

@@ -23,6 +23,30 @@ Log2Histogram HistogramFromJson(const json& object) {
   return histogram;
 }
 
+// Absent when unknown (no samples), so profiles without it read back the same.
+json InflightToJson(const CallConcurrency& c) {
+  json histogram = json::object();
+  for (const auto& [bucket, count] : c.histogram) histogram[std::to_string(bucket)] = count;
+  return {{"samples", c.samples},
+          {"p50", c.p50},
+          {"p90", c.p90},
+          {"max", c.max},
+          {"histogram", std::move(histogram)}};
+}
+
+CallConcurrency InflightFromJson(const json& j) {
+  CallConcurrency c;
+  c.samples = j.value("samples", uint64_t{0});
+  c.p50 = j.value("p50", uint32_t{0});
+  c.p90 = j.value("p90", uint32_t{0});
+  c.max = j.value("max", uint32_t{0});
+  const json histogram = j.value("histogram", json::object());  // items() must not outlive it
+  for (const auto& [key, value] : histogram.items()) {
+    c.histogram[static_cast<uint32_t>(std::stoul(key))] = value.get<uint64_t>();
+  }
+  return c;
+}
+
 json ClassToJson(const ClassCount& c) { return {{"count", c.count}, {"bytes", c.bytes}}; }
 ClassCount ClassFromJson(const json& j) {
   return {j.at("count").get<uint64_t>(), j.at("bytes").get<uint64_t>()};
@@ -53,6 +77,7 @@ json MethodToJson(const MethodProfile& m) {
   }
   j["rates"] = std::move(rates);
   j["tensors"] = m.tensors;
+  if (m.inflight.samples > 0) j["inflight"] = InflightToJson(m.inflight);
   return j;
 }
 
@@ -89,6 +114,7 @@ MethodProfile MethodFromJson(const json& j) {
                        r.at("bytes").get<uint64_t>()});
   }
   m.tensors = j.value("tensors", std::map<std::string, uint64_t>{});
+  if (j.contains("inflight")) m.inflight = InflightFromJson(j["inflight"]);
   return m;
 }
 
@@ -148,6 +174,12 @@ IoFlowProfile IoFlowFromJson(const json& j) {
   f.iovec_sizes = HistogramFromJson(j.at("iovec_size_histogram"));
   f.iovecs_per_call = HistogramFromJson(j.at("iovecs_per_call_histogram"));
   return f;
+}
+
+// "2/5" (p50/max) on rows that know their concurrency, "-" on the others.
+std::string InflightCell(const MethodProfile& m) {
+  if (m.inflight.samples == 0) return "-";
+  return std::to_string(m.inflight.p50) + "/" + std::to_string(m.inflight.max);
 }
 
 // "9 B+ x40, 8.0 KiB+ x12": each log2 bucket's lower bound and count.
@@ -241,15 +273,18 @@ std::string FormatProfileTable(const Profile& profile) {
                 static_cast<unsigned long long>(profile.lost_events));
   out << line;
 
-  const std::vector<std::string> headers = {"METHOD", "DIR",    "MESSAGES", "BYTES", "MEAN",
-                                            "SMALL",  "MEDIUM", "LARGE",    "SCHEME"};
+  // INFLIGHT: calls in flight on the connection when a call started (p50/max), on
+  // request rows; responses show "-" (the same calls).
+  const std::vector<std::string> headers = {
+      "METHOD", "DIR",   "MESSAGES",         "BYTES", "MEAN", "SMALL",
+      "MEDIUM", "LARGE", "INFLIGHT p50/max", "SCHEME"};
   std::vector<std::vector<std::string>> rows;
   for (const MethodProfile& m : profile.methods) {
     const uint64_t mean = m.messages == 0 ? 0 : m.bytes / m.messages;
     rows.push_back({m.method, MessageDirectionName(m.direction), std::to_string(m.messages),
                     FormatBytes(m.bytes), FormatBytes(mean), std::to_string(m.classes.small.count),
                     std::to_string(m.classes.medium.count), std::to_string(m.classes.large.count),
-                    PayloadSchemeName(m.scheme)});
+                    InflightCell(m), PayloadSchemeName(m.scheme)});
   }
   std::vector<size_t> widths(headers.size());
   for (size_t c = 0; c < headers.size(); ++c) {
@@ -258,7 +293,7 @@ std::string FormatProfileTable(const Profile& profile) {
   }
   auto emit = [&](const std::vector<std::string>& cells) {
     for (size_t c = 0; c < cells.size(); ++c) {
-      const bool numeric = c >= 2 && c <= 7;
+      const bool numeric = c >= 2 && c <= 8;
       const bool last = c + 1 == cells.size();
       out << (c ? "  " : "") << (last ? cells[c] : Pad(cells[c], widths[c], numeric));
     }

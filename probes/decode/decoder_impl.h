@@ -62,6 +62,11 @@ struct StreamState {
   bool ended[2] = {false, false};
   bool counted_midway[2] = {false, false};
   bool is_recv_tensor = false;
+  // The call's life for OnCallEnd: open from its first request message until its
+  // response ends, it is reset or the connection ends; done afterwards, so a call
+  // starts and ends once.
+  bool call_open = false;
+  bool call_done = false;
 };
 
 struct Side {
@@ -190,6 +195,9 @@ struct Http2ConnectionDecoder::Impl {
   void FeedGrpc(Side& side, uint32_t stream_id, StreamState* stream, const uint8_t* data,
                 size_t size);
   void EndStreamSide(Side& side, uint32_t stream_id);
+  // The call of `stream` is over (see GrpcMessageObserver::OnCallEnd): reports it
+  // if it was open, and keeps it from opening later.
+  void FinishCall(uint32_t stream_id, StreamState& stream, CallEndReason reason);
 };
 
 }  // namespace artune::probes

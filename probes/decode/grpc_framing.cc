@@ -47,9 +47,32 @@ void Http2ConnectionDecoder::Impl::EmitMessage(Side& side, uint32_t stream_id, S
       errors.Add(DecodeError::kTensorParseError);
     }
   }
+  if (message.direction == MessageDirection::kRequest && !stream.call_open && !stream.call_done) {
+    stream.call_open = true;
+    message.call_start = true;
+  }
   ++stats.messages;
   observer.OnGrpcMessage(message);
   framer.Reset();
+  // The response side already ended (a server answering before reading the
+  // request, or a syscall backend reporting the request late): the call was in
+  // flight for this message only.
+  if (message.call_start && stream.ended[1 - side.index]) {
+    FinishCall(stream_id, stream, CallEndReason::kResponseEnded);
+  }
+}
+
+void Http2ConnectionDecoder::Impl::FinishCall(uint32_t stream_id, StreamState& stream,
+                                              CallEndReason reason) {
+  if (!stream.call_open) return;
+  stream.call_open = false;
+  stream.call_done = true;
+  CallEnd end;
+  end.connection_id = connection_id;
+  end.stream_id = stream_id;
+  end.reason = reason;
+  end.timestamp_ns = reason == CallEndReason::kConnectionEnded ? 0 : now_ns;
+  observer.OnCallEnd(end);
 }
 
 void Http2ConnectionDecoder::Impl::FeedGrpc(Side& side, uint32_t stream_id, StreamState* stream,
@@ -102,6 +125,9 @@ void Http2ConnectionDecoder::Impl::EndStreamSide(Side& side, uint32_t stream_id)
   if (framer.synced && framer.InMessage()) errors.Add(DecodeError::kTruncatedMessage);
   framer.Reset();
   stream.ended[side.index] = true;
+  if (DirectionOf(side.index) == MessageDirection::kResponse) {
+    FinishCall(stream_id, stream, CallEndReason::kResponseEnded);
+  }
   MaybeRetireStream(stream_id, stream);
 }
 

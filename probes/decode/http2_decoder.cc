@@ -121,6 +121,9 @@ void Http2ConnectionDecoder::End(int side) {
     if (framer.synced && framer.InMessage()) impl.errors.Add(DecodeError::kTruncatedMessage);
     framer.Reset();
     it->second.ended[s.index] = true;
+    // Either side ending ends the connection's calls: gRPC never half-closes TCP
+    // while calls are open, and a call must not stay in flight for ever.
+    impl.FinishCall(it->first, it->second, CallEndReason::kConnectionEnded);
     if (it->second.ended[0] && it->second.ended[1]) {
       it = impl.streams.erase(it);
     } else {
@@ -183,6 +186,18 @@ uint64_t DecodeErrorCounts::Total() const {
   uint64_t total = 0;
   for (uint64_t count : counts) total += count;
   return total;
+}
+
+const char* CallEndReasonName(CallEndReason reason) {
+  switch (reason) {
+    case CallEndReason::kResponseEnded:
+      return "response_ended";
+    case CallEndReason::kReset:
+      return "reset";
+    case CallEndReason::kConnectionEnded:
+      return "connection_ended";
+  }
+  return "unknown";
 }
 
 const char* MessageDirectionName(MessageDirection direction) {

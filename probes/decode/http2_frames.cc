@@ -153,6 +153,7 @@ void Http2ConnectionDecoder::Impl::EndFrame(Side& side) {
           GrpcFramer& framer = it->second.framer[i];
           if (framer.synced && framer.InMessage()) errors.Add(DecodeError::kTruncatedMessage);
         }
+        FinishCall(f.stream_id, it->second, CallEndReason::kReset);
         streams.erase(it);
       }
       break;

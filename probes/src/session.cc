@@ -140,6 +140,10 @@ void ProbeSession::OnGrpcMessage(const GrpcMessage& message) {
   if (options_.on_message) options_.on_message(message);
 }
 
+void ProbeSession::OnCallEnd(const CallEnd& end) {
+  builder_.EndCall(end.connection_id, end.stream_id);
+}
+
 void ProbeSession::RecordConnection(Connection& connection) {
   for (int side = 0; side < 2; ++side) {
     if (!connection.closed[side]) connection.decoder->End(side);

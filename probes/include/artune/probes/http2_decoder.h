@@ -68,6 +68,24 @@ struct GrpcMessage {
   uint32_t length = 0;                   // payload bytes, without the 5-byte gRPC header
   uint64_t timestamp_ns = 0;             // of the segment holding the message's last byte
   const TensorHeader* tensor = nullptr;  // RecvTensor responses whose head parsed
+  // The call (stream) starts here: the first request message of its stream. Every
+  // call that starts also ends, exactly once, in GrpcMessageObserver::OnCallEnd.
+  bool call_start = false;
+};
+
+// Why a call stopped being in flight (see GrpcMessageObserver::OnCallEnd).
+enum class CallEndReason : uint8_t {
+  kResponseEnded,   // the response side's END_STREAM (trailers, or DATA with the flag)
+  kReset,           // RST_STREAM from either side
+  kConnectionEnded  // a side of the connection ended (FIN, RST, close, end of capture)
+};
+const char* CallEndReasonName(CallEndReason reason);
+
+struct CallEnd {
+  uint64_t connection_id = 0;
+  uint32_t stream_id = 0;
+  CallEndReason reason = CallEndReason::kResponseEnded;
+  uint64_t timestamp_ns = 0;  // of the last bytes decoded (0 when a side ended)
 };
 
 // Where one complete HTTP/2 frame (or the client preface) lay in a side's byte
@@ -93,6 +111,13 @@ class GrpcMessageObserver {
   virtual void OnGrpcMessage(const GrpcMessage& message) = 0;
   // Every complete frame whose position is exact (see FrameSpan); default: ignored.
   virtual void OnFrame(const FrameSpan& span) { (void)span; }
+  // A call that started (GrpcMessage::call_start) is no longer in flight: its
+  // response stream ended, it was reset, or its connection ended. Called once per
+  // started call, after its last message; when the response ended before the
+  // request's first message was decoded, right after that message. Calls whose end
+  // is lost (a gap swallowed the END_STREAM) end with their connection. Default:
+  // ignored.
+  virtual void OnCallEnd(const CallEnd& end) { (void)end; }
 };
 
 struct DecoderLimits {

@@ -17,6 +17,26 @@
 //   (exact below that count); min, max and mean are exact.
 // * rates: messages and bytes per whole second since the first message of the
 //   capture, at most kMaxRateBuckets seconds (later seconds fold into the last).
+// * call concurrency (MethodProfile::inflight, request rows only): a call is in
+//   flight on its connection from its first request message (GrpcMessage::
+//   call_start; the decoder reports no HEADERS event, and a gRPC request always
+//   carries a message) until the decoder reports its end (OnCallEnd): the response
+//   side's END_STREAM (trailers), RST_STREAM from either side, or either side of
+//   the connection ending. At each call start the calls in flight on that
+//   connection, the starting call included (a lone call counts 1), are one sample
+//   of the call's method. Calls whose end is never seen (a gap lost the
+//   END_STREAM) end with their connection; until then at most
+//   kMaxInflightCallsPerConnection calls are tracked per connection, the oldest
+//   (lowest stream id: clients open streams in increasing order) dropped first:
+//   the decoder itself tracks no more streams than that (DecoderLimits::
+//   max_open_streams), so no real concurrency is cut. Order is the decoder's: with
+//   pcap, capture order; with the syscall backends, the order their records are
+//   decoded (a record published late can shift the samples near it by a call or
+//   two).
+//   Samples go into CallConcurrency buckets: 1..64 exact, above that log2 buckets
+//   named by their upper bound (128 holds 65..128, 256 holds 129..256, ...);
+//   p50 and p90 are nearest-rank over the buckets (a bucket above 64 gives its
+//   upper bound, capped at the exact max).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +56,8 @@ inline constexpr uint64_t kMediumLimit = 1024 * 1024;  // medium: [1 KiB, 1 MiB)
 inline constexpr size_t kSizeSamples = 65536;
 inline constexpr size_t kMaxRateBuckets = 86400;
 inline constexpr size_t kMaxTensorKinds = 64;
+inline constexpr uint32_t kInflightExactUpTo = 64;
+inline constexpr size_t kMaxInflightCallsPerConnection = 1024;
 
 enum class SizeClass : uint8_t { kEmpty, kSmall, kMedium, kLarge };
 SizeClass ClassifySize(uint64_t size);
@@ -70,6 +92,27 @@ struct RateBucket {
   uint64_t bytes = 0;
 };
 
+// Calls in flight on the connection when a call of a method started (the rule
+// above). All zero means unknown: no call start was seen, a response row, or a
+// profile stored before the field existed.
+struct CallConcurrency {
+  uint64_t samples = 0;                    // call starts seen
+  std::map<uint32_t, uint64_t> histogram;  // bucket (see BucketOf) -> call starts
+  uint32_t p50 = 0;
+  uint32_t p90 = 0;
+  uint32_t max = 0;  // exact
+
+  // 1..64: the count itself; above: the next power of two (the bucket's upper bound).
+  static uint32_t BucketOf(uint32_t inflight);
+  // Counts one sample (inflight >= 1) and updates max; p50/p90 wait for Finish.
+  void Add(uint32_t inflight);
+  // Derives p50 and p90 from the histogram (ProfileBuilder::Build does).
+  void Finish();
+  // Nearest rank: the smallest bucket whose cumulative count reaches q x samples,
+  // capped at max; 0 without samples.
+  uint32_t Percentile(double q) const;
+};
+
 struct MethodProfile {
   std::string method;  // gRPC :path, or "unknown"
   MessageDirection direction = MessageDirection::kRequest;
@@ -88,6 +131,9 @@ struct MethodProfile {
   std::vector<RateBucket> rates;
   // Tensors of RecvTensor responses: "DT_FLOAT[256,1024]" -> count.
   std::map<std::string, uint64_t> tensors;
+  // Calls of the connection in flight when a call of this method started: on the
+  // request row only (the response row leaves it unknown, all zero).
+  CallConcurrency inflight;
 };
 
 struct ConnectionProfile {
@@ -141,7 +187,11 @@ class ProfileBuilder {
   ProfileBuilder(const ProfileBuilder&) = delete;
   ProfileBuilder& operator=(const ProfileBuilder&) = delete;
 
+  // A message with call_start also starts a call: it is sampled for concurrency.
   void AddMessage(const GrpcMessage& message);
+  // The call (connection, stream) is no longer in flight (GrpcMessageObserver::
+  // OnCallEnd); unknown calls are ignored.
+  void EndCall(uint64_t connection_id, uint32_t stream_id);
   void AddIoCall(const IoCallEvent& event);
   // One send iovec attributed to `method` (a :path, never empty) and direction.
   void AddMethodIovec(std::string_view method, MessageDirection direction, uint64_t length);
@@ -155,6 +205,7 @@ class ProfileBuilder {
  private:
   void AddTensor(MethodProfile& method, const GrpcMessage& message);
   void CountConnectionMessage(const GrpcMessage& message);
+  void StartCall(MethodProfile& method, const GrpcMessage& message);
 
   struct State;
   std::unique_ptr<State> state_;

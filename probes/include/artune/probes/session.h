@@ -64,6 +64,7 @@ class ProbeSession : public EventSink, private GrpcMessageObserver {
   struct Connection;
   void OnGrpcMessage(const GrpcMessage& message) override;
   void OnFrame(const FrameSpan& span) override;
+  void OnCallEnd(const CallEnd& end) override;
   // The index of (method, direction) in attributed_methods_; -1 for no method.
   int MethodIndex(std::string_view method, MessageDirection direction);
   void DecideIovec(int method_index, uint32_t length);
