@@ -197,6 +197,20 @@ inline void ExpectKnownDistribution(const Profile& profile) {
   EXPECT_EQ(status_requests->bytes, 0u);
   EXPECT_EQ(status_responses->messages, expected.status_calls);
   EXPECT_EQ(status_responses->bytes, expected.status_response_bytes);
+  // Call concurrency: every call start is sampled on the request row, none on the
+  // response rows. The calls are sequential, but a syscall backend may decode a
+  // response's end after the next request, so only the bounds are exact.
+  EXPECT_EQ(recv_requests->inflight.samples, expected.recv_calls) << dump;
+  EXPECT_EQ(status_requests->inflight.samples, expected.status_calls) << dump;
+  const uint64_t all_calls = expected.recv_calls + expected.status_calls;
+  for (const MethodProfile* requests : {recv_requests, status_requests}) {
+    EXPECT_GE(requests->inflight.p50, 1u) << dump;
+    EXPECT_LE(requests->inflight.p50, requests->inflight.p90) << dump;
+    EXPECT_LE(requests->inflight.p90, requests->inflight.max) << dump;
+    EXPECT_LE(requests->inflight.max, all_calls) << dump;
+  }
+  EXPECT_EQ(recv_responses->inflight.samples, 0u) << dump;
+  EXPECT_EQ(status_responses->inflight.samples, 0u) << dump;
   EXPECT_EQ(profile.methods.size(), 4u) << dump;
   ASSERT_EQ(profile.connections.size(), 1u) << dump;
   EXPECT_TRUE(profile.connections[0].roles_known);
