@@ -143,6 +143,7 @@ SweepSummary SummarizeSweep(const SweepInput& input) {
   if (summary.finished) {
     summary.verdict = input.verdict;
     summary.default_remeasured = input.default_remeasured;
+    summary.best_remeasured = input.best_remeasured;
   }
   return summary;
 }

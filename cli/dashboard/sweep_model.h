@@ -39,10 +39,13 @@ struct SweepInput {
   std::map<std::string, std::vector<std::string>> planned_axes;
   std::vector<SweepTrial> trials;  // in the order they were stored
   // The stored verdict ("beats_default" | "within_noise" | "default_is_best" |
-  // "no_valid_trial"; "" when none is stored) and the default measured again at
-  // the end of the sweep that it rests on.
+  // "no_valid_trial"; "" when none is stored), the default measured again at the
+  // end of the sweep that it rests on, and the config the verdict judged measured
+  // again just before it (absent when the sweep did not, e.g. the best is the
+  // default).
   std::string verdict;
   std::optional<SweepTrial> default_remeasured;
+  std::optional<SweepTrial> best_remeasured;
 };
 
 inline constexpr int kHeatLevels = 5;  // 0 worst .. 4 best
@@ -74,6 +77,7 @@ struct SweepSummary {
   // has its previous verdict stored, which the new trials may overturn.
   std::string verdict;  // "" when not finished or none is stored
   std::optional<SweepTrial> default_remeasured;
+  std::optional<SweepTrial> best_remeasured;
 };
 
 SweepSummary SummarizeSweep(const SweepInput& input);

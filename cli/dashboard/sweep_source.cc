@@ -87,6 +87,9 @@ SweepInput SweepInputFromRecords(const db::SweepRecord& sweep,
     if (sweep.verdict->default_remeasured) {
       input.default_remeasured = TrialOf(*sweep.verdict->default_remeasured);
     }
+    if (sweep.verdict->best_remeasured) {
+      input.best_remeasured = TrialOf(*sweep.verdict->best_remeasured);
+    }
   }
   return input;
 }

@@ -122,16 +122,24 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
     canvas.Put(5, 1, "verdict", Style::kHeader);
     const auto [text, style] = VerdictLine(s.verdict);
     canvas.Put(5, 9, KeepEnd(text, static_cast<size_t>(std::max(0, width - 10))), style);
+    // The end-of-sweep re-measurements the verdict rests on, one under the other:
+    // the config it judged, then the default.
+    int row = 6;
+    if (s.best_remeasured || s.default_remeasured) canvas.Put(row, 1, "again ", Style::kHeader);
+    if (s.best_remeasured) {
+      canvas.Put(row++, 8,
+                 KeepEnd("best    " + TrialLine(*s.best_remeasured),
+                         static_cast<size_t>(std::max(0, width - 9))));
+    }
     if (s.default_remeasured) {
-      canvas.Put(6, 1, "again ", Style::kHeader);
-      canvas.Put(6, 8,
+      canvas.Put(row, 8,
                  KeepEnd("default " + TrialLine(*s.default_remeasured),
                          static_cast<size_t>(std::max(0, width - 9))));
     }
   }
 
-  // Heatmap.
-  const int top = 7;
+  // Heatmap, one row lower when both re-measurements are shown.
+  const int top = s.best_remeasured && s.default_remeasured && !s.verdict.empty() ? 8 : 7;
   canvas.Put(top, 1,
              "objective: rows eager_threshold, columns chunk_size; * best, . none, x failed",
              Style::kHeader);

@@ -119,6 +119,10 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   again.ci_low = 19;
   again.ci_high = 23;
   verdict.default_remeasured = again;
+  db::TrialRecord best_again = again;
+  best_again.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
+  best_again.objective = 20.5;
+  verdict.best_remeasured = best_again;
   ASSERT_TRUE(writer->RecordSweepVerdict(id, verdict).ok());
 
   SweepSource source(path_, SweepSelector{id});
@@ -126,6 +130,7 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   ASSERT_TRUE(panel.summary) << panel.error;
   EXPECT_EQ(panel.summary->verdict, "") << "shown before the sweep finished";
   EXPECT_FALSE(panel.summary->default_remeasured);
+  EXPECT_FALSE(panel.summary->best_remeasured);
 
   ASSERT_TRUE(writer->FinishSweep(id).ok());
   panel = source.Poll();
@@ -134,6 +139,9 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   ASSERT_TRUE(panel.summary->default_remeasured);
   EXPECT_DOUBLE_EQ(panel.summary->default_remeasured->objective, 21);
   EXPECT_EQ(panel.summary->default_remeasured->knobs, again.knobs);
+  ASSERT_TRUE(panel.summary->best_remeasured);
+  EXPECT_DOUBLE_EQ(panel.summary->best_remeasured->objective, 20.5);
+  EXPECT_EQ(panel.summary->best_remeasured->knobs, best_again.knobs);
 }
 
 TEST_F(SweepSourceTest, AGivenIdStaysOnThatSweep) {

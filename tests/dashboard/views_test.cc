@@ -311,6 +311,54 @@ TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
   EXPECT_FALSE(Contains(running, "verdict")) << running.Text();
 }
 
+TEST(ViewsTest, TheWinnerMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
+  SweepInput input;
+  input.id = 6;
+  input.objective = "workload-time";
+  input.goal = "min";
+  input.strategy = "adaptive";
+  input.finished_at = "2026-01-01T00:00:00.000Z";
+  SweepTrial trial;
+  trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
+  trial.status = "ok";
+  trial.validated = true;
+  trial.objective = 20;
+  input.trials.push_back(trial);
+  input.verdict = "beats_default";
+  SweepTrial best_again = trial;
+  best_again.objective = 18;
+  best_again.ci_low = 17;
+  best_again.ci_high = 19;
+  input.best_remeasured = best_again;
+  SweepTrial default_again = trial;
+  default_again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
+  default_again.objective = 24;
+  default_again.ci_low = 23;
+  default_again.ci_high = 25;
+  input.default_remeasured = default_again;
+  SweepPanel panel;
+  panel.configured = true;
+  panel.summary = SummarizeSweep(input);
+  Canvas canvas(80, 24);
+  UiState ui;
+  ui.view = View::kSweep;
+  Frame frame;
+  frame.sweep = panel;
+  DrawScreen(frame, ui, canvas);
+  const std::string text = canvas.Text();
+  const size_t best_line =
+      text.find("again  best    chunk_size=64KiB eager_threshold=4KiB  18 [17, 19]");
+  const size_t default_line =
+      text.find("default chunk_size=512KiB eager_threshold=16KiB  24 [23, 25]");
+  ASSERT_NE(best_line, std::string::npos) << text;
+  ASSERT_NE(default_line, std::string::npos) << text;
+  EXPECT_LT(best_line, default_line) << text;
+  // The heatmap moved down a row instead of drawing over the default's line.
+  const size_t heatmap = text.find("objective: rows eager_threshold");
+  ASSERT_NE(heatmap, std::string::npos) << text;
+  EXPECT_LT(default_line, heatmap) << text;
+}
+
 TEST(ViewsTest, FormattersAreShortAndExact) {
   EXPECT_EQ(FormatCount(0), "0");
   EXPECT_EQ(FormatCount(12), "12");

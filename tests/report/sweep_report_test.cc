@@ -145,6 +145,57 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
   EXPECT_NE(SweepReportHtml(sweep, trials, trials[1]).find("Not decided yet"), std::string::npos);
 }
 
+TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
+  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
+                                               Trial(2, "4KiB", "64KiB", 44),
+                                               Trial(3, "8KiB", "64KiB", 45)};
+  db::SweepRecord sweep = Sweep();
+  db::SweepVerdict verdict;
+  verdict.verdict = std::string(db::kVerdictBeatsDefault);
+  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
+  verdict.best_remeasured = Trial(0, "4KiB", "64KiB", 46.5);
+  verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 49.5);
+  sweep.verdict = verdict;
+  std::string html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(html.find("Measured again together after the search, the winner gave latency-p50 "
+                      "46.5 (95% CI 45.5 .. 47.5) and the defaults gave latency-p50 49.5 (95% CI "
+                      "48.5 .. 50.5)."),
+            std::string::npos)
+      << html;
+  const size_t winner_again = html.find(
+      "<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=4KiB</td>"
+      "<td class=\"num\">46.5</td><td class=\"num\">45.5 .. 47.5</td>");
+  const size_t default_again = html.find("<td>default, again</td>");
+  EXPECT_NE(winner_again, std::string::npos) << html;
+  EXPECT_LT(winner_again, default_again) << "the two re-measurements sit side by side";
+  EXPECT_EQ(html.find("final re-measurement chose"), std::string::npos)
+      << "the verdict judged the best trial itself";
+
+  // The sweep chose another finalist than the best single trial: the report says so.
+  sweep.verdict->best_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
+  sweep.verdict->best_remeasured = Trial(0, "8KiB", "64KiB", 45.5);
+  html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(html.find("The sweep&#39;s final re-measurement chose chunk_size=64KiB, "
+                      "eager_threshold=8KiB over the best single trial above"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"),
+            std::string::npos);
+
+  // A failed re-measurement of the winner is stated, with no numbers in its row.
+  sweep.verdict->best_remeasured->status = "failed";
+  sweep.verdict->best_remeasured->error = "timeout";
+  html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_NE(html.find("The winner measured again after the search: failed (timeout). Measured "
+                      "again after the search, warm like the trials, the defaults gave "
+                      "latency-p50 49.5"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"
+                      "<td class=\"num\">-</td><td class=\"num\">-</td>"),
+            std::string::npos);
+}
+
 TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
   std::vector<db::TrialRecord> trials = {Trial(1, "<b>", "64KiB", 0, "failed")};
   trials[0].error = "peer said <script>x</script>";

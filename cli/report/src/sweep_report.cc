@@ -206,14 +206,42 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
                ") were not measured in this sweep.";
   }
   document.AddParagraph(verdict);
+  const std::optional<db::TrialRecord> best_again =
+      sweep.verdict ? sweep.verdict->best_remeasured : std::nullopt;
+  // The sweep may pick its final winner among finalists re-measured at the end; that
+  // pick (what `artune apply config --sweep` applies) can differ from the best trial.
+  if (sweep.verdict && !sweep.verdict->best_knobs.empty() &&
+      sweep.verdict->best_knobs != db::TrialKnobKey(best->knobs)) {
+    const auto picked = db::ParseTrialKnobKey(sweep.verdict->best_knobs);
+    document.AddParagraph("The sweep's final re-measurement chose " +
+                          (picked.ok() ? KnobList(*picked) : sweep.verdict->best_knobs) +
+                          " over the best single trial above; `artune apply config --sweep " +
+                          std::to_string(sweep.id) + "` applies that choice.");
+  }
+  const auto interval = [&](const db::TrialRecord& trial) {
+    return sweep.objective + " " + FormatNumber(trial.objective) + " (95% CI " +
+           FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high) + ")";
+  };
+  const auto failure = [](const db::TrialRecord& trial) {
+    return trial.status + (trial.error.empty() ? "" : " (" + trial.error + ")") + ".";
+  };
+  const bool best_again_ok = best_again && best_again->status == "ok";
   std::string judged = "Verdict: " + VerdictSentence(sweep);
-  if (again && again->status == "ok") {
-    judged += " Measured again after the search, warm like the trials, the defaults gave " +
-              sweep.objective + " " + FormatNumber(again->objective) + " (95% CI " +
-              FormatNumber(again->ci_low) + " .. " + FormatNumber(again->ci_high) + ").";
-  } else if (again) {
-    judged += " The defaults measured again after the search: " + again->status +
-              (again->error.empty() ? "" : " (" + again->error + ")") + ".";
+  if (best_again_ok && again && again->status == "ok") {
+    judged += " Measured again together after the search, the winner gave " +
+              interval(*best_again) + " and the defaults gave " + interval(*again) + ".";
+  } else {
+    if (best_again_ok) {
+      judged += " Measured again after the search, the winner gave " + interval(*best_again) + ".";
+    } else if (best_again) {
+      judged += " The winner measured again after the search: " + failure(*best_again);
+    }
+    if (again && again->status == "ok") {
+      judged += " Measured again after the search, warm like the trials, the defaults gave " +
+                interval(*again) + ".";
+    } else if (again) {
+      judged += " The defaults measured again after the search: " + failure(*again);
+    }
   }
   document.AddParagraph(judged);
 
@@ -236,9 +264,11 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
   table.rows.push_back(row("winner", *best));
   table.highlighted_row = 0;
   if (default_trial != nullptr) table.rows.push_back(row("default", *default_trial));
-  if (again) {
-    std::vector<std::string> cells = row("default, again", *again);
-    if (again->status == "failed") cells[2] = cells[3] = "-";  // it measured nothing
+  for (const auto& [label, measured] :
+       {std::pair{"winner, again", &best_again}, std::pair{"default, again", &again}}) {
+    if (!*measured) continue;
+    std::vector<std::string> cells = row(label, **measured);
+    if ((*measured)->status == "failed") cells[2] = cells[3] = "-";  // it measured nothing
     table.rows.push_back(std::move(cells));
   }
   document.AddTable(table);

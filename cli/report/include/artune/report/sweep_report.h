@@ -26,8 +26,10 @@ HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials);
 // over more knobs has several per cell: the tooltip names the one shown); a point
 // with only invalid or failed trials is hatched, its tooltip says why. The default
 // trial is the one whose TrialKnobKey equals sweep.default_knobs; sweep.verdict, when
-// stored, is stated under the winner with the default measured again (a row of the
-// winner table). Every string from
+// stored, is stated under the winner with the winner and the default measured again
+// at the end of the sweep (best_remeasured, default_remeasured: a sentence with their
+// objectives and CIs, and rows of the winner table), and says so when its best_knobs
+// (the config the sweep chose at the end) is not `best`. Every string from
 // the records is escaped. Returns the whole document (html.h). Pure; thread-safe.
 std::string SweepReportHtml(const db::SweepRecord& sweep,
                             const std::vector<db::TrialRecord>& trials,
