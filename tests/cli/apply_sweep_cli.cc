@@ -1,0 +1,153 @@
+// `artune apply compare` and `artune apply config` reading a stored sweep: the
+// compare replays with the inflight the sweep measured with (the regime it
+// tuned for) unless
+// --inflight says otherwise, and both apply the config the sweep's verdict
+// chose at its final re-measurement, which need not be the best single trial of
+// the search. Stores are made with a real `artune sweep` or written through the
+// db::Store API.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "apply_cli_fixture.h"
+#include "artune/db/store.h"
+
+namespace {
+
+using namespace artune_cli_test;
+
+// A compare short enough for CI: one repeat of one pass of the skew scheme on
+// tcp.
+constexpr const char *kQuickCompare =
+    "apply compare --scheme skew --fabric tcp --repeats 1 --rounds 1 "
+    "--warmup-rounds 0";
+
+class ApplySweepCliTest : public ApplyCliTest {
+protected:
+  // A finished sweep over eager_threshold with two validated trials: 4KiB
+  // measured best (objective 10) and 64KiB (objective 12). `verdict_knobs`: the
+  // knobs the stored verdict picked ("" stores no verdict). `inflight`: the
+  // stored parameter
+  // ("" stores none).
+  int64_t WriteSweep(const std::string &verdict_knobs,
+                     const std::string &inflight) {
+    auto opened = artune::db::Store::Open(StorePath());
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    if (!opened.ok())
+      return 0;
+    artune::db::Store &store = **opened;
+    artune::db::SweepRecord sweep;
+    sweep.host = "test";
+    sweep.peer = "loopback";
+    sweep.fabric = "tcp";
+    sweep.objective = "workload-time";
+    sweep.goal = "min";
+    sweep.strategy = "grid";
+    sweep.workload = "scheme:skew";
+    sweep.search_space = "eager_threshold=4KiB,16KiB,64KiB";
+    sweep.default_knobs = "eager_threshold=16KiB";
+    if (!inflight.empty())
+      sweep.parameters["inflight"] = inflight;
+    sweep.parameters["repeats"] = "3";
+    auto sweep_id = store.InsertSweep(sweep);
+    EXPECT_TRUE(sweep_id.ok()) << sweep_id.status().ToString();
+    if (!sweep_id.ok())
+      return 0;
+    auto trial = [&](const std::string &eager, double objective) {
+      artune::db::TrialRecord record;
+      record.sweep_id = *sweep_id;
+      record.knobs = {{"eager_threshold", eager}};
+      record.status = "ok";
+      record.objective = objective;
+      record.ci_low = objective - 0.5;
+      record.ci_high = objective + 0.5;
+      record.samples = 3;
+      record.validated = true;
+      return record;
+    };
+    for (const auto &[eager, objective] : std::map<std::string, double>{
+             {"4KiB", 10}, {"16KiB", 14}, {"64KiB", 12}}) {
+      auto inserted = store.InsertTrial(trial(eager, objective));
+      EXPECT_TRUE(inserted.ok()) << inserted.status().ToString();
+    }
+    if (!verdict_knobs.empty()) {
+      artune::db::SweepVerdict verdict;
+      verdict.verdict = std::string(artune::db::kVerdictBeatsDefault);
+      verdict.best_knobs = verdict_knobs;
+      verdict.default_remeasured = trial("16KiB", 14.5);
+      verdict.best_remeasured = trial("64KiB", 11.5);
+      verdict.best_remeasured->knobs =
+          *artune::db::ParseTrialKnobKey(verdict_knobs);
+      const auto recorded = store.RecordSweepVerdict(*sweep_id, verdict);
+      EXPECT_TRUE(recorded.ok()) << recorded.ToString();
+    }
+    EXPECT_TRUE(store.FinishSweep(*sweep_id).ok());
+    return *sweep_id;
+  }
+};
+
+TEST_F(ApplySweepCliTest, CompareReplaysWithTheInflightTheSweepMeasuredWith) {
+  // A real sweep, measured with 2 calls in flight.
+  Outcome o = Run("sweep --scheme skew --objective workload-time --knob "
+                  "eager_threshold=4KiB,16KiB "
+                  "--fabric tcp --warmup 0 --duration 0.05 --repeats 1 "
+                  "--inflight 2 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const int64_t sweep = json::parse(o.out).at("sweep_id");
+
+  o = Run(std::string(kQuickCompare) + " --sweep " + std::to_string(sweep) +
+          " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  json result = json::parse(o.out);
+  EXPECT_EQ(result.at("inflight"), 2);
+  EXPECT_EQ(result.at("inflight_source"), "sweep");
+
+  // The text header says so too.
+  o = Run(std::string(kQuickCompare) + " --sweep " + std::to_string(sweep));
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("inflight  2 calls (as sweep " + std::to_string(sweep) +
+                       " measured)"),
+            std::string::npos)
+      << o.out;
+
+  // An explicit --inflight wins over the sweep's.
+  o = Run(std::string(kQuickCompare) + " --sweep " + std::to_string(sweep) +
+          " --inflight 3 --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  result = json::parse(o.out);
+  EXPECT_EQ(result.at("inflight"), 3);
+  EXPECT_EQ(result.at("inflight_source"), "flag");
+}
+
+TEST_F(ApplySweepCliTest,
+       CompareWithoutASweepReplaysWithTheSweepsDefaultInflight) {
+  Outcome o = Run("apply config --set eager_threshold=64KiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = Run(std::string(kQuickCompare) + " --json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json result = json::parse(o.out);
+  EXPECT_EQ(result.at("inflight"), 8);
+  EXPECT_EQ(result.at("inflight_source"), "default");
+}
+
+TEST_F(ApplySweepCliTest, ASweepWithoutAUsableInflightFallsBackWithANote) {
+  for (const std::string stored : {"", "many", "0"}) {
+    const int64_t sweep = WriteSweep("", stored);
+    const Outcome o = Run(std::string(kQuickCompare) + " --sweep " +
+                          std::to_string(sweep) + " --json");
+    ASSERT_EQ(o.exit_code, 0) << "stored '" << stored << "': " << o.err;
+    const json result = json::parse(o.out);
+    EXPECT_EQ(result.at("inflight"), 8) << "stored '" << stored << "'";
+    EXPECT_EQ(result.at("inflight_source"), "default")
+        << "stored '" << stored << "'";
+    EXPECT_NE(o.err.find("note: sweep " + std::to_string(sweep)),
+              std::string::npos)
+        << o.err;
+    EXPECT_NE(o.err.find("replaying with 8 calls in flight"), std::string::npos)
+        << o.err;
+  }
+}
+
+} // namespace
