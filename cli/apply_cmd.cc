@@ -1,5 +1,6 @@
 // artune apply config: hand a tuned config to the transport. The knob values come
-// from the best trial of a stored sweep and/or --set NAME=VALUE; they are laid over
+// from a stored sweep's winner (apply_winner.h: the config its verdict chose, else
+// its best trial) and/or --set NAME=VALUE; they are laid over
 // the config in force, checked by the knob table, shown as a diff against what is
 // in force (value and source), and then
 //   written as TOML to the file the transport loads at start-up (atomically), or
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "apply_compare.h"
+#include "apply_winner.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
@@ -54,6 +56,12 @@ struct Proposal {
   // and a warning when it says the best does not beat the defaults beyond noise.
   std::string verdict;
   std::string verdict_warning;
+  // The sweep's winner (apply_winner.h): its knobs as text, how it was chosen, and
+  // its stored trial's id when it has one.
+  std::string winner;
+  std::string winner_how;
+  bool winner_chosen_by_verdict = false;
+  std::optional<int64_t> winner_trial_id;
 };
 
 Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
@@ -78,36 +86,41 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
       }
       sweep_id = sweeps.front().id;
     }
-    ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store.GetSweep(sweep_id));
-    ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, store.BestTrial(sweep_id));
-    if (!best.has_value()) {
-      return Status::NotFound("sweep " + std::to_string(sweep_id) +
-                              " has no validated trial to apply; see `artune results --sweep " +
-                              std::to_string(sweep_id) + "`");
-    }
-    const std::string origin = "sweep " + std::to_string(sweep_id) + " best trial";
-    for (const auto& [name, value] : best->knobs) {
+    ARTUNE_ASSIGN_OR_RETURN(const SweepChoice winner, ReadSweepChoice(store, sweep_id));
+    const db::SweepRecord& sweep = winner.sweep;
+    const std::string origin = "sweep " + std::to_string(sweep_id) +
+                               (winner.chosen_by_verdict ? " winner" : " best trial");
+    for (const auto& [name, value] : winner.knobs) {
       proposal.settings.push_back({name, value, origin});
     }
+    proposal.winner = winner.KnobText();
+    proposal.winner_how = winner.How();
+    proposal.winner_chosen_by_verdict = winner.chosen_by_verdict;
+    if (winner.trial) proposal.winner_trial_id = winner.trial->id;
     if (sweep.verdict) {
       proposal.verdict = sweep.verdict->verdict;
       // Applied anyway (the user may want it, e.g. for another reason than speed);
       // only said, so nobody mistakes noise for a win.
       if (sweep.verdict->verdict == db::kVerdictWithinNoise ||
           sweep.verdict->verdict == db::kVerdictDefaultIsBest) {
-        proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s best trial (" +
-                                   db::TrialKnobKey(best->knobs) +
+        proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s winner (" +
+                                   winner.KnobText() +
                                    ") does not beat the default config beyond noise: " +
                                    VerdictText(sweep.verdict->verdict) + "; applying it anyway";
       }
     }
     proposal.sweep_id = sweep_id;
-    proposal.objective = best->objective;
+    if (winner.trial) proposal.objective = winner.trial->objective;
     proposal.objective_name = sweep.objective;
-    proposal.origin_lines.push_back("best trial of sweep " + std::to_string(sweep_id) + " (" +
-                                    sweep.objective + " " + std::to_string(best->objective) + ", " +
-                                    sweep.workload + ", " + sweep.fabric + ", " + sweep.strategy +
-                                    ", " + sweep.created_at + ")");
+    std::string measured = sweep.objective;
+    if (winner.trial) {
+      measured += " " + std::to_string(winner.trial->objective) + " in trial #" +
+                  std::to_string(winner.trial->id);
+    }
+    proposal.origin_lines.push_back("sweep " + std::to_string(sweep_id) +
+                                    " winner: " + winner.KnobText() + ", " + winner.How() + " (" +
+                                    measured + ", " + sweep.workload + ", " + sweep.fabric + ", " +
+                                    sweep.strategy + ", " + sweep.created_at + ")");
   }
   for (const std::string& text : flags.settings) {
     ARTUNE_ASSIGN_OR_RETURN(tuner::KnobSetting setting, tuner::ParseKnobSetting(text));
@@ -175,6 +188,17 @@ ordered_json ChangesJson(const std::vector<tuner::KnobChange>& changes) {
   return array;
 }
 
+// null when no sweep was read; else {knobs, chosen_by: "final_remeasurement" |
+// "best_trial", trial_id (null when no stored trial has the knobs)}.
+ordered_json WinnerJson(const Proposal& proposal) {
+  if (!proposal.sweep_id) return nullptr;
+  return {{"knobs", proposal.winner},
+          {"chosen_by", proposal.winner_chosen_by_verdict ? "final_remeasurement" : "best_trial"},
+          {"how", proposal.winner_how},
+          {"trial_id",
+           proposal.winner_trial_id ? ordered_json(*proposal.winner_trial_id) : ordered_json()}};
+}
+
 Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
   // The handshake returns the server's config (its values win), which is the base.
   auto client = transport::Client::Connect(Config{}, flags.live);
@@ -195,6 +219,7 @@ Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
     out["address"] = flags.live;
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
     out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
+    out["winner"] = WinnerJson(proposal);
     out["applied"] = !flags.dry_run;
     out["changes"] = ChangesJson(changes);
     out["config"] = transport::ConfigToMap(agreed);
@@ -278,6 +303,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["objective_value"] =
         proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
     out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
+    out["winner"] = WinnerJson(proposal);
     out["written"] = writing;
     out["in_force_file"] =
         in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
@@ -311,11 +337,12 @@ void RegisterApply(CLI::App& root, Context& context) {
   auto flags = std::make_shared<ApplyFlags>();
   CLI::App* command = apply->add_subcommand(
       "config",
-      "Write the best trial of a sweep (or --set values) as the transport's config, showing "
+      "Write the winner of a sweep (or --set values) as the transport's config, showing "
       "the diff against the config in force");
   command->add_option("--sweep", flags->sweep_id,
-                      "Sweep whose best validated trial to apply (default: the latest sweep, "
-                      "unless only --set is given)");
+                      "Sweep whose winner to apply: the config its verdict chose at its final "
+                      "re-measurement, else its best validated trial (default: the latest "
+                      "sweep, unless only --set is given)");
   command
       ->add_option("--set", flags->settings,
                    "Set a knob, e.g. --set eager_threshold=4KiB (repeatable; applied after the "

@@ -1,7 +1,8 @@
-// artune apply compare: the same workload replayed over the embedded transport
-// on loopback under a baseline config (the defaults) and the tuned config (the
-// one in force, a file, or a sweep's winner), interleaved so that drift on a
-// busy machine hits both alike, and printed side by side.
+// artune apply compare: the same workload replayed over the embedded transport on
+// loopback under a baseline config (the defaults, or a file) and the tuned config
+// (the one in force, a file, or a sweep's winner over the baseline), with as many
+// calls in flight as the sweep measured with, interleaved so that drift on a busy machine
+// hits both alike, and printed side by side.
 #include "apply_compare.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <sstream>
 
+#include "apply_winner.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/devices.h"
@@ -42,16 +44,15 @@ struct CompareFlags {
   uint32_t rounds = 2;
   uint32_t warmup_rounds = 1;
   uint32_t messages = 32;
-  std::optional<uint32_t>
-      inflight; // nullopt: as the sweep measured (ReplayInflight)
+  std::optional<uint32_t> inflight;  // nullopt: as the sweep measured (ReplayInflight)
   uint64_t seed = 1;
   bool json = false;
 };
 
 // One side of the comparison.
 struct Side {
-  std::string name;   // "default" | "tuned"
-  std::string source; // where its config came from
+  std::string name;    // "default" | "tuned"
+  std::string source;  // where its config came from
   Config config;
   std::unique_ptr<tuner::BenchTransport> transport;
   std::vector<std::unique_ptr<tuner::BenchServer>> servers;
@@ -61,43 +62,39 @@ struct Side {
 
 // A config file on its own: no ARTUNE_* variables, so both sides differ only by
 // what their files say.
-Result<Config> LoadFileOnly(const std::string &path) {
+Result<Config> LoadFileOnly(const std::string& path) {
   transport::ConfigLoadOptions options;
   options.config_path = path;
   options.use_default_path = false;
   options.environment = transport::Environment{};
-  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded,
-                          transport::LoadConfig(options));
+  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, transport::LoadConfig(options));
   return loaded.config;
 }
 
-Result<Config> TunedConfig(const CompareFlags &flags, Context &context,
-                           std::string &source) {
+// The tuned side's config. With --sweep: the sweep's winner (apply_winner.h, the
+// same knobs `artune apply config --sweep` writes) laid over the baseline, so the
+// two sides differ only by the swept knobs; `choice` is set. Else a file on its own.
+Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Side& baseline,
+                           std::string& source, std::optional<SweepChoice>& choice) {
   if (flags.sweep_id.has_value()) {
     ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-    ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best,
-                            store->BestTrial(*flags.sweep_id));
-    if (!best.has_value()) {
-      return Status::NotFound("sweep " + std::to_string(*flags.sweep_id) +
-                              " has no validated trial");
-    }
+    ARTUNE_ASSIGN_OR_RETURN(choice, ReadSweepChoice(*store, *flags.sweep_id));
     std::vector<tuner::KnobSetting> settings;
-    for (const auto &[name, value] : best->knobs) {
-      settings.push_back(
-          {name, value, "sweep " + std::to_string(*flags.sweep_id)});
+    for (const auto& [name, value] : choice->knobs) {
+      settings.push_back({name, value, "sweep " + std::to_string(*flags.sweep_id)});
     }
-    source = "best trial of sweep " + std::to_string(*flags.sweep_id);
-    return tuner::ApplyKnobSettings(Config{}, settings);
+    source = "sweep " + std::to_string(*flags.sweep_id) + " winner " + choice->KnobText() + ", " +
+             choice->How() + (flags.baseline_path.empty() ? "" : ", over the baseline");
+    return tuner::ApplyKnobSettings(baseline.config, settings);
   }
   std::string path = flags.tuned_path;
   if (path.empty()) {
     path = transport::DefaultConfigPath();
     std::error_code error;
     if (path.empty() || !std::filesystem::exists(path, error)) {
-      return Status::NotFound(
-          "no tuned config at " + (path.empty() ? "(no path)" : path) +
-          "; run `artune apply config` first, or give --tuned FILE or "
-          "--sweep ID");
+      return Status::NotFound("no tuned config at " + (path.empty() ? "(no path)" : path) +
+                              "; run `artune apply config` first, or give --tuned FILE or "
+                              "--sweep ID");
     }
   }
   source = "file " + path;
@@ -110,44 +107,36 @@ constexpr uint32_t kSweepDefaultInflight = 8;
 // How many calls the replay keeps in flight, and why that many.
 struct Inflight {
   uint32_t calls = kSweepDefaultInflight;
-  std::string source; // "flag" | "sweep" | "default"
-  std::string text;   // for the header line, e.g. "as sweep 4 measured"
+  std::string source;  // "flag" | "sweep" | "default"
+  std::string text;    // for the header line, e.g. "as sweep 4 measured"
 };
 
 // --inflight when given; else what the --sweep measured with (its stored
-// parameters["inflight"]), so the tuned config is compared in the regime the
-// sweep optimised it for; else the sweep's own default. A sweep with no usable
-// stored value falls back to that default with a note on stderr.
-Inflight ReplayInflight(const CompareFlags &flags,
-                        const std::optional<db::SweepRecord> &sweep) {
-  if (flags.inflight.has_value())
-    return {*flags.inflight, "flag", "--inflight"};
+// parameters["inflight"]), so the tuned config is compared in the regime the sweep
+// optimised it for; else the sweep's own default. A sweep with no usable stored
+// value falls back to that default with a note on stderr.
+Inflight ReplayInflight(const CompareFlags& flags, const std::optional<db::SweepRecord>& sweep) {
+  if (flags.inflight.has_value()) return {*flags.inflight, "flag", "--inflight"};
   const Inflight fallback{kSweepDefaultInflight, "default",
                           "the default of `artune sweep --inflight`"};
-  if (!sweep.has_value())
-    return fallback;
+  if (!sweep.has_value()) return fallback;
   const std::string sweep_name = "sweep " + std::to_string(sweep->id);
   const auto stored = sweep->parameters.find("inflight");
-  const std::string text =
-      stored == sweep->parameters.end() ? "" : stored->second;
+  const std::string text = stored == sweep->parameters.end() ? "" : stored->second;
   uint32_t calls = 0;
-  const auto [end, error] =
-      std::from_chars(text.data(), text.data() + text.size(), calls);
-  if (text.empty() || error != std::errc{} ||
-      end != text.data() + text.size() || calls < 1 || calls > 1024) {
-    std::cerr
-        << "artune: note: " << sweep_name
-        << (text.empty() ? " stored no inflight"
-                         : " stored inflight '" + text + "'")
-        << "; replaying with " << kSweepDefaultInflight
-        << " calls in flight (the sweep's default; --inflight N to choose)\n";
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), calls);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || calls < 1 ||
+      calls > 1024) {
+    std::cerr << "artune: note: " << sweep_name
+              << (text.empty() ? " stored no inflight" : " stored inflight '" + text + "'")
+              << "; replaying with " << kSweepDefaultInflight
+              << " calls in flight (the sweep's default; --inflight N to choose)\n";
     return fallback;
   }
   return {calls, "sweep", "as " + sweep_name + " measured"};
 }
 
-Result<tuner::Workload> BuildWorkload(const CompareFlags &flags,
-                                      Context &context) {
+Result<tuner::Workload> BuildWorkload(const CompareFlags& flags, Context& context) {
   if (flags.capture_id.has_value()) {
     ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
     tuner::ReplayOptions options;
@@ -163,39 +152,34 @@ Result<tuner::Workload> BuildWorkload(const CompareFlags &flags,
   return tuner::SchemeWorkload(spec);
 }
 
-Status StartSide(Side &side) {
+Status StartSide(Side& side) {
   side.transport = tuner::MakeArtuneBenchTransport(side.config);
-  ARTUNE_ASSIGN_OR_RETURN(const std::string host,
-                          transport::LocalListenHost(side.config));
-  ARTUNE_ASSIGN_OR_RETURN(
-      side.servers, tuner::StartLoopbackServers(*side.transport, 1, host));
-  ARTUNE_ASSIGN_OR_RETURN(side.channel,
-                          side.transport->Connect(side.servers[0]->address()));
+  ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport::LocalListenHost(side.config));
+  ARTUNE_ASSIGN_OR_RETURN(side.servers, tuner::StartLoopbackServers(*side.transport, 1, host));
+  ARTUNE_ASSIGN_OR_RETURN(side.channel, side.transport->Connect(side.servers[0]->address()));
   return Status::Ok();
 }
 
 double Median(std::vector<double> values) {
-  if (values.empty())
-    return 0;
+  if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
   const size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle]
-                                : (values[middle - 1] + values[middle]) / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
 // The medians over a side's repeats.
 struct SideSummary {
-  double workload_ms = 0; // one pass over the replay list
+  double workload_ms = 0;  // one pass over the replay list
   double p50_us = 0, p99_us = 0, mbps = 0;
   uint64_t calls = 0;
   bool validated = true;
   std::string validation_error;
 };
 
-SideSummary Summarize(const Side &side, uint32_t rounds) {
+SideSummary Summarize(const Side& side, uint32_t rounds) {
   SideSummary summary;
   std::vector<double> times, p50, p99, mbps;
-  for (const tuner::RunResult &run : side.runs) {
+  for (const tuner::RunResult& run : side.runs) {
     times.push_back(run.duration_s * 1000.0 / rounds);
     p50.push_back(run.latency_us.p50);
     p99.push_back(run.latency_us.p99);
@@ -219,7 +203,7 @@ std::string Fixed(double value, int digits) {
   return out.str();
 }
 
-Status Compare(const CompareFlags &flags, Context &context) {
+Status Compare(const CompareFlags& flags, Context& context) {
   if (flags.repeats == 0 || flags.rounds == 0) {
     return Status::InvalidArgument("--repeats and --rounds must be at least 1");
   }
@@ -231,79 +215,65 @@ Status Compare(const CompareFlags &flags, Context &context) {
     ARTUNE_ASSIGN_OR_RETURN(baseline.config, LoadFileOnly(flags.baseline_path));
     baseline.source = "file " + flags.baseline_path;
   }
+  std::optional<SweepChoice> choice;
   ARTUNE_ASSIGN_OR_RETURN(tuned.config,
-                          TunedConfig(flags, context, tuned.source));
-  std::optional<db::SweepRecord> sweep;
-  if (flags.sweep_id.has_value()) {
-    ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-    ARTUNE_ASSIGN_OR_RETURN(sweep, store->GetSweep(*flags.sweep_id));
-  }
-  const Inflight inflight = ReplayInflight(flags, sweep);
+                          TunedConfig(flags, context, baseline, tuned.source, choice));
+  const Inflight inflight =
+      ReplayInflight(flags, choice ? std::optional<db::SweepRecord>(choice->sweep) : std::nullopt);
   if (!flags.fabric.empty()) {
-    for (Side *side : {&baseline, &tuned}) {
-      ARTUNE_RETURN_IF_ERROR(
-          transport::SetKnob(side->config, "fabric", flags.fabric));
+    for (Side* side : {&baseline, &tuned}) {
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", flags.fabric));
     }
   }
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload,
-                          BuildWorkload(flags, context));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, BuildWorkload(flags, context));
 
   const bool progress = ShowProgress(context);
-  for (Side *side : {&baseline, &tuned}) {
+  for (Side* side : {&baseline, &tuned}) {
     const Status started = StartSide(*side);
-    if (!started.ok())
-      return started.WithContext(side->name + " config (" + side->source + ")");
+    if (!started.ok()) return started.WithContext(side->name + " config (" + side->source + ")");
   }
   tuner::ReplayRunOptions run_options;
   run_options.inflight = inflight.calls;
   run_options.rounds = flags.rounds;
   run_options.warmup_rounds = flags.warmup_rounds;
   for (uint32_t repeat = 0; repeat < flags.repeats; ++repeat) {
-    // A B, B A, A B, ...: whichever side runs second in a pair meets a warmer
-    // machine (caches, CPU frequency, the other side's leftovers); alternating
-    // cancels that.
+    // A B, B A, A B, ...: whichever side runs second in a pair meets a warmer machine
+    // (caches, CPU frequency, the other side's leftovers); alternating cancels that.
     const bool baseline_first = repeat % 2 == 0;
-    for (Side *side : {baseline_first ? &baseline : &tuned,
-                       baseline_first ? &tuned : &baseline}) {
+    for (Side* side : {baseline_first ? &baseline : &tuned, baseline_first ? &tuned : &baseline}) {
       if (progress) {
-        std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config",
-                     repeat + 1, flags.repeats, side->name.c_str());
+        std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
+                     side->name.c_str());
         std::fflush(stderr);
       }
       auto run = tuner::RunReplay(*side->channel, workload, run_options);
-      if (!run.ok())
-        return run.status().WithContext(side->name + " config replay");
+      if (!run.ok()) return run.status().WithContext(side->name + " config replay");
       side->runs.push_back(*run);
     }
   }
-  if (progress)
-    std::fprintf(stderr, "\r\033[K");
-  for (Side *side : {&baseline, &tuned}) {
-    for (auto &server : side->servers)
-      server->Shutdown();
+  if (progress) std::fprintf(stderr, "\r\033[K");
+  for (Side* side : {&baseline, &tuned}) {
+    for (auto& server : side->servers) server->Shutdown();
   }
 
   const SideSummary base = Summarize(baseline, flags.rounds);
   const SideSummary tune = Summarize(tuned, flags.rounds);
-  const double speedup =
-      tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
-  // Each repeat pairs one default and one tuned measurement taken back to back:
-  // the spread of these ratios says how far the median speedup can be trusted.
+  const double speedup = tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
+  // Each repeat pairs one default and one tuned measurement taken back to back: the
+  // spread of these ratios says how far the median speedup can be trusted.
   std::vector<double> paired;
   for (size_t i = 0; i < baseline.runs.size() && i < tuned.runs.size(); ++i) {
     if (tuned.runs[i].duration_s > 0) {
       paired.push_back(baseline.runs[i].duration_s / tuned.runs[i].duration_s);
     }
   }
-  const auto [lowest, highest] =
-      std::minmax_element(paired.begin(), paired.end());
+  const auto [lowest, highest] = std::minmax_element(paired.begin(), paired.end());
   const double paired_low = paired.empty() ? 0 : *lowest;
   const double paired_high = paired.empty() ? 0 : *highest;
   if (flags.json) {
-    auto side_json = [&](const Side &side, const SideSummary &s) {
+    auto side_json = [&](const Side& side, const SideSummary& s) {
       ordered_json runs = ordered_json::array();
-      for (const auto &run : side.runs)
-        runs.push_back(run.duration_s * 1000.0 / flags.rounds);
+      for (const auto& run : side.runs) runs.push_back(run.duration_s * 1000.0 / flags.rounds);
       return ordered_json{{"source", side.source},
                           {"fabric", side.transport->fabric()},
                           {"config", transport::ConfigToMap(side.config)},
@@ -326,83 +296,76 @@ Status Compare(const CompareFlags &flags, Context &context) {
     out["inflight_source"] = inflight.source;
     out["default"] = side_json(baseline, base);
     out["tuned"] = side_json(tuned, tune);
+    // With --sweep: which of its configs this is ("final_remeasurement": the one its
+    // verdict chose; "best_trial": no verdict named one) and its stored trial.
+    out["tuned"]["sweep_winner"] =
+        choice ? ordered_json{{"sweep_id", choice->sweep.id},
+                              {"knobs", KnobsJson(choice->knobs)},
+                              {"chosen_by",
+                               choice->chosen_by_verdict ? "final_remeasurement" : "best_trial"},
+                              {"trial_id",
+                               choice->trial ? ordered_json(choice->trial->id) : ordered_json()}}
+               : ordered_json();
     out["speedup"] = speedup;
     out["paired_speedups"] = paired;
     out["consistent"] = !paired.empty() && (paired_low > 1 || paired_high < 1);
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << "workload  " << workload.description << ": "
-              << workload.messages.size() << " messages, "
-              << FormatHumanBytes(workload.total_bytes) << " per pass; "
-              << flags.repeats << " repeats x " << flags.rounds
-              << " passes, interleaved\n"
-              << "inflight  " << inflight.calls << " calls (" << inflight.text
-              << ")\n";
-    for (const std::string &line : tuner::DescribeLayout(workload)) {
+    std::cout << "workload  " << workload.description << ": " << workload.messages.size()
+              << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
+              << flags.repeats << " repeats x " << flags.rounds << " passes, interleaved\n"
+              << "inflight  " << inflight.calls << " calls (" << inflight.text << ")\n";
+    for (const std::string& line : tuner::DescribeLayout(workload)) {
       std::cout << "layout    " << line << "\n";
     }
     std::cout << "default   " << baseline.source << "\n"
               << "tuned     " << tuned.source << "\n\n";
     std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
-    for (const transport::Knob &knob : transport::Knobs()) {
+    for (const transport::Knob& knob : transport::Knobs()) {
       const uint64_t a = knob.get(baseline.config), b = knob.get(tuned.config);
-      if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size")
-        continue;
-      rows.push_back({std::string(knob.name),
-                      transport::FormatKnobValue(knob, a),
+      if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size") continue;
+      rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
                       transport::FormatKnobValue(knob, b)});
     }
-    rows.push_back({"fabric in use", baseline.transport->fabric(),
-                    tuned.transport->fabric()});
-    rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2),
-                    Fixed(tune.workload_ms, 2)});
-    rows.push_back(
-        {"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
-    rows.push_back(
-        {"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
-    rows.push_back(
-        {"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
-    rows.push_back(
-        {"calls", std::to_string(base.calls), std::to_string(tune.calls)});
-    rows.push_back({"validated", base.validated ? "yes" : "NO",
-                    tune.validated ? "yes" : "NO"});
+    rows.push_back({"fabric in use", baseline.transport->fabric(), tuned.transport->fabric()});
+    rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
+    rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
+    rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
+    rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
+    rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
+    rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
     PrintTable(rows, {false, true, true}, std::cout);
-    std::cout << "\ntuned vs default: workload pass " << Fixed(speedup, 2)
-              << "x " << (speedup >= 1 ? "faster" : "slower") << " (median of "
-              << flags.repeats << "; paired repeats " << Fixed(paired_low, 2)
-              << "x.." << Fixed(paired_high, 2) << "x)\n";
+    std::cout << "\ntuned vs default: workload pass " << Fixed(speedup, 2) << "x "
+              << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
+              << "; paired repeats " << Fixed(paired_low, 2) << "x.." << Fixed(paired_high, 2)
+              << "x)\n";
     if (flags.repeats < 3) {
-      std::cout << "  " << flags.repeats
-                << " repeat(s) only: too few to tell a config from "
+      std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
                 << "noise; use --repeats 5 or more\n";
     } else if (paired_low <= 1 && paired_high >= 1) {
-      std::cout << "  the paired repeats disagree on the sign: the difference "
-                   "is within noise\n";
+      std::cout << "  the paired repeats disagree on the sign: the difference is within noise\n";
     }
   }
   if (!base.validated || !tune.validated) {
-    return Status::Corruption(
-        "a replayed call failed validation: " +
-        (base.validated ? tune.validation_error : base.validation_error));
+    return Status::Corruption("a replayed call failed validation: " +
+                              (base.validated ? tune.validation_error : base.validation_error));
   }
   return Status::Ok();
 }
 
-} // namespace
+}  // namespace
 
-void AddApplyCompare(CLI::App &apply, Context &context) {
+void AddApplyCompare(CLI::App& apply, Context& context) {
   auto flags = std::make_shared<CompareFlags>();
-  auto *command = apply.add_subcommand(
-      "compare", "Replay a workload over the embedded transport (servers in "
-                 "this process) under the default and the "
-                 "tuned config, side by side");
-  command->add_option(
-      "--workload", flags->capture_id,
-      "Stored capture to replay (`artune captures`); default: --scheme");
+  auto* command = apply.add_subcommand("compare",
+                                       "Replay a workload over the embedded transport (servers in "
+                                       "this process) under the default and the "
+                                       "tuned config, side by side");
+  command->add_option("--workload", flags->capture_id,
+                      "Stored capture to replay (`artune captures`); default: --scheme");
   command
-      ->add_option(
-          "--scheme", flags->scheme,
-          "TF-gRPC-Bench scheme over S,M,L buffers when no --workload is given")
+      ->add_option("--scheme", flags->scheme,
+                   "TF-gRPC-Bench scheme over S,M,L buffers when no --workload is given")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();
   command
@@ -410,52 +373,39 @@ void AddApplyCompare(CLI::App &apply, Context &context) {
                    "Baseline config file (default: the transport's defaults)")
       ->type_name("FILE");
   command
-      ->add_option(
-          "--tuned", flags->tuned_path,
-          "Tuned config file (default: the file `artune apply config` wrote: "
-          "$ARTUNE_CONFIG, else $XDG_CONFIG_HOME/artune/transport.toml)")
+      ->add_option("--tuned", flags->tuned_path,
+                   "Tuned config file (default: the file `artune apply config` wrote: "
+                   "$ARTUNE_CONFIG, else $XDG_CONFIG_HOME/artune/transport.toml)")
       ->type_name("FILE");
-  command->add_option(
-      "--sweep", flags->sweep_id,
-      "Use a sweep's best trial (over the defaults) as the tuned config");
-  command
-      ->add_option("--fabric", flags->fabric, "Force the fabric of both sides")
+  command->add_option("--sweep", flags->sweep_id,
+                      "Use a sweep's winner as the tuned config, laid over the baseline: the "
+                      "config its verdict chose at its final re-measurement, else its best "
+                      "trial (what `artune apply config --sweep` applies)");
+  command->add_option("--fabric", flags->fabric, "Force the fabric of both sides")
       ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
-  command
-      ->add_option("--repeats", flags->repeats,
-                   "Measurements per side (median shown)")
+  command->add_option("--repeats", flags->repeats, "Measurements per side (median shown)")
       ->capture_default_str();
-  command
-      ->add_option("--rounds", flags->rounds,
-                   "Passes over the replay list per measurement")
+  command->add_option("--rounds", flags->rounds, "Passes over the replay list per measurement")
       ->capture_default_str();
-  command
-      ->add_option("--warmup-rounds", flags->warmup_rounds,
-                   "Unmeasured passes first")
+  command->add_option("--warmup-rounds", flags->warmup_rounds, "Unmeasured passes first")
       ->capture_default_str();
-  command
-      ->add_option("--messages", flags->messages,
-                   "Replay list length for a capture")
+  command->add_option("--messages", flags->messages, "Replay list length for a capture")
       ->capture_default_str();
   command
       ->add_option("--inflight", flags->inflight,
-                   "Calls in flight (1: one at a time). Default: with --sweep, "
-                   "the inflight "
-                   "that sweep measured with, else 8 like `artune sweep "
-                   "--inflight`, so the "
+                   "Calls in flight (1: one at a time). Default: with --sweep, the inflight "
+                   "that sweep measured with, else 8 like `artune sweep --inflight`, so the "
                    "tuned config is compared in the regime it was tuned for")
       ->check(CLI::Range(1u, 1024u));
-  command->add_option("--seed", flags->seed, "Replay seed")
-      ->capture_default_str();
-  command->add_flag("--json", flags->json,
-                    "Print one JSON object instead of the table");
-  command->footer("ARTUNE_* variables are ignored here: each side is exactly "
-                  "its file (or the defaults).\n"
-                  "Exit code 3 when a replayed reply fails validation.\n"
-                  "Example: artune apply compare --workload 4 --fabric tcp");
+  command->add_option("--seed", flags->seed, "Replay seed")->capture_default_str();
+  command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
+  command->footer(
+      "ARTUNE_* variables are ignored here: each side is exactly its file (or the defaults).\n"
+      "Exit code 3 when a replayed reply fails validation.\n"
+      "Example: artune apply compare --workload 4 --fabric tcp");
   command->callback([flags, &context] {
     RunCommand(context, [&]() -> Status { return Compare(*flags, context); });
   });
 }
 
-} // namespace artune::cli
+}  // namespace artune::cli
