@@ -72,7 +72,7 @@ apply_env=(env -u ARTUNE_CONFIG -u ARTUNE_EAGER_THRESHOLD -u ARTUNE_CHUNK_SIZE
   "XDG_CONFIG_HOME=$dir/xdg")
 out=$("${apply_env[@]}" "$artune" --db "$db" apply config --sweep 1 --dry-run 2>&1) ||
   fail "apply config --sweep 1 --dry-run: $out"
-[[ $out == *"warning: sweep 1's best trial (chunk_size=128KiB;eager_threshold=4KiB) does not beat the default config beyond noise"* ]] ||
+[[ $out == *"warning: sweep 1's winner (chunk_size=128KiB eager_threshold=4KiB) does not beat the default config beyond noise"* ]] ||
   fail "apply does not warn about a within-noise winner: $out"
 out=$("${apply_env[@]}" "$artune" --db "$db" apply config --sweep 1 --output "$dir/tuned.toml" --json 2>/dev/null) ||
   fail "apply config --sweep 1 --json: $out"
