@@ -188,18 +188,6 @@ uint64_t DecodeErrorCounts::Total() const {
   return total;
 }
 
-const char* CallEndReasonName(CallEndReason reason) {
-  switch (reason) {
-    case CallEndReason::kResponseEnded:
-      return "response_ended";
-    case CallEndReason::kReset:
-      return "reset";
-    case CallEndReason::kConnectionEnded:
-      return "connection_ended";
-  }
-  return "unknown";
-}
-
 const char* MessageDirectionName(MessageDirection direction) {
   return direction == MessageDirection::kRequest ? "request" : "response";
 }

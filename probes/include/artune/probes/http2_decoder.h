@@ -69,7 +69,8 @@ struct GrpcMessage {
   uint64_t timestamp_ns = 0;             // of the segment holding the message's last byte
   const TensorHeader* tensor = nullptr;  // RecvTensor responses whose head parsed
   // The call (stream) starts here: the first request message of its stream. Every
-  // call that starts also ends, exactly once, in GrpcMessageObserver::OnCallEnd.
+  // call that starts also ends, exactly once, in GrpcMessageObserver::OnCallEnd (at
+  // the latest when a side of its connection is End()ed).
   bool call_start = false;
 };
 
@@ -79,7 +80,6 @@ enum class CallEndReason : uint8_t {
   kReset,           // RST_STREAM from either side
   kConnectionEnded  // a side of the connection ended (FIN, RST, close, end of capture)
 };
-const char* CallEndReasonName(CallEndReason reason);
 
 struct CallEnd {
   uint64_t connection_id = 0;
