@@ -72,28 +72,31 @@ uint32_t CallConcurrency::BucketOf(uint32_t inflight) {
   return inflight <= kInflightExactUpTo ? inflight : std::bit_ceil(inflight);
 }
 
-void CallConcurrency::Add(uint32_t inflight) {
-  ++samples;
-  ++histogram[BucketOf(inflight)];
-  max = std::max(max, inflight);
-}
-
-uint32_t CallConcurrency::Percentile(double q) const {
-  if (samples == 0) return 0;
-  // Nearest rank: the ceil(q * samples)-th smallest sample, at least the first.
+uint32_t CallConcurrency::Percentile(const std::map<uint32_t, uint64_t>& counts, double q) {
+  uint64_t total = 0;
+  for (const auto& [value, count] : counts) total += count;
+  if (total == 0) return 0;
   const auto rank =
-      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(samples))));
+      std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(q * static_cast<double>(total))));
   uint64_t seen = 0;
-  for (const auto& [bucket, count] : histogram) {
+  for (const auto& [value, count] : counts) {
     seen += count;
-    if (seen >= rank) return std::min(bucket, max);
+    if (seen >= rank) return value;
   }
-  return max;
+  return counts.rbegin()->first;
 }
 
-void CallConcurrency::Finish() {
-  p50 = Percentile(0.5);
-  p90 = Percentile(0.9);
+CallConcurrency CallConcurrency::FromCounts(const std::map<uint32_t, uint64_t>& counts) {
+  CallConcurrency c;
+  for (const auto& [value, count] : counts) {
+    c.samples += count;
+    c.histogram[BucketOf(value)] += count;
+  }
+  if (c.samples == 0) return c;
+  c.p50 = Percentile(counts, 0.5);
+  c.p90 = Percentile(counts, 0.9);
+  c.max = counts.rbegin()->first;
+  return c;
 }
 
 namespace {
@@ -101,6 +104,8 @@ namespace {
 struct MethodAccumulator {
   MethodProfile profile;
   std::vector<uint64_t> samples;  // reservoir of sizes
+  // Calls in flight at each call start, exactly: value -> call starts.
+  std::map<uint32_t, uint64_t> inflight_counts;
   uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
   // xorshift64*: deterministic, so the same capture always gives the same profile.
@@ -165,7 +170,7 @@ void ProfileBuilder::AddMessage(const GrpcMessage& message) {
   p.message_sizes.Add(message.length);
   p.classes.Add(message.length);
   acc.AddSize(message.length);
-  if (message.call_start) StartCall(p, message);
+  if (message.call_start) StartCall(acc.inflight_counts, message);
 
   if (!state_->first_timestamp_ns) state_->first_timestamp_ns = message.timestamp_ns;
   const uint64_t first = *state_->first_timestamp_ns;
@@ -189,12 +194,13 @@ void ProfileBuilder::AddMessage(const GrpcMessage& message) {
   AddTensor(p, message);
 }
 
-void ProfileBuilder::StartCall(MethodProfile& method, const GrpcMessage& message) {
+void ProfileBuilder::StartCall(std::map<uint32_t, uint64_t>& inflight_counts,
+                               const GrpcMessage& message) {
   std::set<uint32_t>& calls = state_->inflight_calls[message.connection_id];
   calls.insert(message.stream_id);
   // A bound for calls whose end was lost: the oldest goes first.
   while (calls.size() > kMaxInflightCallsPerConnection) calls.erase(calls.begin());
-  method.inflight.Add(static_cast<uint32_t>(calls.size()));
+  ++inflight_counts[static_cast<uint32_t>(calls.size())];
 }
 
 void ProfileBuilder::EndCall(uint64_t connection_id, uint32_t stream_id) {
@@ -294,7 +300,7 @@ Profile ProfileBuilder::Build(std::string backend, double duration_s,
                                                    static_cast<double>(method.messages);
     method.scheme =
         ClassifyScheme(method.messages, method.min_size, method.max_size, mean, method.median_size);
-    method.inflight.Finish();
+    method.inflight = CallConcurrency::FromCounts(acc.inflight_counts);
     profile.methods.push_back(std::move(method));
   }
   for (const auto& [id, connection] : state_->connections) {

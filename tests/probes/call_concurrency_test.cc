@@ -3,6 +3,7 @@
 // end is never seen, the percentile rule, and the JSON and table forms.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -58,8 +59,8 @@ class Connection {
   // Response HEADERS, one message and the trailers (END_STREAM): the call ends.
   void Answer(uint32_t stream) {
     Bytes bytes = HeadersFrames(stream, server_encoder_.Encode(testing::ResponseHeaders()), false);
-    Append(bytes, DataFrame(stream, GrpcMessageBytes(testing::RecvTensorResponse(1, {16}, 64)),
-                            false));
+    Append(bytes,
+           DataFrame(stream, GrpcMessageBytes(testing::RecvTensorResponse(1, {16}, 64)), false));
     Append(bytes, HeadersFrames(stream, server_encoder_.Encode(testing::Trailers()), true));
     Server(bytes);
   }
@@ -236,6 +237,9 @@ TEST(CallConcurrency, CallsWhoseEndIsLostAreBoundedPerConnection) {
   const CallConcurrency& c = Find(profile, kRecv).inflight;
   EXPECT_EQ(c.samples, starts + 2);
   EXPECT_EQ(c.max, kMaxInflightCallsPerConnection);
+  // Sorted samples: 1, 1, 2, 3, ..., 1024 (x102): exact ranks 563 and 1014 of 1126.
+  EXPECT_EQ(c.p50, 562u);
+  EXPECT_EQ(c.p90, 1013u);
   // 1..64 exact, 65..1024 in the buckets 128, 256, 512 and 1024 (upper bounds).
   EXPECT_EQ(c.histogram.at(1), 2u);
   EXPECT_EQ(c.histogram.at(64), 1u);
@@ -244,18 +248,30 @@ TEST(CallConcurrency, CallsWhoseEndIsLostAreBoundedPerConnection) {
   EXPECT_EQ(c.histogram.rbegin()->first, 1024u);
 }
 
-TEST(CallConcurrency, PercentilesUseNearestRankAndCapBucketsAtTheMax) {
-  CallConcurrency c;
-  EXPECT_EQ(c.Percentile(0.5), 0u);
-  for (uint32_t inflight : {1u, 1u, 1u, 2u, 2u, 4u, 4u, 4u, 4u, 100u}) c.Add(inflight);
-  c.Finish();
-  EXPECT_EQ(c.samples, 10u);
-  EXPECT_EQ(c.p50, 2u);  // the 5th smallest
-  EXPECT_EQ(c.p90, 4u);  // the 9th
-  EXPECT_EQ(c.max, 100u);
-  EXPECT_EQ(c.Percentile(1.0), 100u);  // bucket 128, capped at the exact max
+TEST(CallConcurrency, PercentilesAreExactNearestRanksAndTheHistogramIsCoarseAbove64) {
+  EXPECT_EQ(CallConcurrency::Percentile({}, 0.5), 0u);
+  const CallConcurrency none = CallConcurrency::FromCounts({});
+  EXPECT_EQ(none.samples, 0u);
+  EXPECT_EQ(none.max, 0u);
+
+  // 1 1 1 2 2 4 4 4 4 100
+  const CallConcurrency small = CallConcurrency::FromCounts({{1, 3}, {2, 2}, {4, 4}, {100, 1}});
+  EXPECT_EQ(small.samples, 10u);
+  EXPECT_EQ(small.p50, 2u);  // the 5th smallest
+  EXPECT_EQ(small.p90, 4u);  // the 9th
+  EXPECT_EQ(small.max, 100u);
+  EXPECT_EQ(small.histogram, (std::map<uint32_t, uint64_t>{{1, 3}, {2, 2}, {4, 4}, {128, 1}}));
+
+  // Above 64 the stored buckets are coarse, the percentiles are not.
+  const CallConcurrency large = CallConcurrency::FromCounts({{70, 5}, {90, 4}, {200, 1}});
+  EXPECT_EQ(large.p50, 70u);
+  EXPECT_EQ(large.p90, 90u);
+  EXPECT_EQ(large.max, 200u);
+  EXPECT_EQ(large.histogram, (std::map<uint32_t, uint64_t>{{128, 9}, {256, 1}}));
+
   EXPECT_EQ(CallConcurrency::BucketOf(64), 64u);
   EXPECT_EQ(CallConcurrency::BucketOf(65), 128u);
+  EXPECT_EQ(CallConcurrency::BucketOf(128), 128u);
   EXPECT_EQ(CallConcurrency::BucketOf(129), 256u);
 }
 

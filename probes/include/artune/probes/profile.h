@@ -33,10 +33,10 @@
 //   pcap, capture order; with the syscall backends, the order their records are
 //   decoded (a record published late can shift the samples near it by a call or
 //   two).
-//   Samples go into CallConcurrency buckets: 1..64 exact, above that log2 buckets
-//   named by their upper bound (128 holds 65..128, 256 holds 129..256, ...);
-//   p50 and p90 are nearest-rank over the buckets (a bucket above 64 gives its
-//   upper bound, capped at the exact max).
+//   p50, p90 (nearest rank) and max are exact: the builder counts every value
+//   (at most kMaxInflightCallsPerConnection distinct ones). The stored histogram
+//   is smaller: 1..64 exact, above that log2 buckets named by their upper bound
+//   (128 holds 65..128, 256 holds 129..256, ...).
 #pragma once
 
 #include <cstdint>
@@ -104,13 +104,11 @@ struct CallConcurrency {
 
   // 1..64: the count itself; above: the next power of two (the bucket's upper bound).
   static uint32_t BucketOf(uint32_t inflight);
-  // Counts one sample (inflight >= 1) and updates max; p50/p90 wait for Finish.
-  void Add(uint32_t inflight);
-  // Derives p50 and p90 from the histogram (ProfileBuilder::Build does).
-  void Finish();
-  // Nearest rank: the smallest bucket whose cumulative count reaches q x samples,
-  // capped at max; 0 without samples.
-  uint32_t Percentile(double q) const;
+  // Nearest rank over `counts` (value -> samples): the smallest value whose
+  // cumulative count reaches q x all samples (at least the first); 0 when empty.
+  static uint32_t Percentile(const std::map<uint32_t, uint64_t>& counts, double q);
+  // From exact counts (value -> samples): every field.
+  static CallConcurrency FromCounts(const std::map<uint32_t, uint64_t>& counts);
 };
 
 struct MethodProfile {
@@ -205,7 +203,8 @@ class ProfileBuilder {
  private:
   void AddTensor(MethodProfile& method, const GrpcMessage& message);
   void CountConnectionMessage(const GrpcMessage& message);
-  void StartCall(MethodProfile& method, const GrpcMessage& message);
+  // Tracks the call on its connection and counts the calls in flight there.
+  void StartCall(std::map<uint32_t, uint64_t>& inflight_counts, const GrpcMessage& message);
 
   struct State;
   std::unique_ptr<State> state_;
