@@ -210,12 +210,50 @@ CREATE TABLE sweep_best_remeasured_metrics (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Schema v6: the final round of a sweep. The number of interleaved rounds goes on
+// the verdict; each finalist's pooled measurement (the shape of the re-measured
+// tables, plus its rank and the rounds it won against the default) in a table of
+// its own, with its metrics. The cascade from the verdict removes them together.
+constexpr std::string_view kSchemaV6 = R"sql(
+ALTER TABLE sweep_verdicts ADD COLUMN final_rounds INTEGER NOT NULL DEFAULT 0
+  CHECK (final_rounds >= 0);
+
+CREATE TABLE sweep_finalists (
+  sweep_id    INTEGER NOT NULL REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
+  rank        INTEGER NOT NULL CHECK (rank >= 1),  -- 1: the winner
+  knobs       TEXT    NOT NULL CHECK (knobs <> ''),
+  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
+  objective   REAL    NOT NULL,
+  ci_low      REAL    NOT NULL,
+  ci_high     REAL    NOT NULL,
+  samples     INTEGER NOT NULL CHECK (samples >= 0),
+  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
+  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
+  error       TEXT    NOT NULL,
+  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
+  duration_s  REAL    NOT NULL,
+  rounds_won  INTEGER NOT NULL CHECK (rounds_won >= 0),
+  PRIMARY KEY (sweep_id, rank),
+  UNIQUE (sweep_id, knobs)
+);
+
+CREATE TABLE sweep_finalist_metrics (
+  sweep_id INTEGER NOT NULL,
+  rank     INTEGER NOT NULL,
+  name     TEXT    NOT NULL CHECK (name <> ''),
+  value    REAL    NOT NULL,
+  PRIMARY KEY (sweep_id, rank, name),
+  FOREIGN KEY (sweep_id, rank) REFERENCES sweep_finalists (sweep_id, rank) ON DELETE CASCADE
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "bench runs with their effective config and parameters", kSchemaV1},
     {2, "captures with their profile and per-method totals", kSchemaV2},
     {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", kSchemaV3},
     {4, "sweep verdicts and the default re-measured at the end of a sweep", kSchemaV4},
     {5, "the best trial re-measured back to back with the default", kSchemaV5},
+    {6, "the final round: finalists re-measured with the default in interleaved rounds", kSchemaV6},
 }};
 
 Status CheckNumbering(std::span<const Migration> migrations) {

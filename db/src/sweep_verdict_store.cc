@@ -1,6 +1,9 @@
 #include "sweep_verdict_store.h"
 
+#include <set>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sweep_store.h"
 
@@ -54,6 +57,24 @@ Status CheckVerdict(const SweepVerdict& verdict) {
   if (verdict.best_remeasured) {
     ARTUNE_RETURN_IF_ERROR(CheckRemeasured(*verdict.best_remeasured, kBestAgain.record));
   }
+  if (!verdict.finalists.empty() && verdict.final_rounds == 0) {
+    return Status::InvalidArgument(
+        "sweep verdict has finalists but final_rounds 0: finalists come from a final round");
+  }
+  std::set<std::string> finalist_keys;
+  for (const FinalistRecord& finalist : verdict.finalists) {
+    ARTUNE_RETURN_IF_ERROR(CheckRemeasured(finalist.pooled, "finalist"));
+    const std::string key = TrialKnobKey(finalist.pooled.knobs);
+    if (!finalist_keys.insert(key).second) {
+      return Status::InvalidArgument("sweep verdict lists finalist " + key +
+                                     " twice: each config is one finalist");
+    }
+    if (finalist.rounds_won > verdict.final_rounds) {
+      return Status::InvalidArgument(
+          "finalist " + key + " won " + std::to_string(finalist.rounds_won) + " of " +
+          std::to_string(verdict.final_rounds) + " final rounds: it cannot win more than were run");
+    }
+  }
   return Status::Ok();
 }
 
@@ -77,16 +98,14 @@ Status CheckRemeasured(const TrialRecord& again, std::string_view record) {
   return CheckedCount(again.remeasured, "remeasured", record).status();
 }
 
-Status InsertRemeasured(Database& db, const RemeasuredTables& tables, int64_t sweep_id,
-                        const TrialRecord& again, const std::string& now) {
-  ARTUNE_ASSIGN_OR_RETURN(
-      Statement insert,
-      db.Prepare("INSERT INTO " + std::string(tables.table) +
-                 " (sweep_id, knobs, status, objective, ci_low, ci_high, samples, remeasured, "
-                 "validated, error, measured_at, duration_s) "
-                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
-  int column = 1;
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, sweep_id));
+// The measurement columns every re-measured table shares, in this order.
+constexpr std::string_view kMeasurementColumns =
+    "knobs, status, objective, ci_low, ci_high, samples, remeasured, validated, error, "
+    "measured_at, duration_s";
+
+// Binds kMeasurementColumns from `column` on; leaves `column` one past them.
+Status BindMeasurement(Statement& insert, int& column, const TrialRecord& again,
+                       const std::string& now) {
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialKnobKey(again.knobs)));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.status));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.objective));
@@ -98,7 +117,18 @@ Status InsertRemeasured(Database& db, const RemeasuredTables& tables, int64_t sw
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.validated));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.error));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.started_at.empty() ? now : again.started_at));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.duration_s));
+  return insert.Bind(column++, again.duration_s);
+}
+
+Status InsertRemeasured(Database& db, const RemeasuredTables& tables, int64_t sweep_id,
+                        const TrialRecord& again, const std::string& now) {
+  ARTUNE_ASSIGN_OR_RETURN(Statement insert,
+                          db.Prepare("INSERT INTO " + std::string(tables.table) + " (sweep_id, " +
+                                     std::string(kMeasurementColumns) +
+                                     ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  int column = 1;
+  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, sweep_id));
+  ARTUNE_RETURN_IF_ERROR(BindMeasurement(insert, column, again, now));
   ARTUNE_RETURN_IF_ERROR(
       insert.Run().WithContext("cannot store the sweep's " + std::string(tables.record)));
   if (again.metrics.empty()) return Status::Ok();
@@ -139,6 +169,73 @@ Result<std::optional<TrialRecord>> LoadRemeasured(Database& db, const Remeasured
   return std::optional<TrialRecord>(std::move(again));
 }
 
+// Finalists by rank from 1 (the order given: the winner first), with their metrics.
+Status InsertFinalists(Database& db, int64_t sweep_id, const std::vector<FinalistRecord>& finalists,
+                       const std::string& now) {
+  if (finalists.empty()) return Status::Ok();
+  ARTUNE_ASSIGN_OR_RETURN(Statement insert,
+                          db.Prepare("INSERT INTO sweep_finalists (sweep_id, rank, " +
+                                     std::string(kMeasurementColumns) +
+                                     ", rounds_won) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                     "?, ?, ?)"));
+  ARTUNE_ASSIGN_OR_RETURN(
+      Statement metric,
+      db.Prepare(
+          "INSERT INTO sweep_finalist_metrics (sweep_id, rank, name, value) VALUES (?, ?, ?, ?)"));
+  int64_t rank = 0;
+  for (const FinalistRecord& finalist : finalists) {
+    ++rank;
+    int column = 1;
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, sweep_id));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, rank));
+    ARTUNE_RETURN_IF_ERROR(BindMeasurement(insert, column, finalist.pooled, now));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(finalist.rounds_won)));
+    ARTUNE_RETURN_IF_ERROR(insert.Run().WithContext("cannot store the sweep's finalist " +
+                                                    TrialKnobKey(finalist.pooled.knobs)));
+    ARTUNE_RETURN_IF_ERROR(insert.Reset());
+    for (const auto& [name, value] : finalist.pooled.metrics) {
+      ARTUNE_RETURN_IF_ERROR(metric.Bind(1, sweep_id));
+      ARTUNE_RETURN_IF_ERROR(metric.Bind(2, rank));
+      ARTUNE_RETURN_IF_ERROR(metric.Bind(3, name));
+      ARTUNE_RETURN_IF_ERROR(metric.Bind(4, value));
+      ARTUNE_RETURN_IF_ERROR(metric.Run());
+      ARTUNE_RETURN_IF_ERROR(metric.Reset());
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<FinalistRecord>> LoadFinalists(Database& db, int64_t sweep_id) {
+  ARTUNE_ASSIGN_OR_RETURN(
+      Statement select,
+      // ReadTrialRow's columns, then rank and rounds_won.
+      db.Prepare("SELECT 0, sweep_id, " + std::string(kMeasurementColumns) +
+                 ", rank, rounds_won FROM sweep_finalists WHERE sweep_id = ? ORDER BY rank"));
+  ARTUNE_RETURN_IF_ERROR(select.Bind(1, sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(
+      Statement metrics,
+      db.Prepare("SELECT name, value FROM sweep_finalist_metrics WHERE sweep_id = ? AND rank = ?"));
+  std::vector<FinalistRecord> finalists;
+  while (true) {
+    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+    if (!has_row) break;
+    FinalistRecord finalist;
+    ARTUNE_ASSIGN_OR_RETURN(finalist.pooled, sweeps::ReadTrialRow(select));
+    const int64_t rank = select.ColumnInt64(13);
+    finalist.rounds_won = static_cast<uint32_t>(select.ColumnInt64(14));
+    ARTUNE_RETURN_IF_ERROR(metrics.Bind(1, sweep_id));
+    ARTUNE_RETURN_IF_ERROR(metrics.Bind(2, rank));
+    while (true) {
+      ARTUNE_ASSIGN_OR_RETURN(bool has_metric, metrics.Step());
+      if (!has_metric) break;
+      finalist.pooled.metrics.emplace(metrics.ColumnText(0), metrics.ColumnDouble(1));
+    }
+    ARTUNE_RETURN_IF_ERROR(metrics.Reset());
+    finalists.push_back(std::move(finalist));
+  }
+  return finalists;
+}
+
 }  // namespace
 
 Status RecordSweepVerdict(Database& db, int64_t sweep_id, const SweepVerdict& verdict,
@@ -153,11 +250,12 @@ Status RecordSweepVerdict(Database& db, int64_t sweep_id, const SweepVerdict& ve
   ARTUNE_RETURN_IF_ERROR(remove.Run());
   ARTUNE_ASSIGN_OR_RETURN(Statement insert,
                           db.Prepare("INSERT INTO sweep_verdicts (sweep_id, verdict, best_knobs, "
-                                     "decided_at) VALUES (?, ?, ?, ?)"));
+                                     "decided_at, final_rounds) VALUES (?, ?, ?, ?, ?)"));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(1, sweep_id));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(2, verdict.verdict));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(3, verdict.best_knobs));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(4, verdict.decided_at.empty() ? now : verdict.decided_at));
+  ARTUNE_RETURN_IF_ERROR(insert.Bind(5, static_cast<int64_t>(verdict.final_rounds)));
   ARTUNE_RETURN_IF_ERROR(
       insert.Run().WithContext("cannot store the verdict of sweep " + std::to_string(sweep_id)));
   if (verdict.default_remeasured) {
@@ -168,13 +266,15 @@ Status RecordSweepVerdict(Database& db, int64_t sweep_id, const SweepVerdict& ve
     ARTUNE_RETURN_IF_ERROR(
         InsertRemeasured(db, kBestAgain, sweep_id, *verdict.best_remeasured, now));
   }
+  ARTUNE_RETURN_IF_ERROR(InsertFinalists(db, sweep_id, verdict.finalists, now));
   return transaction.Commit();
 }
 
 Result<std::optional<SweepVerdict>> LoadSweepVerdict(Database& db, int64_t sweep_id) {
   ARTUNE_ASSIGN_OR_RETURN(
       Statement select,
-      db.Prepare("SELECT verdict, best_knobs, decided_at FROM sweep_verdicts WHERE sweep_id = ?"));
+      db.Prepare("SELECT verdict, best_knobs, decided_at, final_rounds FROM sweep_verdicts "
+                 "WHERE sweep_id = ?"));
   ARTUNE_RETURN_IF_ERROR(select.Bind(1, sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
   if (!has_row) return std::optional<SweepVerdict>();
@@ -182,8 +282,10 @@ Result<std::optional<SweepVerdict>> LoadSweepVerdict(Database& db, int64_t sweep
   verdict.verdict = select.ColumnText(0);
   verdict.best_knobs = select.ColumnText(1);
   verdict.decided_at = select.ColumnText(2);
+  verdict.final_rounds = static_cast<uint32_t>(select.ColumnInt64(3));
   ARTUNE_ASSIGN_OR_RETURN(verdict.default_remeasured, LoadRemeasured(db, kDefaultAgain, sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(verdict.best_remeasured, LoadRemeasured(db, kBestAgain, sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(verdict.finalists, LoadFinalists(db, sweep_id));
   return std::optional<SweepVerdict>(std::move(verdict));
 }
 

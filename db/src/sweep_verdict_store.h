@@ -1,5 +1,6 @@
-// A sweep's verdict and its re-measured default on a SQLite connection: the part of
-// SqliteStore (store.cc) that schema v4 added. The contract of RecordSweepVerdict
+// A sweep's verdict, its re-measured default and best, and its final round's
+// finalists on a SQLite connection: the part of SqliteStore (store.cc) that schemas
+// v4 to v6 added. The contract of RecordSweepVerdict
 // is Store::RecordSweepVerdict's (store.h).
 #pragma once
 

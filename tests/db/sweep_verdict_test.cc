@@ -1,6 +1,7 @@
-// A sweep's verdict and its re-measured default (schema v4): round trip through
-// GetSweep and ListSweeps, replacement on a second record, refusal of bad input,
-// and the v3 -> v4 upgrade of a file that already holds sweeps.
+// A sweep's verdict, its re-measured default and best (schemas v4, v5) and its final
+// round's finalists (v6): round trip through GetSweep and ListSweeps, replacement on
+// a second record, refusal of bad input, and upgrades of files that already hold
+// sweeps.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -153,6 +154,70 @@ TEST_F(SweepVerdictTest, TheBestReMeasuredRoundTripsBesideTheDefault) {
   EXPECT_NE(refused.message().find("re-measured best"), std::string::npos) << refused.ToString();
 }
 
+TEST_F(SweepVerdictTest, TheFinalRoundsFinalistsRoundTripInRankOrder) {
+  SweepVerdict want = WithinNoise(100);
+  want.final_rounds = 3;
+  FinalistRecord winner{Remeasured(90), 3};
+  winner.pooled.knobs = {{"chunk_size", "1MiB"}, {"eager_threshold", "16KiB"}};
+  FinalistRecord second{Remeasured(95), 2};
+  second.pooled.knobs = {{"chunk_size", "128KiB"}, {"eager_threshold", "4KiB"}};
+  second.pooled.metrics = {};
+  FinalistRecord broken{Remeasured(0), 0};
+  broken.pooled.knobs = {{"chunk_size", "16KiB"}, {"eager_threshold", "4KiB"}};
+  broken.pooled.status = "invalid";
+  broken.pooled.validated = false;
+  broken.pooled.error = "checksum mismatch";
+  want.finalists = {winner, second, broken};
+  want.best_knobs = TrialKnobKey(winner.pooled.knobs);
+  want.best_remeasured = winner.pooled;
+  ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, want).ok());
+
+  auto sweep = store_->GetSweep(sweep_id_);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  ASSERT_TRUE(sweep->verdict.has_value());
+  EXPECT_EQ(sweep->verdict->final_rounds, 3u);
+  ASSERT_EQ(sweep->verdict->finalists.size(), 3u);
+  for (size_t i = 0; i < want.finalists.size(); ++i) {
+    SCOPED_TRACE(i);
+    ExpectSameMeasurement(sweep->verdict->finalists[i].pooled, want.finalists[i].pooled);
+    EXPECT_EQ(sweep->verdict->finalists[i].rounds_won, want.finalists[i].rounds_won);
+  }
+  auto listed = store_->ListSweeps(0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_TRUE((*listed)[0].verdict.has_value());
+  EXPECT_EQ((*listed)[0].verdict->finalists.size(), 3u);
+
+  // A verdict without a final round replaces them all (the cascade).
+  ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, WithinNoise(100)).ok());
+  EXPECT_EQ(CountRows("sweep_finalists"), 0);
+  EXPECT_EQ(CountRows("sweep_finalist_metrics"), 0);
+  sweep = store_->GetSweep(sweep_id_);
+  ASSERT_TRUE(sweep.ok());
+  EXPECT_EQ(sweep->verdict->final_rounds, 0u);
+  EXPECT_TRUE(sweep->verdict->finalists.empty());
+}
+
+TEST_F(SweepVerdictTest, RefusesFinalistsThatCannotBe) {
+  SweepVerdict verdict = WithinNoise(100);
+  FinalistRecord finalist{Remeasured(90), 2};
+  finalist.pooled.knobs = {{"chunk_size", "1MiB"}};
+  verdict.finalists = {finalist};
+  // Finalists without rounds.
+  EXPECT_EQ(store_->RecordSweepVerdict(sweep_id_, verdict).code(), ErrorCode::kInvalidArgument);
+  // More rounds won than run.
+  verdict.final_rounds = 1;
+  const Status too_many = store_->RecordSweepVerdict(sweep_id_, verdict);
+  EXPECT_EQ(too_many.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(too_many.message().find("won 2 of 1"), std::string::npos) << too_many.ToString();
+  // The same config twice.
+  verdict.final_rounds = 3;
+  verdict.finalists = {finalist, finalist};
+  const Status twice = store_->RecordSweepVerdict(sweep_id_, verdict);
+  EXPECT_EQ(twice.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(twice.message().find("twice"), std::string::npos) << twice.ToString();
+  EXPECT_EQ(CountRows("sweep_verdicts"), 0) << "a refused verdict left rows";
+}
+
 TEST_F(SweepVerdictTest, EmptyTimesBecomeNow) {
   SweepVerdict verdict = WithinNoise(100);
   verdict.decided_at.clear();
@@ -297,8 +362,9 @@ TEST(SweepVerdictMigration, AV3FileWithSweepsMigratesAndKeepsThem) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 5);
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
   EXPECT_EQ(info->row_counts.at("sweep_best_remeasured"), 0);
+  EXPECT_EQ(info->row_counts.at("sweep_finalists"), 0);
   EXPECT_EQ(info->row_counts.at("sweeps"), 1);
   EXPECT_EQ(info->row_counts.at("trials"), 1);
   EXPECT_EQ(info->row_counts.at("sweep_verdicts"), 0);
@@ -339,6 +405,40 @@ TEST(SweepVerdictMigration, DeletingASweepDeletesItsVerdict) {
     ASSERT_TRUE(count.ok());
     EXPECT_EQ(*count, 0) << table;
   }
+}
+
+TEST(SweepVerdictMigration, AV5VerdictReadsBackWithoutAFinalRound) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  int64_t sweep_id = 0;
+  {
+    auto v5 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(5));
+    ASSERT_TRUE(v5.ok()) << v5.status().ToString();
+    auto id = (*v5)->InsertSweep(VerdictSweep());
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    sweep_id = *id;
+  }
+  {
+    // This build writes v6 rows; a v5 build wrote the verdict's row without
+    // final_rounds.
+    auto raw = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+    ASSERT_TRUE(raw->Exec("INSERT INTO sweep_verdicts (sweep_id, verdict, best_knobs, decided_at) "
+                          "VALUES (" +
+                          std::to_string(sweep_id) +
+                          ", 'within_noise', 'chunk_size=128KiB;eager_threshold=4KiB', "
+                          "'2026-01-02T03:04:07.000Z')")
+                    .ok());
+  }
+  auto store = Store::Open(path, OpenMode::kExisting);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto sweep = (*store)->GetSweep(sweep_id);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  ASSERT_TRUE(sweep->verdict.has_value());
+  EXPECT_EQ(sweep->verdict->verdict, "within_noise");
+  EXPECT_EQ(sweep->verdict->final_rounds, 0u);
+  EXPECT_TRUE(sweep->verdict->finalists.empty());
+  EXPECT_FALSE(sweep->verdict->best_remeasured.has_value());
 }
 
 }  // namespace

@@ -105,6 +105,21 @@ inline constexpr std::string_view kVerdictWithinNoise = "within_noise";
 inline constexpr std::string_view kVerdictDefaultIsBest = "default_is_best";
 inline constexpr std::string_view kVerdictNoValidTrial = "no_valid_trial";
 
+// One config of a sweep's final round (schema v6): at the end of the search the
+// best few configs and the default are measured again in interleaved rounds
+// (tuner/sweep.h), so that drift hits all alike and the winner is chosen on fresh
+// measurements, not on the luckiest search trial.
+struct FinalistRecord {
+  // Not a trial (id 0). objective, ci_low and ci_high are the median and its
+  // interval over every sample of every round; samples counts them; remeasured is
+  // the number of rounds after the first; duration_s sums the rounds; metrics are
+  // the medians over the rounds; config reads back empty (base config + knobs).
+  TrialRecord pooled;
+  // Rounds in which this config's median beat the default's median of the same
+  // round (a round it failed or corrupted in is lost).
+  uint32_t rounds_won = 0;
+};
+
 // A sweep's verdict, kept with the sweep (one per sweep; a resumed sweep decides
 // again and replaces it).
 struct SweepVerdict {
@@ -129,6 +144,13 @@ struct SweepVerdict {
   // default_remeasured (schema v5); nullopt when not re-measured (no best, the best
   // is the default, or a sweep decided before v5).
   std::optional<TrialRecord> best_remeasured;
+  // The final round (schema v6): the number of interleaved rounds, and every
+  // finalist's pooled measurement, the winner (best_knobs) first, then by pooled
+  // objective. With a final round default_remeasured and best_remeasured are the
+  // pooled measurements of the default and of the winner. 0 and empty for a sweep
+  // decided without one (before v6, or with the final round turned off).
+  uint32_t final_rounds = 0;
+  std::vector<FinalistRecord> finalists;
 
   bool best_beats_default() const { return verdict == kVerdictBeatsDefault; }
 };
@@ -227,9 +249,10 @@ class Store {
   // sweep_id are ignored. Errors: kNotFound (no such sweep), kInvalidArgument (a
   // verdict that is not one of the kVerdict* values; best_knobs empty for a verdict
   // other than no_valid_trial, set for no_valid_trial, or not TrialKnobKey text;
-  // for default_remeasured: what InsertTrial refuses — empty or malformed knobs, an
-  // unknown status, a non-finite number, a count past INT64_MAX), kTimeout,
-  // kIoError.
+  // for default_remeasured, best_remeasured and each finalist: what InsertTrial
+  // refuses — empty or malformed knobs, an unknown status, a non-finite number, a
+  // count past INT64_MAX; finalists with the same knobs; a finalist that won more
+  // rounds than final_rounds), kTimeout, kIoError.
   virtual Status RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) = 0;
   // Newest first (by created_at, then id), each with its base config,
   // parameters and verdict, read from one snapshot. limit 0 means all; negative is
