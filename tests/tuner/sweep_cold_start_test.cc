@@ -190,9 +190,19 @@ void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome,
     EXPECT_EQ(stored->verdict->best_remeasured->knobs, outcome.best->knobs);
     EXPECT_EQ(stored->verdict->best_remeasured->objective, outcome.best_remeasured->objective);
   }
+  // The winner of the final round is measured again beside the default unless the
+  // default won it.
   EXPECT_EQ(outcome.best_remeasured.has_value(),
             outcome.default_remeasured.has_value() && outcome.best &&
                 db::TrialKnobKey(outcome.best->knobs) != outcome.sweep.default_knobs);
+  EXPECT_EQ(stored->verdict->final_rounds, outcome.sweep.verdict->final_rounds);
+  ASSERT_EQ(stored->verdict->finalists.size(), outcome.sweep.verdict->finalists.size());
+  for (size_t i = 0; i < stored->verdict->finalists.size(); ++i) {
+    EXPECT_EQ(stored->verdict->finalists[i].pooled.knobs,
+              outcome.sweep.verdict->finalists[i].pooled.knobs);
+    EXPECT_EQ(stored->verdict->finalists[i].rounds_won,
+              outcome.sweep.verdict->finalists[i].rounds_won);
+  }
   if (!outcome.default_remeasured) return;
   const db::TrialRecord& again = *stored->verdict->default_remeasured;
   EXPECT_EQ(db::TrialKnobKey(again.knobs), outcome.sweep.default_knobs);
@@ -249,8 +259,9 @@ TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
 
-  // Resumed with every point stored: only the default is measured again, and now it
-  // is as fast as the best (40 [38, 42] against 50 [47.5, 52.5]).
+  // Resumed with every point stored: nothing is searched again, but the final round
+  // runs again, and now every config measures 40 [38, 42]: the default is as good
+  // as any, so it is the best.
   ColdStartTarget second({}, 40);
   auto resumed =
       RunSweep(**store, second, Workload{}, space, transport::Config{}, outcome->sweep, {});
@@ -259,7 +270,7 @@ TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
   ASSERT_TRUE(resumed->default_remeasured.has_value());
   EXPECT_EQ(resumed->default_remeasured->objective, 40);
   EXPECT_FALSE(resumed->best_beats_default);
-  ExpectStoredVerdict(db.path(), *resumed, db::kVerdictWithinNoise);
+  ExpectStoredVerdict(db.path(), *resumed, db::kVerdictDefaultIsBest);
   auto listed = (*store)->ListSweeps(0);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
@@ -293,79 +304,96 @@ TEST(SweepColdStart, ASweepWithNoValidTrialStoresThatVerdict) {
   ExpectStoredVerdict(db.path(), *outcome, db::kVerdictNoValidTrial);
 }
 
-TEST(SweepColdStart, DecideVerdictFollowsBestAndDefault) {
-  db::TrialRecord best, default_trial;
-  best.knobs = {{"chunk_size", "128KiB"}};
-  default_trial.knobs = {{"chunk_size", "512KiB"}};
-  best.status = default_trial.status = "ok";
-  best.validated = default_trial.validated = true;
-  best.objective = 50;
-  best.ci_low = 45;
-  best.ci_high = 55;
-  default_trial.objective = 100;
-  default_trial.ci_low = 95;
-  default_trial.ci_high = 105;
+db::TrialRecord Measured(std::map<std::string, std::string> knobs, double objective,
+                         double half_width) {
+  db::TrialRecord trial;
+  trial.knobs = std::move(knobs);
+  trial.status = "ok";
+  trial.validated = true;
+  trial.objective = objective;
+  trial.ci_low = objective - half_width;
+  trial.ci_high = objective + half_width;
+  return trial;
+}
+
+TEST(SweepColdStart, DecideVerdictWithoutAFinalRoundComparesTheSearchTrials) {
+  const db::TrialRecord best = Measured({{"chunk_size", "128KiB"}}, 50, 5);
+  const db::TrialRecord default_trial = Measured({{"chunk_size", "512KiB"}}, 100, 5);
   const std::string default_key = "chunk_size=512KiB";
-  EXPECT_EQ(DecideVerdict(std::nullopt, default_trial, std::nullopt, default_key, true).verdict,
+  EXPECT_EQ(DecideVerdict({std::nullopt, default_trial, std::nullopt}, default_key, true).verdict,
             db::kVerdictNoValidTrial);
-  EXPECT_EQ(DecideVerdict(default_trial, default_trial, std::nullopt, default_key, true).verdict,
+  EXPECT_EQ(DecideVerdict({default_trial, default_trial, std::nullopt}, default_key, true).verdict,
             db::kVerdictDefaultIsBest);
-  EXPECT_EQ(DecideVerdict(best, default_trial, std::nullopt, default_key, true).verdict,
-            db::kVerdictBeatsDefault);
-  // The re-measurement, when ok, is what the best is judged against.
-  db::TrialRecord again = default_trial;
-  again.objective = 52;
-  again.ci_low = 50;
-  again.ci_high = 54;
-  const db::SweepVerdict within = DecideVerdict(best, default_trial, again, default_key, true);
-  EXPECT_EQ(within.verdict, db::kVerdictWithinNoise);
-  EXPECT_EQ(within.best_knobs, "chunk_size=128KiB");
-  ASSERT_TRUE(within.default_remeasured.has_value());
-  EXPECT_EQ(within.default_remeasured->objective, 52);
-  // Load drifted: the default re-measured slower at the end. A best that beats only
-  // the slow re-measurement, not the first measurement, is within noise.
-  db::TrialRecord slower = default_trial;
-  slower.objective = 200;
-  slower.ci_low = 190;
-  slower.ci_high = 210;
-  db::TrialRecord close = best;
-  close.objective = 98;
-  close.ci_low = 90;
-  close.ci_high = 104;
-  EXPECT_EQ(DecideVerdict(close, default_trial, slower, default_key, true).verdict,
+  const db::SweepVerdict beats =
+      DecideVerdict({best, default_trial, std::nullopt}, default_key, true);
+  EXPECT_EQ(beats.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(beats.best_knobs, "chunk_size=128KiB");
+  EXPECT_EQ(beats.final_rounds, 0u);
+  EXPECT_FALSE(beats.default_remeasured.has_value());
+  const db::TrialRecord close = Measured({{"chunk_size", "128KiB"}}, 98, 8);
+  EXPECT_EQ(DecideVerdict({close, default_trial, std::nullopt}, default_key, true).verdict,
             db::kVerdictWithinNoise);
-  EXPECT_EQ(DecideVerdict(best, default_trial, slower, default_key, true).verdict,
-            db::kVerdictBeatsDefault);
-  // The best measured again back to back with the default judges the end of the
-  // sweep: a search-time 50 that re-measures at 98 (the winner's curse) is within
-  // noise of a default at 100; one that re-measures at 52 beats it; one that fails
-  // when measured again does not.
-  db::TrialRecord best_again = best;
-  best_again.objective = 98;
-  best_again.ci_low = 90;
-  best_again.ci_high = 104;
-  EXPECT_EQ(
-      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again).verdict,
-      db::kVerdictWithinNoise);
-  best_again.objective = 52;
-  best_again.ci_low = 50;
-  best_again.ci_high = 54;
-  const db::SweepVerdict paired =
-      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again);
-  EXPECT_EQ(paired.verdict, db::kVerdictBeatsDefault);
-  ASSERT_TRUE(paired.best_remeasured.has_value());
-  EXPECT_EQ(paired.best_remeasured->objective, 52);
-  best_again.status = "failed";
-  EXPECT_EQ(
-      DecideVerdict(best, default_trial, default_trial, default_key, true, best_again).verdict,
-      db::kVerdictWithinNoise);
-  // A failed re-measurement falls back to the stored default.
-  again.status = "failed";
-  EXPECT_EQ(DecideVerdict(best, default_trial, again, default_key, true).verdict,
-            db::kVerdictBeatsDefault);
   // No default measured at all: any valid best beats it.
-  EXPECT_EQ(DecideVerdict(best, std::nullopt, std::nullopt, default_key, true).verdict,
+  EXPECT_EQ(DecideVerdict({best, std::nullopt, std::nullopt}, default_key, true).verdict,
             db::kVerdictBeatsDefault);
+}
+
+TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
+  const std::string default_key = "chunk_size=512KiB";
+  // The search flattered 128KiB (50) and measured the default cold (100).
+  const db::TrialRecord search_best = Measured({{"chunk_size", "128KiB"}}, 50, 5);
+  const db::TrialRecord default_trial = Measured({{"chunk_size", "512KiB"}}, 100, 5);
+  auto final_round = [&](double winner, double winner_half, uint32_t won, double runner_up,
+                         double default_pooled) {
+    FinalRoundResult result;
+    result.rounds = 3;
+    result.default_pooled = Measured({{"chunk_size", "512KiB"}}, default_pooled, 4);
+    db::FinalistRecord first{Measured({{"chunk_size", "1MiB"}}, winner, winner_half), won};
+    db::FinalistRecord second{Measured({{"chunk_size", "128KiB"}}, runner_up, 4), 1};
+    result.finalists = {first, second};
+    return result;
+  };
+  // Re-measured, 1MiB is the winner and clear of the default in 3 of 3 rounds: the
+  // verdict names it, not the search's best.
+  db::SweepVerdict verdict =
+      DecideVerdict({search_best, default_trial, final_round(60, 4, 3, 75, 90)}, default_key, true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
+  EXPECT_EQ(verdict.final_rounds, 3u);
+  ASSERT_EQ(verdict.finalists.size(), 2u);
+  ASSERT_TRUE(verdict.best_remeasured.has_value());
+  EXPECT_EQ(verdict.best_remeasured->objective, 60);
+  ASSERT_TRUE(verdict.default_remeasured.has_value());
+  EXPECT_EQ(verdict.default_remeasured->objective, 90);
+  // Clear intervals but faster in only 1 of 3 rounds: within noise.
+  EXPECT_EQ(
+      DecideVerdict({search_best, default_trial, final_round(60, 4, 1, 75, 90)}, default_key, true)
+          .verdict,
+      db::kVerdictWithinNoise);
+  // Faster in every round but the intervals overlap: within noise, winner named.
+  verdict =
+      DecideVerdict({search_best, default_trial, final_round(85, 4, 3, 88, 90)}, default_key, true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
+  // The default measured best in the final round: it is the best, whatever the
+  // search said, and no winner is re-measured.
+  verdict =
+      DecideVerdict({search_best, default_trial, final_round(92, 4, 0, 95, 90)}, default_key, true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictDefaultIsBest);
+  EXPECT_EQ(verdict.best_knobs, default_key);
+  EXPECT_FALSE(verdict.best_remeasured.has_value());
+  // Every finalist failed when measured again: nothing is reliably better.
+  FinalRoundResult failed = final_round(60, 4, 0, 75, 90);
+  for (db::FinalistRecord& finalist : failed.finalists) finalist.pooled.status = "failed";
+  verdict = DecideVerdict({search_best, default_trial, failed}, default_key, true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.best_knobs, "chunk_size=128KiB");
+  // Higher is better (bandwidth): the same rule mirrored.
+  FinalRoundResult bandwidth = final_round(200, 10, 3, 150, 100);
+  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, false).verdict,
+            db::kVerdictBeatsDefault);
+  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, true).verdict,
+            db::kVerdictDefaultIsBest);
 }
 
 TEST(SweepColdStart, WarmUpStopsAtMaxPassesWhenNeverStable) {

@@ -84,9 +84,19 @@ TEST(Sweep, GridOnLoopbackStoresEveryTrialValidatedAndResumeMeasuresNothing) {
   EXPECT_EQ(outcome->default_trial->knobs.at("eager_threshold"), "16KiB");
   EXPECT_FALSE(outcome->sweep.finished_at.empty());
   EXPECT_EQ(outcome->sweep.goal, "min");
-  ASSERT_EQ(reports.size(), 5u);
-  EXPECT_EQ(reports.back().trial, 5u);
-  EXPECT_TRUE(reports.back().best_objective.has_value());
+  // 5 search trials, then the final round: the default and 3 finalists, 3 rounds.
+  ASSERT_EQ(reports.size(), 5u + 12u);
+  EXPECT_EQ(reports[4].trial, 5u);
+  EXPECT_FALSE(reports[4].final_round);
+  EXPECT_TRUE(reports[4].best_objective.has_value());
+  for (size_t i = 5; i < reports.size(); ++i) {
+    EXPECT_TRUE(reports[i].final_round);
+    EXPECT_EQ(reports[i].trial, i + 1);
+    EXPECT_EQ(reports[i].estimated, 17u);
+  }
+  ASSERT_TRUE(outcome->sweep.verdict.has_value());
+  EXPECT_EQ(outcome->sweep.verdict->final_rounds, 3u);
+  EXPECT_EQ(outcome->sweep.verdict->finalists.size(), 3u);
 
   // Resume the finished sweep: every point comes from the store.
   auto again = RunSweep(**store, **target, workload, *space, TcpConfig(), outcome->sweep, {});

@@ -56,39 +56,57 @@ bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_tr
                          : best.ci_low > default_trial.ci_high;
 }
 
-db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
-                               const std::optional<db::TrialRecord>& default_trial,
-                               const std::optional<db::TrialRecord>& default_remeasured,
-                               const std::string& default_knobs, bool lower_is_better,
-                               const std::optional<db::TrialRecord>& best_remeasured) {
+db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
+                               bool lower_is_better) {
   db::SweepVerdict verdict;
-  verdict.default_remeasured = default_remeasured;
-  verdict.best_remeasured = best_remeasured;
-  if (!best) {
+  if (!evidence.search_best) {
     verdict.verdict = std::string(db::kVerdictNoValidTrial);
     return verdict;
   }
-  verdict.best_knobs = db::TrialKnobKey(best->knobs);
+  const db::TrialRecord& search_best = *evidence.search_best;
+  if (evidence.final_round) {
+    const FinalRoundResult& final_round = *evidence.final_round;
+    verdict.final_rounds = final_round.rounds;
+    verdict.finalists = final_round.finalists;
+    verdict.default_remeasured = final_round.default_pooled;
+    const db::FinalistRecord* winner =
+        final_round.finalists.empty() || !OkAndValidated(final_round.finalists.front().pooled)
+            ? nullptr
+            : &final_round.finalists.front();
+    if (winner == nullptr) {
+      // Every finalist failed or corrupted when measured again: none is reliable.
+      verdict.best_knobs = db::TrialKnobKey(search_best.knobs);
+      verdict.verdict = std::string(verdict.best_knobs == default_knobs ? db::kVerdictDefaultIsBest
+                                                                        : db::kVerdictWithinNoise);
+      return verdict;
+    }
+    const db::TrialRecord& default_pooled = final_round.default_pooled;
+    const bool default_ok = OkAndValidated(default_pooled);
+    const bool default_won =
+        default_ok && !(lower_is_better ? winner->pooled.objective < default_pooled.objective
+                                        : winner->pooled.objective > default_pooled.objective);
+    if (default_won) {
+      verdict.best_knobs = default_knobs;
+      verdict.verdict = std::string(db::kVerdictDefaultIsBest);
+      return verdict;
+    }
+    verdict.best_knobs = db::TrialKnobKey(winner->pooled.knobs);
+    verdict.best_remeasured = winner->pooled;
+    // Interleaved, the pooled pair shares the machine's conditions: the winner must
+    // be clear of the default's interval and faster in most rounds.
+    const bool beats = BeatsDefault(winner->pooled, default_pooled, lower_is_better) &&
+                       2 * winner->rounds_won > final_round.rounds;
+    verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
+    return verdict;
+  }
+  verdict.best_knobs = db::TrialKnobKey(search_best.knobs);
   if (verdict.best_knobs == default_knobs) {
     verdict.verdict = std::string(db::kVerdictDefaultIsBest);
     return verdict;
   }
-  // The default is measured twice, warm both times (the sweep warms the path before
-  // its first trial): first and after the search. Load drifts in between (in the
-  // lab one sweep saw 0.107 s at the start and 0.177 s at the end), and the best was
-  // measured somewhere in between, so it is "better" only when it beats the default
-  // at both ends. A failed re-measurement leaves the first one.
-  bool beats = OkAndValidated(*best);
-  if (default_trial) beats = beats && BeatsDefault(*best, *default_trial, lower_is_better);
-  if (default_remeasured && OkAndValidated(*default_remeasured)) {
-    if (best_remeasured) {
-      // The pair measured back to back is the fair judge at the end; the best's own
-      // search-time value would carry the winner's curse. A best that fails or
-      // corrupts when measured again is not better.
-      beats = beats && BeatsDefault(*best_remeasured, *default_remeasured, lower_is_better);
-    } else {
-      beats = beats && BeatsDefault(*best, *default_remeasured, lower_is_better);
-    }
+  bool beats = OkAndValidated(search_best);
+  if (evidence.default_trial) {
+    beats = beats && BeatsDefault(search_best, *evidence.default_trial, lower_is_better);
   }
   verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
   return verdict;
@@ -104,6 +122,9 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
                               db::SweepRecord sweep, const SweepProgressFn& progress,
                               const SweepOptions& options) {
   ARTUNE_RETURN_IF_ERROR(ValidateWarmupOptions(options.warmup));
+  if (options.remeasure_default) {
+    ARTUNE_RETURN_IF_ERROR(ValidateFinalRoundOptions(options.final_round));
+  }
   ARTUNE_ASSIGN_OR_RETURN(Objective objective, ParseObjective(sweep.objective));
   const bool lower_is_better = LowerIsBetter(objective);
   const std::map<std::string, std::string> default_knobs = KnobValuesOf(space, base);
@@ -192,31 +213,46 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_RETURN_IF_ERROR(strategy->Search([&](const Point& point) {
     return run_point(space.KnobValues(point), space.Apply(point, base));
   }));
-  // Re-measurements are not stored: the trials and the best are final here.
+  // The final round's measurements are not trials: the trials are final here.
   ARTUNE_ASSIGN_OR_RETURN(outcome.trials, store.ListTrials(sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(outcome.best, store.BestTrial(sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(outcome.search_best, store.BestTrial(sweep.id));
   for (const db::TrialRecord& trial : outcome.trials) {
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
   }
-  // The best, then the default, measured again back to back and warm: the verdict
-  // compares these two (the first default measurement may carry drift, the best's
-  // its luck).
-  if (options.remeasure_default) {
+  VerdictEvidence evidence{outcome.search_best, outcome.default_trial, std::nullopt};
+  const std::vector<db::TrialRecord> finalists = PickFinalists(
+      outcome.trials, sweep.default_knobs, lower_is_better, options.final_round.finalists);
+  if (options.remeasure_default && !finalists.empty()) {
     ARTUNE_RETURN_IF_ERROR(warm_up_once());
-    if (outcome.best && db::TrialKnobKey(outcome.best->knobs) != sweep.default_knobs) {
-      transport::Config best_config = base;
-      for (const auto& [name, value] : outcome.best->knobs) {
-        ARTUNE_RETURN_IF_ERROR(transport::SetKnob(best_config, name, value));
+    auto on_measurement = [&](size_t measurement, size_t total, const std::string& knobs) {
+      if (!progress) return;
+      SweepProgress report;
+      report.final_round = true;
+      report.trial = done + measurement;
+      report.estimated = done + total;
+      report.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+      if (outcome.measured > 0) {
+        report.eta_s = measuring_s / static_cast<double>(outcome.measured) *
+                       static_cast<double>(total - measurement + 1);
       }
-      ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement best_again, target.Measure(best_config, workload));
-      outcome.best_remeasured = RecordOf(sweep.id, outcome.best->knobs, best_config, best_again);
-    }
-    ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement again, target.Measure(base, workload));
-    outcome.default_remeasured = RecordOf(sweep.id, default_knobs, base, again);
+      if (best_cost) report.best_objective = lower_is_better ? *best_cost : -*best_cost;
+      report.best_knobs = best_key;
+      report.last_knobs = knobs;
+      progress(report);
+    };
+    ARTUNE_ASSIGN_OR_RETURN(
+        evidence.final_round,
+        RunFinalRound(target, workload, base, sweep.id, default_knobs, finalists, lower_is_better,
+                      options.final_round, on_measurement));
   }
-  const db::SweepVerdict verdict =
-      DecideVerdict(outcome.best, outcome.default_trial, outcome.default_remeasured,
-                    sweep.default_knobs, lower_is_better, outcome.best_remeasured);
+  const db::SweepVerdict verdict = DecideVerdict(evidence, sweep.default_knobs, lower_is_better);
+  outcome.default_remeasured = verdict.default_remeasured;
+  outcome.best_remeasured = verdict.best_remeasured;
+  for (const db::TrialRecord& trial : outcome.trials) {
+    if (!verdict.best_knobs.empty() && db::TrialKnobKey(trial.knobs) == verdict.best_knobs) {
+      outcome.best = trial;
+    }
+  }
   outcome.best_beats_default = verdict.best_beats_default();
   ARTUNE_RETURN_IF_ERROR(store.RecordSweepVerdict(sweep.id, verdict));
   ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep.id));

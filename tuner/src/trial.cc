@@ -142,6 +142,7 @@ class LiveTrialTarget final : public TrialTarget {
     measurement.ci_low = estimate.low;
     measurement.ci_high = estimate.high;
     measurement.samples = values.size();
+    measurement.values = values;
     measurement.remeasured = rounds - 1;
     measurement.validated = true;
     measurement.metrics = {{"p50_us", MedianOf(p50s)},

@@ -12,16 +12,16 @@
 // caches on both ends) are slower than the rest and would make the default, measured
 // first, look beaten. So before the first trial this call measures (fresh or
 // resumed) the workload runs unmeasured under the base config until it is stable
-// (TrialTarget::WarmUp), and at the end the default is measured once more so that
-// the best is also judged against the default as it is after the search (load
-// drifts). A best that does not beat both measurements of the default beyond the
-// overlap of their confidence intervals is not "better"
-// (SweepOutcome::best_beats_default).
+// (TrialTarget::WarmUp).
 //
-// Verdict: at the end the sweep decides (DecideVerdict) and stores the verdict with
-// the re-measured default (Store::RecordSweepVerdict; not a trial: the store keeps
-// one trial per knob point), then marks the sweep finished. A resumed sweep
-// re-measures and replaces it. Readers get it as SweepRecord::verdict.
+// Final round and verdict: after the search the best few configs and the default
+// are measured again in interleaved rounds (final_round.h), and the winner is the
+// finalist with the best pooled measurement there, not the best search trial. The
+// sweep decides (DecideVerdict) on those numbers and stores the verdict with the
+// pooled measurements (Store::RecordSweepVerdict; not trials: the store keeps one
+// trial per knob point), then marks the sweep finished. A resumed sweep runs its
+// final round again and replaces the verdict. Readers get it as
+// SweepRecord::verdict; `artune apply` applies the verdict's best_knobs.
 //
 // Threading: runs on the calling thread; `progress` is called there.
 #pragma once
@@ -34,6 +34,7 @@
 #include "artune/db/store.h"
 #include "artune/status.h"
 #include "artune/transport/config.h"
+#include "artune/tuner/final_round.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/strategy.h"
 #include "artune/tuner/trial.h"
@@ -42,6 +43,9 @@
 namespace artune::tuner {
 
 struct SweepProgress {
+  // The final round (final_round.h) reports its measurements as trials numbered on
+  // from the search's, with `final_round` set and last_knobs the config measured.
+  bool final_round = false;
   size_t trial = 0;      // trials done so far (stored ones included)
   size_t estimated = 0;  // the strategy's estimate of the total
   bool resumed = false;  // this trial came from the store, not a measurement
@@ -54,48 +58,67 @@ struct SweepProgress {
 using SweepProgressFn = std::function<void(const SweepProgress&)>;
 
 struct SweepOptions {
-  WarmupOptions warmup;           // before the first measured trial of this call
-  bool remeasure_default = true;  // measure the default again after the search
+  WarmupOptions warmup;  // before the first measured trial of this call
+  // Run the final round after the search (false: the verdict compares the search's
+  // own trials, best against the default's).
+  bool remeasure_default = true;
+  FinalRoundOptions final_round;
 };
 
 struct SweepOutcome {
   db::SweepRecord sweep;
-  std::vector<db::TrialRecord> trials;           // in stored order
-  std::optional<db::TrialRecord> best;           // best validated "ok" trial
+  std::vector<db::TrialRecord> trials;  // in stored order
+  // The winner's stored trial: the config the verdict chose (best_knobs) — the best
+  // finalist of the final round, or the default when it measured best there; the
+  // best search trial without a final round. nullopt without a valid trial.
+  std::optional<db::TrialRecord> best;
+  std::optional<db::TrialRecord> search_best;    // best validated "ok" trial of the search
   std::optional<db::TrialRecord> default_trial;  // the transport's defaults, measured
   size_t measured = 0;                           // trials measured by this call
   size_t resumed = 0;                            // points answered from the store
   std::optional<WarmupReport> warmup;            // nullopt when this call measured nothing
-  // The default measured again after the search (stored with the verdict, not as
-  // a trial: id 0); nullopt when SweepOptions::remeasure_default is false.
+  // From the final round (not stored as trials: id 0): the default's and the
+  // winner's pooled measurements; nullopt without a final round (no other valid
+  // config, or SweepOptions::remeasure_default false). best_remeasured is also
+  // nullopt when the default won the final round.
   std::optional<db::TrialRecord> default_remeasured;
-  // The best trial's config measured again just before that (not stored as a trial);
-  // nullopt without a re-measurement, without a best, or when the best is the default.
   std::optional<db::TrialRecord> best_remeasured;
   // The verdict (DecideVerdict) is beats_default.
   // Equal to sweep.verdict->best_beats_default().
   bool best_beats_default = false;
-  // `sweep` as read back after the verdict was stored: sweep.verdict is set.
+  // `sweep` as read back after the verdict was stored: sweep.verdict is set, with
+  // the final round's finalists.
 };
 
-// The verdict RunSweep stores. `best` as Store::BestTrial gives it; `default_trial`
-// the stored trial whose knob key is `default_knobs` (nullopt when the sweep has
-// none); `default_remeasured` the default measured again (nullopt when not).
-// no_valid_trial without a best; default_is_best when the best's knob key is
-// `default_knobs`; else beats_default when BeatsDefault holds against
-// `default_trial` AND at the end of the sweep, when the default's re-measurement is
-// "ok" and validated: `best_remeasured` (the best measured again just before it)
-// against it when given, else `best` against it. Load drifts during a sweep and
-// the best of many noisy trials is optimistic, so the best must beat the default
-// at both ends, and at the end in a fresh back-to-back pair. With no default
-// measured at all any valid best beats it; within_noise otherwise. Both
-// re-measurements are carried into the verdict; decided_at is left empty (the
-// store stamps it). Pure.
-db::SweepVerdict DecideVerdict(const std::optional<db::TrialRecord>& best,
-                               const std::optional<db::TrialRecord>& default_trial,
-                               const std::optional<db::TrialRecord>& default_remeasured,
-                               const std::string& default_knobs, bool lower_is_better,
-                               const std::optional<db::TrialRecord>& best_remeasured = {});
+// What the verdict is decided on.
+struct VerdictEvidence {
+  std::optional<db::TrialRecord> search_best;    // as Store::BestTrial gives it
+  std::optional<db::TrialRecord> default_trial;  // the default's stored trial
+  std::optional<FinalRoundResult> final_round;   // nullopt when none was run
+};
+
+// The verdict RunSweep stores; `default_knobs` is the default's knob key.
+//   no_valid_trial  without a search best;
+// With a final round whose winner (its first finalist) is "ok" and validated:
+//   default_is_best when the default's pooled measurement is "ok", validated and
+//                   at least as good as the winner's (best_knobs: the default's);
+//   beats_default   when the winner's pooled interval is clear of the default's
+//                   (BeatsDefault) and it won more than half of the rounds;
+//   within_noise    otherwise (best_knobs: the winner's).
+// With a final round whose finalists all failed or corrupted: within_noise, with
+// the search best's knobs (it is not reliable).
+// Without a final round (no valid config besides the default, or none run):
+//   default_is_best when the search best is the default; else beats_default when
+//   it is ok and BeatsDefault holds against `default_trial` (any valid best beats a
+//   default never measured), within_noise otherwise.
+// The search-time numbers do not enter a verdict with a final round: they carry
+// the drift between the start and the end of the sweep (in the lab a default
+// measured 0.107 s first and 0.177 s at the end) and the winner's curse.
+// default_remeasured, best_remeasured (the winner's pooled record, unless the
+// default won), final_rounds and finalists are filled from the final round;
+// decided_at is left empty (the store stamps it). Pure.
+db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
+                               bool lower_is_better);
 
 // True when `best` beats `default_trial` by more than the overlap of their
 // confidence intervals: lower is better, best.ci_high < default.ci_low; higher,

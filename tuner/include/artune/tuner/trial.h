@@ -60,6 +60,9 @@ struct TrialMeasurement {
   std::string status;  // "ok" | "invalid" | "failed"
   double objective = 0, ci_low = 0, ci_high = 0;
   uint64_t samples = 0;
+  // The objective of every measured run behind `objective` (samples of them); empty
+  // from a target that does not report them. The sweep's final round pools them.
+  std::vector<double> values;
   uint64_t remeasured = 0;
   bool validated = false;
   std::string error;
