@@ -246,10 +246,24 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
     }
     out << "  (" << what << (again->error.empty() ? "" : "; " + again->error) << ")\n";
   };
-  print_again("Again    ", sweep.verdict->best_remeasured,
-              "the winner measured again after the search, just before the default");
-  print_again("Again    ", sweep.verdict->default_remeasured,
-              "the default measured again after the search");
+  if (sweep.verdict->final_rounds > 0) {
+    // The final round: the finalists and the default, pooled over interleaved rounds.
+    const uint32_t rounds = sweep.verdict->final_rounds;
+    out << "Final    " << rounds << " interleaved round" << (rounds == 1 ? "" : "s")
+        << " of the default and " << sweep.verdict->finalists.size()
+        << " finalists; the winner is chosen here\n";
+    for (const db::FinalistRecord& finalist : sweep.verdict->finalists) {
+      const std::string won = "faster than the default in " + std::to_string(finalist.rounds_won) +
+                              " of " + std::to_string(rounds) + " rounds";
+      print_again("         ", finalist.pooled, won.c_str());
+    }
+    print_again("         ", sweep.verdict->default_remeasured, "the default");
+  } else {
+    print_again("Again    ", sweep.verdict->best_remeasured,
+                "the winner measured again after the search, just before the default");
+    print_again("Again    ", sweep.verdict->default_remeasured,
+                "the default measured again after the search");
+  }
   out << "Verdict  " << VerdictText(sweep.verdict->verdict) << "\n";
 }
 
@@ -282,7 +296,7 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store->GetSweep(options.sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store->ListTrials(sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, store->BestTrial(sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, ChosenTrial(*store, sweep));
   std::optional<db::TrialRecord> default_trial;
   for (const db::TrialRecord& trial : trials) {
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) default_trial = trial;

@@ -4,6 +4,7 @@
 // tuner library (artune/tuner/sweep.h).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -38,11 +39,19 @@ struct SweepFlags {
   uint32_t repeats = 3;
   double warmup_s = 0.2;
   double duration_s = 0.5;
-  uint32_t inflight = 8;
+  uint32_t inflight = 0;  // 0: the capture's concurrency (p50), else kDefaultInflight
+  uint32_t finalists = 3;
+  uint32_t final_rounds = 3;
   uint64_t seed = 1;
   int64_t resume = 0;
   bool json = false;
 };
+
+// Calls in flight when neither --inflight nor the capture says (`apply compare`
+// uses the same default).
+constexpr uint32_t kDefaultInflight = 8;
+// The replay's concurrency is capped here: a list rarely holds more messages.
+constexpr uint32_t kMaxCapturedInflight = 64;
 
 // What --resume needs to rebuild the same sweep, stored with it.
 std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
@@ -54,6 +63,8 @@ std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
           {"warmup_s", std::to_string(flags.warmup_s)},
           {"duration_s", std::to_string(flags.duration_s)},
           {"inflight", std::to_string(flags.inflight)},
+          {"finalists", std::to_string(flags.finalists)},
+          {"final_rounds", std::to_string(flags.final_rounds)},
           {"seed", std::to_string(flags.seed)}};
 }
 
@@ -84,6 +95,12 @@ Status RestoreFlags(const db::SweepRecord& sweep, SweepFlags& flags) {
     flags.inflight = static_cast<uint32_t>(std::stoul(inflight));
     ARTUNE_ASSIGN_OR_RETURN(std::string seed, get("seed"));
     flags.seed = std::stoull(seed);
+    // Sweeps stored before the final round had none of these: the defaults.
+    if (p.count("finalists"))
+      flags.finalists = static_cast<uint32_t>(std::stoul(p.at("finalists")));
+    if (p.count("final_rounds")) {
+      flags.final_rounds = static_cast<uint32_t>(std::stoul(p.at("final_rounds")));
+    }
   } catch (const std::exception& error) {
     return Status::Corruption("sweep " + std::to_string(sweep.id) +
                               " has a stored parameter that is not a number (" + error.what() +
@@ -142,12 +159,32 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
               << " [" << Number(trial->ci_low) << ", " << Number(trial->ci_high) << "]\n";
   };
   line("best", outcome.best);
+  if (outcome.search_best && outcome.best &&
+      db::TrialKnobKey(outcome.search_best->knobs) != db::TrialKnobKey(outcome.best->knobs)) {
+    line("search best", outcome.search_best);
+  }
   line("default", outcome.default_trial);
-  if (outcome.best_remeasured) line("best again", outcome.best_remeasured);
+  if (outcome.sweep.verdict && !outcome.sweep.verdict->finalists.empty()) {
+    std::cout << std::left << std::setw(15) << "final round" << outcome.sweep.verdict->final_rounds
+              << " interleaved rounds of the default and "
+              << outcome.sweep.verdict->finalists.size() << " finalists (pooled):\n";
+    const uint32_t rounds = outcome.sweep.verdict->final_rounds;
+    for (const db::FinalistRecord& finalist : outcome.sweep.verdict->finalists) {
+      const db::TrialRecord& pooled = finalist.pooled;
+      std::cout << "  " << std::left << std::setw(13) << "" << db::TrialKnobKey(pooled.knobs)
+                << "  ";
+      if (pooled.status == "ok") {
+        std::cout << Number(pooled.objective) << " " << unit << " [" << Number(pooled.ci_low)
+                  << ", " << Number(pooled.ci_high) << "], faster than the default in "
+                  << finalist.rounds_won << " of " << rounds << " rounds\n";
+      } else {
+        std::cout << pooled.status << ": " << pooled.error << "\n";
+      }
+    }
+  }
   if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
-  // The gain from the pair measured back to back after the search when there is one
-  // (free of the winner's curse and of drift), else against the default's
-  // re-measurement (warm, like the best).
+  // The gain from the final round when there is one (interleaved, free of the
+  // winner's curse and of drift), else from the search's own trials.
   const bool paired = outcome.best_remeasured && outcome.best_remeasured->status == "ok" &&
                       outcome.default_remeasured && outcome.default_remeasured->status == "ok";
   const std::optional<db::TrialRecord>& baseline =
@@ -165,7 +202,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
     const double gain =
         lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
     std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x"
-              << (paired ? " (measured back to back after the search)" : "") << "\n";
+              << (paired ? " (pooled over the final round)" : "") << "\n";
   }
   for (const std::string& line : tuner::DescribeLayout(workload)) {
     std::cout << std::left << std::setw(15) << "layout" << line << "\n";
@@ -204,6 +241,21 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   ARTUNE_RETURN_IF_ERROR(tuner::MakeStrategy(flags.strategy, {1}, {0}).status());
   ARTUNE_ASSIGN_OR_RETURN(tuner::Workload workload, WorkloadFromFlags(flags, *store));
 
+  if (flags.inflight == 0) {
+    // As many calls in flight as the captured application kept (the replay list is
+    // a burst like TensorFlow's per-step fetch), else the default.
+    flags.inflight = workload.captured_inflight > 0
+                         ? std::min(workload.captured_inflight, kMaxCapturedInflight)
+                         : kDefaultInflight;
+    if (workload.captured_inflight > 0 && !flags.json) {
+      std::cerr << "inflight " << flags.inflight << ": the p50 of "
+                << workload.captured_inflight_method << " calls in flight in the capture"
+                << (workload.captured_inflight > kMaxCapturedInflight
+                        ? " (" + std::to_string(workload.captured_inflight) + ", capped)"
+                        : std::string())
+                << " (--inflight sets it)\n";
+    }
+  }
   tuner::TrialOptions options;
   options.objective = objective;
   options.repeats = flags.repeats;
@@ -223,12 +275,19 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     record.parameters = ParametersOf(flags);
   }
 
+  tuner::SweepOptions sweep_options;
+  sweep_options.final_round.finalists = flags.finalists;
+  sweep_options.final_round.rounds = flags.final_rounds;
+  ARTUNE_RETURN_IF_ERROR(tuner::ValidateFinalRoundOptions(sweep_options.final_round));
+
   ProgressLine progress(context);
   const std::string unit(tuner::ObjectiveUnit(objective));
   auto on_trial = [&](const tuner::SweepProgress& p) {
     if (!progress.drawing()) return;
-    std::string text = "trial " + std::to_string(p.trial) + " of ~" + std::to_string(p.estimated) +
+    std::string text = (p.final_round ? "final round: " : "") + std::string("trial ") +
+                       std::to_string(p.trial) + " of ~" + std::to_string(p.estimated) +
                        (p.resumed ? " (stored)" : "") + ", ETA " + FormatDuration(p.eta_s);
+    if (p.final_round) text += ", measuring " + p.last_knobs;
     if (p.best_objective) {
       text += ", best " + Number(*p.best_objective) + " " + unit + " at " + p.best_knobs;
     }
@@ -236,7 +295,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   };
   ARTUNE_ASSIGN_OR_RETURN(
       tuner::SweepOutcome outcome,
-      tuner::RunSweep(*store, *target, workload, space, base, record, on_trial));
+      tuner::RunSweep(*store, *target, workload, space, base, record, on_trial, sweep_options));
   progress.Clear();
 
   if (flags.json) {
@@ -251,11 +310,13 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["layout"] = LayoutJson(workload);
     j["peer"] = outcome.sweep.peer;
     j["search_space"] = outcome.sweep.search_space;
+    j["inflight"] = flags.inflight;
     j["measured"] = outcome.measured;
     j["resumed"] = outcome.resumed;
     j["trials"] = ordered_json::array();
     for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
     j["best"] = PickJson(outcome.best);
+    j["search_best"] = PickJson(outcome.search_best);
     j["default"] = PickJson(outcome.default_trial);
     AddVerdictJson(j, outcome.sweep.verdict);
     if (outcome.warmup) {
@@ -326,7 +387,21 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->capture_default_str();
   command->add_option("--duration", flags->duration_s, "Seconds per measurement")
       ->capture_default_str();
-  command->add_option("--inflight", flags->inflight, "Calls in flight (bandwidth, ps, workload)")
+  command
+      ->add_option("--inflight", flags->inflight,
+                   "Calls in flight (bandwidth, ps, workload); default: with --workload the "
+                   "capture's p50 of calls in flight (at most 64), else 8")
+      ->check(CLI::Range(1, 1024));
+  command
+      ->add_option("--finalists", flags->finalists,
+                   "Best configs of the search measured again with the default at the end; the "
+                   "winner is chosen on those measurements")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  command
+      ->add_option("--final-rounds", flags->final_rounds,
+                   "Interleaved rounds of that final measurement (each config once per round)")
+      ->check(CLI::Range(1, 16))
       ->capture_default_str();
   command->add_option("--seed", flags->seed, "Payload seed")->capture_default_str();
   command->add_option("--resume", flags->resume,

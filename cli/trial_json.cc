@@ -48,8 +48,30 @@ void AddVerdictJson(ordered_json& out, const std::optional<db::SweepVerdict>& ve
   };
   out["best_remeasured"] = remeasured_json(verdict ? verdict->best_remeasured : std::nullopt);
   out["default_remeasured"] = remeasured_json(verdict ? verdict->default_remeasured : std::nullopt);
+  out["final_rounds"] = verdict ? verdict->final_rounds : 0;
+  ordered_json finalists = ordered_json::array();
+  if (verdict) {
+    for (const db::FinalistRecord& finalist : verdict->finalists) {
+      ordered_json one = PickJson(finalist.pooled);
+      one["rounds_won"] = finalist.rounds_won;
+      one["error"] = finalist.pooled.error;
+      finalists.push_back(std::move(one));
+    }
+  }
+  out["finalists"] = std::move(finalists);
   out["best_beats_default"] = verdict && verdict->best_beats_default();
   out["verdict"] = verdict ? ordered_json(verdict->verdict) : ordered_json();
+}
+
+Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
+  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
+    for (db::TrialRecord& trial : trials) {
+      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs)
+        return std::optional<db::TrialRecord>(std::move(trial));
+    }
+  }
+  return store.BestTrial(sweep.id);
 }
 
 std::string VerdictText(std::string_view verdict) {

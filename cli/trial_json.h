@@ -27,10 +27,14 @@ nlohmann::ordered_json TrialJson(const db::TrialRecord& trial);
 nlohmann::ordered_json PickJson(const std::optional<db::TrialRecord>& trial);
 
 // Adds the sweep's stored verdict to `out`:
-//   "best_remeasured":    PickJson of the best trial's config measured again just
-//                         before the default, plus "measured_at" (null when not),
-//   "default_remeasured": PickJson of the default measured again, plus
-//                         "measured_at" (null when not re-measured),
+//   "best_remeasured":    PickJson of the winner's pooled final-round measurement
+//                         (before schema v6: the best measured again once), plus
+//                         "measured_at" (null when not),
+//   "default_remeasured": PickJson of the default's, plus "measured_at" (null when
+//                         not re-measured),
+//   "final_rounds":       interleaved rounds of the final round (0: none),
+//   "finalists":          [PickJson of each finalist's pooled measurement, plus
+//                         "rounds_won" and "error"], the winner first,
 //   "best_beats_default": bool (false without a verdict),
 //   "verdict": "beats_default" | "within_noise" | "default_is_best" |
 //              "no_valid_trial", or null for a sweep with no stored verdict
@@ -41,6 +45,12 @@ void AddVerdictJson(nlohmann::ordered_json& out, const std::optional<db::SweepVe
 // max_slices, from_iovecs, data_iovecs, framing_iovecs}}; null for a workload with
 // no layout (schemes). Shared by `sweep --json` and `apply compare --json`.
 nlohmann::ordered_json LayoutJson(const tuner::Workload& workload);
+
+// The trial a sweep's verdict chose (the one whose knob key is the verdict's
+// best_knobs: the final round's winner, or the default when it won); for a sweep
+// without a verdict, or one naming no stored trial, the best trial
+// (Store::BestTrial). nullopt when the sweep has no validated trial.
+Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
 
 // One line of text for a verdict value, for the human output of sweep, results and
 // apply (e.g. "within noise: the best config does not beat the default beyond their

@@ -81,6 +81,20 @@ TEST(CaptureWorkload, SameSeedSameListAndTheByteCapShortensIt) {
   EXPECT_GE(capped->messages.size(), 1u);
 }
 
+TEST(CaptureWorkload, CarriesTheCapturedConcurrencyOfTheBusiestMethod) {
+  probes::Profile profile = TensorProfile();
+  auto unknown = CaptureWorkload(profile, 3, {});
+  ASSERT_TRUE(unknown.ok()) << unknown.status().ToString();
+  EXPECT_EQ(unknown->captured_inflight, 0u) << "a capture without samples has no concurrency";
+  // RecvTensor: 300 call starts at p50 48; RunGraph: 100 at p50 2.
+  profile.methods[0].inflight = probes::CallConcurrency::FromCounts({{40, 100}, {48, 200}});
+  profile.methods[2].inflight = probes::CallConcurrency::FromCounts({{2, 100}});
+  auto workload = CaptureWorkload(profile, 3, {});
+  ASSERT_TRUE(workload.ok()) << workload.status().ToString();
+  EXPECT_EQ(workload->captured_inflight, 48u);
+  EXPECT_EQ(workload->captured_inflight_method, "/tf.WorkerService/RecvTensor");
+}
+
 TEST(CaptureWorkload, AnEmptyProfileSaysWhatToDo) {
   probes::Profile empty;
   auto workload = CaptureWorkload(empty, 5, {});

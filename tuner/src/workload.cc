@@ -285,6 +285,14 @@ Result<Workload> CaptureWorkload(const probes::Profile& profile, int64_t capture
     ARTUNE_ASSIGN_OR_RETURN(
         workload, BuildReplay(sources, capture_id, shorter, options.seed, options.iovec_layout));
   }
+  uint64_t most_samples = 0;
+  for (const probes::MethodProfile& method : profile.methods) {
+    if (method.inflight.samples > most_samples && method.inflight.p50 > 0) {
+      most_samples = method.inflight.samples;
+      workload.captured_inflight = method.inflight.p50;
+      workload.captured_inflight_method = method.method;
+    }
+  }
   return workload;
 }
 

@@ -103,6 +103,12 @@ struct Workload {
   std::map<std::string, uint64_t> mix;
   // Per replayed method (same keys as mix; capture workloads only): the layout.
   std::map<std::string, ReplayLayout> layout;
+  // Capture workloads: the calls the captured application kept in flight on a
+  // connection, the p50 at call starts (probes::CallConcurrency) of the method with
+  // the most sampled calls, and that method; 0 and "" when the capture has no such
+  // samples (schemes, captures stored before the probe measured it).
+  uint32_t captured_inflight = 0;
+  std::string captured_inflight_method;
 };
 
 // One line per method of `workload.layout`, for the CLI, e.g.
