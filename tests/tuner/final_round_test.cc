@@ -199,17 +199,6 @@ TEST(FinalRound, RefusesBadOptionsAndAnEmptyFinal) {
   EXPECT_TRUE(target.order.empty());
 }
 
-db::SweepRecord ChunkSweepRecord() {
-  db::SweepRecord sweep;
-  sweep.host = "test";
-  sweep.peer = "synthetic";
-  sweep.fabric = "tcp";
-  sweep.objective = std::string(ObjectiveName(Objective::kLatencyP50));
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:uniform";
-  return sweep;
-}
-
 // The winner's curse end to end: 256KiB measures 40 once during the search (luck)
 // and 100 ever after; 1MiB is really faster (70). The search's best is 256KiB, the
 // final round picks 1MiB, and that is what the verdict names and stores.
@@ -227,7 +216,7 @@ TEST(FinalRound, ASweepDoesNotCrownAPointThatWasLuckyOnce) {
   SweepOptions options;
   options.warmup.max_passes = 2;
   auto outcome = RunSweep(**store, target, Workload{}, *space, transport::Config{},
-                          ChunkSweepRecord(), {}, options);
+                          SyntheticSweepRecord(), {}, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ASSERT_TRUE(outcome->search_best.has_value());
   EXPECT_EQ(outcome->search_best->knobs.at("chunk_size"), "256KiB");

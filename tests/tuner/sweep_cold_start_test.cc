@@ -57,17 +57,6 @@ class ColdStartTarget final : public TrialTarget {
   size_t calls_ = 0;
 };
 
-db::SweepRecord NewSweepRecord() {
-  db::SweepRecord sweep;
-  sweep.host = "test";
-  sweep.peer = "synthetic";
-  sweep.fabric = "tcp";
-  sweep.objective = std::string(ObjectiveName(Objective::kLatencyP50));
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:uniform";
-  return sweep;
-}
-
 // The transport's defaults: eager_threshold 16KiB, chunk_size 512KiB (on this grid).
 SearchSpace GridWithTheDefault() {
   const std::vector<std::string> specs = {"eager_threshold=4KiB,16KiB", "chunk_size=128KiB,512KiB"};
@@ -84,7 +73,7 @@ TEST(SweepColdStart, ColdFirstMeasurementsDoNotMakeANonDefaultPointWin) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   ColdStartTarget target(kColdStart, 100);
   auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                          NewSweepRecord(), {});
+                          SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ASSERT_TRUE(outcome->warmup.has_value());
   EXPECT_TRUE(outcome->warmup->stable);
@@ -107,7 +96,7 @@ TEST(SweepColdStart, AResumedSweepWarmsUpBeforeItsFirstMeasuredTrial) {
   auto store = db::Store::Open(db.path());
   ASSERT_TRUE(store.ok());
   const SearchSpace space = GridWithTheDefault();
-  db::SweepRecord sweep = NewSweepRecord();
+  db::SweepRecord sweep = SyntheticSweepRecord();
   sweep.goal = "min";
   sweep.search_space = space.Canonical();
   sweep.default_knobs = "chunk_size=512KiB;eager_threshold=16KiB";
@@ -144,7 +133,7 @@ TEST(SweepColdStart, AClearlyFasterPointBeatsTheDefault) {
   ASSERT_TRUE(store.ok());
   ColdStartTarget target(kColdStart, 100, 128 * 1024, 50);
   auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                          NewSweepRecord(), {});
+                          SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ASSERT_TRUE(outcome->best.has_value());
   EXPECT_EQ(outcome->best->knobs.at("chunk_size"), "128KiB");
@@ -158,7 +147,7 @@ TEST(SweepColdStart, AFasterPointInsideTheDefaultsIntervalIsWithinNoise) {
   // 98 [93.1, 102.9] overlaps the default's 100 [95, 105].
   ColdStartTarget target(kColdStart, 100, 128 * 1024, 98);
   auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                          NewSweepRecord(), {});
+                          SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ASSERT_TRUE(outcome->best.has_value());
   EXPECT_EQ(outcome->best->knobs.at("chunk_size"), "128KiB");
@@ -228,7 +217,7 @@ TEST(SweepColdStart, StoresTheVerdictItReturns) {
     ASSERT_TRUE(store.ok());
     ColdStartTarget target(kColdStart, 100, 128 * 1024, c.fast_us);
     auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                            NewSweepRecord(), {});
+                            SyntheticSweepRecord(), {});
     ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
     ExpectStoredVerdict(db.path(), *outcome, c.verdict);
   }
@@ -242,7 +231,7 @@ TEST(SweepColdStart, WithoutAReMeasurementTheVerdictRestsOnTheStoredDefault) {
   SweepOptions options;
   options.remeasure_default = false;
   auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                          NewSweepRecord(), {}, options);
+                          SyntheticSweepRecord(), {}, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->default_remeasured.has_value());
   ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
@@ -255,7 +244,7 @@ TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
   const SearchSpace space = GridWithTheDefault();
   ColdStartTarget first(kColdStart, 100, 128 * 1024, 50);
   auto outcome =
-      RunSweep(**store, first, Workload{}, space, transport::Config{}, NewSweepRecord(), {});
+      RunSweep(**store, first, Workload{}, space, transport::Config{}, SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
 
@@ -298,7 +287,7 @@ TEST(SweepColdStart, ASweepWithNoValidTrialStoresThatVerdict) {
   ASSERT_TRUE(store.ok());
   CorruptingTarget target;
   auto outcome = RunSweep(**store, target, Workload{}, GridWithTheDefault(), transport::Config{},
-                          NewSweepRecord(), {});
+                          SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->best.has_value());
   ExpectStoredVerdict(db.path(), *outcome, db::kVerdictNoValidTrial);
