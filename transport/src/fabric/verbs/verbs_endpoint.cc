@@ -287,6 +287,17 @@ void VerbsEndpoint::Fail(Status why) {
   fabric_.Wake();
 }
 
+void VerbsEndpoint::FailLost(Status why) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!failed_) {
+      FailLocked(std::move(why));
+      failure_is_lost_ = true;
+    }
+  }
+  fabric_.Wake();
+}
+
 void VerbsEndpoint::FailLocked(Status why) {
   if (failed_) return;
   failed_ = true;
@@ -326,10 +337,16 @@ bool VerbsEndpoint::Progress() {
                            : kind == WrKind::kSend ? "SEND"
                                                    : "RECV";
         if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
-          FailLocked(Status::Unavailable(std::string(verb) +
-                                         " completion failed: " + WcStatusText(wc.status) +
-                                         ", vendor error " + std::to_string(wc.vendor_err) +
-                                         ", QP " + std::to_string(qp_->qp_num) + " to " + peer_));
+          Status error = Status::Unavailable(
+              std::string(verb) + " completion failed: " + WcStatusText(wc.status) +
+              ", vendor error " + std::to_string(wc.vendor_err) + ", QP " +
+              std::to_string(qp_->qp_num) + " to " + peer_);
+          if (failed_ && failure_is_lost_) {
+            failure_ = std::move(error);  // the cause, not its consequence
+            failure_is_lost_ = false;
+          } else {
+            FailLocked(std::move(error));
+          }
         } else if (wc.status == IBV_WC_WR_FLUSH_ERR) {
           FailLocked(Status::Unavailable("verbs QP to " + peer_ + " entered the error state"));
         }

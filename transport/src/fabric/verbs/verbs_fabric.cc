@@ -429,9 +429,9 @@ void VerbsFabric::CmLoop() {
           break;
         default:
           if (auto endpoint = FindByCmId(id)) {
-            endpoint->Fail(Status::Unavailable("verbs connection to " + endpoint->peer() +
-                                               " lost: " + CmEventText(type) + " (status " +
-                                               std::to_string(status) + ")"));
+            endpoint->FailLost(Status::Unavailable("verbs connection to " + endpoint->peer() +
+                                                   " lost: " + CmEventText(type) + " (status " +
+                                                   std::to_string(status) + ")"));
           }
           break;
       }

@@ -77,6 +77,12 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
 
   // Any thread: fails the endpoint with `why` (the first reason wins): QP to error.
   void Fail(Status why);
+  // Any thread, for the connection manager's "connection lost" events: like Fail,
+  // but a work completion's own error seen afterwards replaces the reason. The peer
+  // often disconnects because of that error (a READ with a bad key), and its
+  // DISCONNECTED event can be read before the completion is polled; the completion
+  // says what went wrong, the event only that the connection went.
+  void FailLost(Status why);
 
   // Progress thread only.
   ibv_cq* cq() const { return cq_; }
@@ -134,6 +140,7 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   uint64_t next_read_id_ = 1;
   uint64_t outstanding_ = 0;  // posted work requests not completed yet
   bool failed_ = false;
+  bool failure_is_lost_ = false;  // failure_ came from FailLost
   Status failure_;
   bool released_ = false;
   bool disconnected_ = false;  // progress thread: kDisconnected delivered
