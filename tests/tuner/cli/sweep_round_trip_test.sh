@@ -83,11 +83,13 @@ served_fabric=$(sed -n 's/.*"fabric":"\([^"]*\)".*/\1/p' <<<"$serve_json")
 [[ $served_fabric == "$fabric" ]] || fail "artune serve runs fabric '$served_fabric', expected '$fabric'"
 stage "artune serve (pid $server_pid) on $peer, fabric $served_fabric"
 
-# 2x2 grid plus the default point (16KiB, 512KiB) = 5 trials, all on one server.
+# 2x2 grid plus the default point (16KiB, 512KiB) = 5 trials, all on one server; then
+# a final round of one finalist and the default, one round (2 more measurements: in
+# the lab a trial takes ~15 s, and the final round has tests of its own).
 timeout 150 "$artune" --db "$db" sweep --peer "$peer" --fabric "$fabric" "${sets[@]}" \
   --knob eager_threshold=1KiB,64KiB --knob chunk_size=256KiB,1MiB --scheme skew \
   --objective bandwidth --repeats "$repeats" --warmup "$warmup" --duration "$duration" \
-  --json >"$dir/sweep.json" 2>"$dir/sweep.err" || fail "artune sweep --peer $peer exited $?"
+  --finalists 1 --final-rounds 1 --json >"$dir/sweep.json" 2>"$dir/sweep.err" || fail "artune sweep --peer $peer exited $?"
 kill -0 "$server_pid" 2>/dev/null || fail "artune serve died during the sweep"
 stage "sweep done"
 
@@ -98,6 +100,7 @@ sweep=$(tr -d ' \n' <"$dir/sweep.json")
 [[ $sweep == *'"objective":"bandwidth"'* && $sweep == *'"workload":"scheme:skew"'* ]] ||
   fail "sweep objective/workload: ${sweep:0:300}"
 [[ $sweep == *'"measured":5,'* ]] || fail "expected 5 trials measured (2x2 + default): ${sweep:0:400}"
+[[ $sweep == *'"final_rounds":1,'* ]] || fail "expected a final round of 1 round: ${sweep:0:400}"
 trials=${sweep#*\"trials\":[}
 trials=${trials%%],\"best\":*}
 for point in '"chunk_size":"256KiB","eager_threshold":"1KiB"' '"chunk_size":"1MiB","eager_threshold":"1KiB"' \
