@@ -150,8 +150,7 @@ Result<std::optional<TrialRecord>> LoadRemeasured(Database& db, const Remeasured
   ARTUNE_ASSIGN_OR_RETURN(
       Statement select,
       // The columns ReadTrialRow reads; the re-measurement is not a trial (id 0).
-      db.Prepare("SELECT 0, sweep_id, knobs, status, objective, ci_low, ci_high, samples, "
-                 "remeasured, validated, error, measured_at, duration_s FROM " +
+      db.Prepare("SELECT 0, sweep_id, " + std::string(kMeasurementColumns) + " FROM " +
                  std::string(tables.table) + " WHERE sweep_id = ?"));
   ARTUNE_RETURN_IF_ERROR(select.Bind(1, sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());

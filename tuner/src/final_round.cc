@@ -13,9 +13,6 @@ namespace {
 constexpr uint32_t kMaxFinalists = 16;
 constexpr uint32_t kMaxRounds = 16;
 
-bool OkAndValidated(const db::TrialRecord& trial) {
-  return trial.status == "ok" && trial.validated;
-}
 bool OkAndValidated(const TrialMeasurement& measurement) {
   return measurement.status == "ok" && measurement.validated;
 }
@@ -24,9 +21,6 @@ double MedianOf(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return QuantileOfSorted(values, 0.5);
 }
-
-// True when `a` is better than `b` for the objective's direction.
-bool Better(double a, double b, bool lower_is_better) { return lower_is_better ? a < b : a > b; }
 
 Result<transport::Config> ConfigOf(const transport::Config& base,
                                    const std::map<std::string, std::string>& knobs) {
@@ -39,6 +33,12 @@ Result<transport::Config> ConfigOf(const transport::Config& base,
 }
 
 }  // namespace
+
+bool OkAndValidated(const db::TrialRecord& trial) {
+  return trial.status == "ok" && trial.validated;
+}
+
+bool Better(double a, double b, bool lower_is_better) { return lower_is_better ? a < b : a > b; }
 
 Status ValidateFinalRoundOptions(const FinalRoundOptions& options) {
   if (options.finalists == 0 || options.finalists > kMaxFinalists) {

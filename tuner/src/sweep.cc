@@ -42,10 +42,6 @@ db::TrialRecord RecordOf(int64_t sweep_id, const std::map<std::string, std::stri
   return trial;
 }
 
-bool OkAndValidated(const db::TrialRecord& trial) {
-  return trial.status == "ok" && trial.validated;
-}
-
 }  // namespace
 
 bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_trial,
@@ -83,8 +79,7 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     const db::TrialRecord& default_pooled = final_round.default_pooled;
     const bool default_ok = OkAndValidated(default_pooled);
     const bool default_won =
-        default_ok && !(lower_is_better ? winner->pooled.objective < default_pooled.objective
-                                        : winner->pooled.objective > default_pooled.objective);
+        default_ok && !Better(winner->pooled.objective, default_pooled.objective, lower_is_better);
     if (default_won) {
       verdict.best_knobs = default_knobs;
       verdict.verdict = std::string(db::kVerdictDefaultIsBest);

@@ -34,6 +34,11 @@
 
 namespace artune::tuner {
 
+// A trial that counts: status "ok" and every payload validated.
+bool OkAndValidated(const db::TrialRecord& trial);
+// True when objective `a` is better than `b` in the objective's direction.
+bool Better(double a, double b, bool lower_is_better);
+
 struct FinalRoundOptions {
   uint32_t finalists = 3;  // configs besides the default (>= 1)
   uint32_t rounds = 3;     // interleaved rounds (>= 1)
