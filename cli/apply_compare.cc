@@ -41,7 +41,8 @@ struct CompareFlags {
   std::optional<int64_t> sweep_id;
   std::string fabric;
   uint32_t repeats = 3;
-  uint32_t rounds = 2;
+  uint32_t rounds = 2;      // passes per measurement, at least
+  double duration_s = 0.5;  // and until this long (as `artune sweep --duration`)
   uint32_t warmup_rounds = 1;
   uint32_t messages = 32;
   std::optional<uint32_t> inflight;  // nullopt: as the sweep measured (ReplayInflight)
@@ -176,11 +177,16 @@ struct SideSummary {
   std::string validation_error;
 };
 
-SideSummary Summarize(const Side& side, uint32_t rounds) {
+// Milliseconds of one pass over the replay list, averaged over the run's passes.
+double PassMilliseconds(const tuner::RunResult& run) {
+  return run.passes == 0 ? 0 : run.duration_s * 1000.0 / run.passes;
+}
+
+SideSummary Summarize(const Side& side) {
   SideSummary summary;
   std::vector<double> times, p50, p99, mbps;
   for (const tuner::RunResult& run : side.runs) {
-    times.push_back(run.duration_s * 1000.0 / rounds);
+    times.push_back(PassMilliseconds(run));
     p50.push_back(run.latency_us.p50);
     p99.push_back(run.latency_us.p99);
     mbps.push_back(run.bandwidth_mbps);
@@ -206,6 +212,9 @@ std::string Fixed(double value, int digits) {
 Status Compare(const CompareFlags& flags, Context& context) {
   if (flags.repeats == 0 || flags.rounds == 0) {
     return Status::InvalidArgument("--repeats and --rounds must be at least 1");
+  }
+  if (!(flags.duration_s >= 0)) {
+    return Status::InvalidArgument("--duration must be 0 (just --rounds passes) or more seconds");
   }
   Side baseline{"default", "", Config{}, nullptr, {}, nullptr, {}};
   Side tuned{"tuned", "", Config{}, nullptr, {}, nullptr, {}};
@@ -235,6 +244,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
   tuner::ReplayRunOptions run_options;
   run_options.inflight = inflight.calls;
   run_options.rounds = flags.rounds;
+  run_options.min_duration_s = flags.duration_s;
   run_options.warmup_rounds = flags.warmup_rounds;
   for (uint32_t repeat = 0; repeat < flags.repeats; ++repeat) {
     // A B, B A, A B, ...: whichever side runs second in a pair meets a warmer machine
@@ -256,29 +266,32 @@ Status Compare(const CompareFlags& flags, Context& context) {
     for (auto& server : side->servers) server->Shutdown();
   }
 
-  const SideSummary base = Summarize(baseline, flags.rounds);
-  const SideSummary tune = Summarize(tuned, flags.rounds);
+  const SideSummary base = Summarize(baseline);
+  const SideSummary tune = Summarize(tuned);
   const double speedup = tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
   // Each repeat pairs one default and one tuned measurement taken back to back: the
   // spread of these ratios says how far the median speedup can be trusted.
   std::vector<double> paired;
   for (size_t i = 0; i < baseline.runs.size() && i < tuned.runs.size(); ++i) {
-    if (tuned.runs[i].duration_s > 0) {
-      paired.push_back(baseline.runs[i].duration_s / tuned.runs[i].duration_s);
-    }
+    const double tuned_ms = PassMilliseconds(tuned.runs[i]);
+    if (tuned_ms > 0) paired.push_back(PassMilliseconds(baseline.runs[i]) / tuned_ms);
   }
   const auto [lowest, highest] = std::minmax_element(paired.begin(), paired.end());
   const double paired_low = paired.empty() ? 0 : *lowest;
   const double paired_high = paired.empty() ? 0 : *highest;
   if (flags.json) {
     auto side_json = [&](const Side& side, const SideSummary& s) {
-      ordered_json runs = ordered_json::array();
-      for (const auto& run : side.runs) runs.push_back(run.duration_s * 1000.0 / flags.rounds);
+      ordered_json runs = ordered_json::array(), passes = ordered_json::array();
+      for (const auto& run : side.runs) {
+        runs.push_back(PassMilliseconds(run));
+        passes.push_back(run.passes);
+      }
       return ordered_json{{"source", side.source},
                           {"fabric", side.transport->fabric()},
                           {"config", transport::ConfigToMap(side.config)},
                           {"workload_ms", s.workload_ms},
                           {"workload_ms_per_repeat", runs},
+                          {"passes_per_repeat", passes},
                           {"latency_p50_us", s.p50_us},
                           {"latency_p99_us", s.p99_us},
                           {"bandwidth_mbps", s.mbps},
@@ -292,6 +305,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
     out["workload_bytes"] = workload.total_bytes;
     out["repeats"] = flags.repeats;
     out["rounds"] = flags.rounds;
+    out["duration_s"] = flags.duration_s;
     out["inflight"] = inflight.calls;
     out["inflight_source"] = inflight.source;
     out["default"] = side_json(baseline, base);
@@ -313,7 +327,8 @@ Status Compare(const CompareFlags& flags, Context& context) {
   } else {
     std::cout << "workload  " << workload.description << ": " << workload.messages.size()
               << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
-              << flags.repeats << " repeats x " << flags.rounds << " passes, interleaved\n"
+              << flags.repeats << " repeats x " << flags.rounds << "+ passes over "
+              << flags.duration_s << "+ s each, interleaved\n"
               << "inflight  " << inflight.calls << " calls (" << inflight.text << ")\n";
     for (const std::string& line : tuner::DescribeLayout(workload)) {
       std::cout << "layout    " << line << "\n";
@@ -385,7 +400,15 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
       ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
   command->add_option("--repeats", flags->repeats, "Measurements per side (median shown)")
       ->capture_default_str();
-  command->add_option("--rounds", flags->rounds, "Passes over the replay list per measurement")
+  command
+      ->add_option("--rounds", flags->rounds,
+                   "Passes over the replay list per measurement, at least (see --duration)")
+      ->capture_default_str();
+  command
+      ->add_option("--duration", flags->duration_s,
+                   "Seconds per measurement, at least: passes go on until then, and the "
+                   "workload time is the mean of one pass (0: exactly --rounds passes)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--warmup-rounds", flags->warmup_rounds, "Unmeasured passes first")
       ->capture_default_str();

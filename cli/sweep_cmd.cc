@@ -45,6 +45,9 @@ struct SweepFlags {
   uint64_t seed = 1;
   int64_t resume = 0;
   bool json = false;
+  // A resumed sweep stored before workload-time meant seconds per pass (no
+  // "workload_time" parameter): it keeps measuring the old way.
+  bool replay_fixed_rounds = false;
 };
 
 // Calls in flight when neither --inflight nor the capture says (`apply compare`
@@ -52,6 +55,10 @@ struct SweepFlags {
 constexpr uint32_t kDefaultInflight = 8;
 // The replay's concurrency is capped here: a list rarely holds more messages.
 constexpr uint32_t kMaxCapturedInflight = 64;
+
+// The stored "workload_time" parameter of sweeps whose workload-time is the seconds
+// of one pass, averaged over the passes of a --duration measurement.
+constexpr const char* kWorkloadTimePerPass = "seconds_per_pass";
 
 // What --resume needs to rebuild the same sweep, stored with it.
 std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
@@ -65,7 +72,8 @@ std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
           {"inflight", std::to_string(flags.inflight)},
           {"finalists", std::to_string(flags.finalists)},
           {"final_rounds", std::to_string(flags.final_rounds)},
-          {"seed", std::to_string(flags.seed)}};
+          {"seed", std::to_string(flags.seed)},
+          {"workload_time", kWorkloadTimePerPass}};
 }
 
 Status RestoreFlags(const db::SweepRecord& sweep, SweepFlags& flags) {
@@ -100,6 +108,14 @@ Status RestoreFlags(const db::SweepRecord& sweep, SweepFlags& flags) {
       flags.finalists = static_cast<uint32_t>(std::stoul(p.at("finalists")));
     if (p.count("final_rounds")) {
       flags.final_rounds = static_cast<uint32_t>(std::stoul(p.at("final_rounds")));
+    }
+    // Before it, a workload measurement was two passes and workload-time their total.
+    flags.replay_fixed_rounds = !p.count("workload_time");
+    if (!flags.replay_fixed_rounds && p.at("workload_time") != kWorkloadTimePerPass) {
+      return Status::Corruption("sweep " + std::to_string(sweep.id) + " has workload_time '" +
+                                p.at("workload_time") +
+                                "', which this artune does not know: resume it with the "
+                                "artune that started it, or start a new sweep");
     }
   } catch (const std::exception& error) {
     return Status::Corruption("sweep " + std::to_string(sweep.id) +
@@ -262,6 +278,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   options.warmup_s = flags.warmup_s;
   options.duration_s = flags.duration_s;
   options.inflight = flags.inflight;
+  options.replay_fixed_rounds = flags.replay_fixed_rounds;
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<tuner::TrialTarget> target,
                           tuner::TrialTarget::Open(base, flags.peer, options));
 
@@ -385,7 +402,10 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->capture_default_str();
   command->add_option("--warmup", flags->warmup_s, "Warm-up seconds per trial")
       ->capture_default_str();
-  command->add_option("--duration", flags->duration_s, "Seconds per measurement")
+  command
+      ->add_option("--duration", flags->duration_s,
+                   "Seconds per measurement (a workload replay makes as many passes as fit; "
+                   "workload-time is the seconds of one pass)")
       ->capture_default_str();
   command
       ->add_option("--inflight", flags->inflight,

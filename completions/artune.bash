@@ -39,7 +39,7 @@ _artune() {
     'sweep') words='--help -h --config --set --knob --scheme --classes --buffers --workload --replay-messages --objective --peer --fabric --strategy --repeats --warmup --duration --inflight --finalists --final-rounds --seed --resume --json'; value_options='--config|--set|--knob|--scheme|--classes|--buffers|--workload|--replay-messages|--objective|--peer|--fabric|--strategy|--repeats|--warmup|--duration|--inflight|--finalists|--final-rounds|--seed|--resume' ;;
     'apply') words='config compare --help -h'; value_options='' ;;
     'apply config') words='--help -h --sweep --set --output --format --live --dry-run --json'; value_options='--sweep|--set|--output|--format|--live' ;;
-    'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --warmup-rounds --messages --inflight --seed --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--warmup-rounds|--messages|--inflight|--seed' ;;
+    'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --duration --warmup-rounds --messages --inflight --seed --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--duration|--warmup-rounds|--messages|--inflight|--seed' ;;
     'workload') words='--help -h --ps --workers --steps --duration --scale --seed --timeout --json'; value_options='--ps|--workers|--steps|--duration|--scale|--seed|--timeout' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;

@@ -19,6 +19,7 @@ fail() {
 }
 
 # 7 x 2 grid points plus the default (16KiB, 512KiB; 512KiB is off the chunk axis).
+# shellcheck disable=SC2054  # the commas separate a knob's values, not array elements
 args=(--db "$db" sweep --fabric tcp --knob eager_threshold=1KiB..64KiB:x2
   --knob chunk_size=64KiB,1MiB --repeats 2 --warmup 0.05 --duration 0.15 --json)
 expected_total=15
@@ -82,6 +83,32 @@ if errors:
     sys.exit(1)
 print(f"resume: {len(before)} kept, {resumed['measured']} measured, {total} in all")
 PY
+
+# The sweep stored how its workload time is measured; one stored before that
+# (no such parameter) still resumes, one from an unknown artune is refused by name.
+set_parameter() {  # value, or "" to delete it
+  python3 - "$db" "$1" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("DELETE FROM sweep_parameters WHERE sweep_id = 1 AND name = 'workload_time'")
+if sys.argv[2]:
+    db.execute("INSERT INTO sweep_parameters (sweep_id, name, value) VALUES (1, 'workload_time', ?)",
+               (sys.argv[2],))
+db.commit()
+PY
+}
+stored=$(python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT value FROM sweep_parameters WHERE sweep_id = 1 AND name = '"'"'workload_time'"'"'").fetchone()[0])' "$db")
+[[ $stored == seconds_per_pass ]] || fail "stored workload_time is '$stored'"
+set_parameter ""
+"$artune" --db "$db" sweep --resume 1 --json >/dev/null 2>"$dir/legacy.err" ||
+  fail "a sweep stored before workload_time does not resume: $(cat "$dir/legacy.err")"
+set_parameter "minutes_per_epoch"
+if "$artune" --db "$db" sweep --resume 1 --json >/dev/null 2>"$dir/unknown.err"; then
+  fail "a sweep with an unknown workload_time resumed"
+fi
+grep -q "workload_time 'minutes_per_epoch'" "$dir/unknown.err" ||
+  fail "the refusal does not name the stored workload_time: $(cat "$dir/unknown.err")"
+set_parameter seconds_per_pass
 
 out=$("$artune" --db "$db" results --sweep 1)
 [[ $out == *"Winner"* && $out == *"eager \\ chunk"* && $out == *"64KiB"* && $out == *"*"* ]] ||

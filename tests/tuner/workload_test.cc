@@ -1,9 +1,12 @@
 // Workloads: scheme messages and capture replay lists (mix, sizes, determinism,
 // byte cap, buffer layout from captured iovecs), and RunReplay over a loopback server
-// with validation (single- and multi-slice messages).
+// with validation (single- and multi-slice messages) and its minimum duration; the
+// objective of a replay run (workload-time per pass).
 #include "artune/tuner/workload.h"
 
 #include <gtest/gtest.h>
+
+#include "artune/tuner/trial.h"
 
 namespace artune::tuner {
 namespace {
@@ -125,8 +128,57 @@ TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
     EXPECT_EQ(result->rpcs, 24u);
     EXPECT_EQ(result->bytes_delivered, 2 * workload->total_bytes);
     EXPECT_EQ(result->latency_us.count, 24u);
+    EXPECT_EQ(result->passes, 2u);
     EXPECT_GT(result->duration_s, 0);
   }
+}
+
+// A measurement of a few milliseconds is at the mercy of a scheduler tick: with
+// min_duration_s the replay goes on pass after pass until that much time has passed,
+// and every call of every pass is counted.
+TEST(RunReplay, KeepsPassingUntilTheMinimumDuration) {
+  transport::Config config;
+  config.fabric = transport::FabricKind::kTcp;
+  auto bench = MakeArtuneBenchTransport(config);
+  auto servers = StartLoopbackServers(*bench, 1);
+  ASSERT_TRUE(servers.ok()) << servers.status().ToString();
+  auto channel = bench->Connect((*servers)[0]->address());
+  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  ReplayOptions options;
+  options.messages = 4;
+  auto workload = CaptureWorkload(TensorProfile(), 3, options);
+  ASSERT_TRUE(workload.ok());
+  ReplayRunOptions run;
+  run.inflight = 2;
+  run.warmup_rounds = 0;
+  run.rounds = 1;
+  run.min_duration_s = 0.05;
+  auto result = RunReplay(**channel, *workload, run);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->validated) << result->validation_error;
+  EXPECT_GE(result->duration_s, 0.05);
+  EXPECT_GE(result->passes, 1u);
+  EXPECT_LE(result->passes, kMaxReplayPasses);
+  EXPECT_EQ(result->rpcs, uint64_t{result->passes} * workload->messages.size());
+  EXPECT_EQ(result->bytes_delivered, uint64_t{result->passes} * workload->total_bytes);
+}
+
+TEST(ObjectiveValue, WorkloadTimeIsSecondsPerPassUnlessFixedRounds) {
+  RunResult run;
+  run.duration_s = 1.5;
+  run.passes = 30;
+  run.latency_us.p50 = 70;
+  run.bandwidth_mbps = 900;
+  TrialOptions options;
+  options.objective = Objective::kWorkloadTime;
+  EXPECT_DOUBLE_EQ(ObjectiveValue(options, run), 0.05);
+  // A resumed sweep stored before per-pass workload time keeps the old measure.
+  options.replay_fixed_rounds = true;
+  EXPECT_DOUBLE_EQ(ObjectiveValue(options, run), 1.5);
+  options.objective = Objective::kLatencyP50;
+  EXPECT_DOUBLE_EQ(ObjectiveValue(options, run), 70);
+  options.objective = Objective::kBandwidth;
+  EXPECT_DOUBLE_EQ(ObjectiveValue(options, run), 900);
 }
 
 // The RecvTensor profile of a gRPC parameter server traced with its iovecs. Half

@@ -18,22 +18,6 @@ bool IsSchemeWorkload(const Workload& workload) {
   return workload.description.rfind("scheme:", 0) == 0;
 }
 
-double ObjectiveOf(Objective objective, const RunResult& run) {
-  switch (objective) {
-    case Objective::kLatencyP50:
-      return run.latency_us.p50;
-    case Objective::kLatencyP99:
-      return run.latency_us.p99;
-    case Objective::kBandwidth:
-      return run.bandwidth_mbps;
-    case Objective::kPsThroughput:
-      return run.rpcs_per_s;
-    case Objective::kWorkloadTime:
-      return run.duration_s;
-  }
-  return 0;
-}
-
 double MedianOf(std::vector<double> values) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
@@ -87,7 +71,7 @@ class LiveTrialTarget final : public TrialTarget {
     }
     pass.status = "ok";
     pass.validated = true;
-    pass.objective = ObjectiveOf(options_.objective, *run);
+    pass.objective = ObjectiveValue(options_, *run);
     return pass;
   }
 
@@ -126,7 +110,7 @@ class LiveTrialTarget final : public TrialTarget {
         Result<RunResult> run = RunOnce(workload, options_, options_.duration_s, false);
         if (!run.ok()) return finish("failed", run.status().message());
         if (!run->validated) return finish("invalid", run->validation_error);
-        values.push_back(ObjectiveOf(options_.objective, *run));
+        values.push_back(ObjectiveValue(options_, *run));
         p50s.push_back(run->latency_us.p50);
         p99s.push_back(run->latency_us.p99);
         bandwidths.push_back(run->bandwidth_mbps);
@@ -163,6 +147,7 @@ class LiveTrialTarget final : public TrialTarget {
       replay.inflight = latency ? 1 : options.inflight;
       replay.warmup_rounds = 0;
       replay.rounds = warmup ? 1 : options.replay_rounds;
+      if (!options.replay_fixed_rounds) replay.min_duration_s = seconds;
       return RunReplay(*channels_.front(), workload, replay);
     }
     RunOptions run;
@@ -205,6 +190,23 @@ class LiveTrialTarget final : public TrialTarget {
 };
 
 }  // namespace
+
+double ObjectiveValue(const TrialOptions& options, const RunResult& run) {
+  switch (options.objective) {
+    case Objective::kLatencyP50:
+      return run.latency_us.p50;
+    case Objective::kLatencyP99:
+      return run.latency_us.p99;
+    case Objective::kBandwidth:
+      return run.bandwidth_mbps;
+    case Objective::kPsThroughput:
+      return run.rpcs_per_s;
+    case Objective::kWorkloadTime:
+      if (options.replay_fixed_rounds || run.passes == 0) return run.duration_s;
+      return run.duration_s / run.passes;
+  }
+  return 0;
+}
 
 std::string_view ObjectiveName(Objective objective) {
   switch (objective) {

@@ -384,11 +384,14 @@ Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
     if (!status.ok()) return record_failure(status);
   }
   const auto start = Clock::now();
-  for (uint32_t round = 0; round < options.rounds; ++round) {
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  while (result.passes < kMaxReplayPasses &&
+         (result.passes < options.rounds || elapsed() < options.min_duration_s)) {
     Status status = run_round(true);
     if (!status.ok()) return record_failure(status);
+    ++result.passes;
   }
-  result.duration_s = std::chrono::duration<double>(Clock::now() - start).count();
+  result.duration_s = elapsed();
   result.payload_bytes = workload.total_bytes;
   result.latency_us = Summarize(latencies);
   if (result.duration_s > 0) {

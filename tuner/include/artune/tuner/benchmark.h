@@ -71,6 +71,7 @@ struct RunResult {
   uint64_t payload_bytes = 0;    // bytes of one request payload
   uint64_t bytes_delivered = 0;  // request payload bytes of the counted calls
   double duration_s = 0;         // measured phase, wall clock
+  uint32_t passes = 0;           // RunReplay: measured passes over the replay list
   Summary latency_us;            // per call, microseconds
   double bandwidth_mbps = 0;     // bytes_delivered / duration, in 10^6 bytes/s
   double rpcs_per_s = 0;

@@ -45,16 +45,26 @@ struct TrialOptions {
   Objective objective = Objective::kLatencyP50;
   uint32_t repeats = 3;     // measurements per round (>= 1)
   double warmup_s = 0.2;    // before the first measurement of a trial
-  double duration_s = 0.5;  // of one measurement (latency, bandwidth, ps)
+  double duration_s = 0.5;  // of one measurement (a replay: passes until it has passed)
   uint32_t inflight = 8;    // bandwidth, ps, workload-time
   uint32_t ps_servers = 2;  // ps-throughput
   uint32_t ps_clients = 2;
-  uint32_t replay_rounds = 2;    // workload passes per measurement (workload objectives)
+  uint32_t replay_rounds = 2;  // workload passes per measurement, at least
+  // workload-time is the seconds of one pass, averaged over the passes that fill
+  // duration_s. Sweeps stored before that measured exactly replay_rounds passes and
+  // stored their total; resuming one keeps that measure (true), so its trials stay
+  // comparable.
+  bool replay_fixed_rounds = false;
   double unstable_spread = 0.2;  // (ci_high - ci_low) / median above this: re-measure
   uint32_t max_remeasure = 1;
 };
 // kInvalidArgument naming the field for zero repeats, non-positive durations, ...
 Status ValidateTrialOptions(const TrialOptions& options);
+
+// The objective `options.objective` of one measured run: workload-time is the
+// seconds of one pass (the run's duration over its passes), or the whole duration
+// with replay_fixed_rounds.
+double ObjectiveValue(const TrialOptions& options, const RunResult& run);
 
 struct TrialMeasurement {
   std::string status;  // "ok" | "invalid" | "failed"

@@ -141,13 +141,22 @@ Result<Workload> LoadCaptureWorkload(db::Store& store, int64_t capture_id,
 struct ReplayRunOptions {
   uint32_t inflight = 1;       // 1: one call at a time, every call timed
   uint32_t warmup_rounds = 1;  // passes over the list before measuring
-  uint32_t rounds = 2;         // measured passes over the list
+  uint32_t rounds = 2;         // measured passes over the list (at least)
+  // Measured passes go on until this much wall time has passed (and `rounds` are
+  // done): a pass of a few dozen calls lasts milliseconds, and one that short is at
+  // the mercy of a scheduler tick; a measurement of many passes averages those out.
+  double min_duration_s = 0;
 };
 
-// Sends the list `rounds` times (after `warmup_rounds`). RunResult: rpcs, bytes,
-// duration (wall time of the measured rounds), per-call latency (with inflight 1,
-// else per-call completion time), bandwidth, RPC/s, validation. A mismatch stops
-// the run with validated = false; transport errors are returned.
+// No measurement runs more passes than this, whatever min_duration_s asks.
+inline constexpr uint32_t kMaxReplayPasses = 100000;
+
+// Sends the list `rounds` times (after `warmup_rounds`), and again while the
+// measured passes have lasted less than min_duration_s. Each pass ends when all its
+// calls have completed. RunResult: passes, rpcs, bytes, duration (wall time of the
+// measured passes), per-call latency (with inflight 1, else per-call completion
+// time), bandwidth, RPC/s, validation. A mismatch stops the run with validated =
+// false; transport errors are returned.
 Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
                             const ReplayRunOptions& options);
 
