@@ -23,6 +23,7 @@
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "artune/tuner/config_emit.h"
+#include "artune/tuner/stats.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
 #include "trial_json.h"
@@ -203,6 +204,20 @@ SideSummary Summarize(const Side& side) {
   return summary;
 }
 
+const char* PairedOutcomeText(tuner::PairedOutcome outcome) {
+  switch (outcome) {
+    case tuner::PairedOutcome::kFaster:
+      return "the tuned config is faster beyond noise";
+    case tuner::PairedOutcome::kSlower:
+      return "the tuned config is slower beyond noise";
+    case tuner::PairedOutcome::kWithinNoise:
+      return "the interval holds 1x: the difference is within noise";
+    case tuner::PairedOutcome::kTooFewPairs:
+      break;
+  }
+  return "too few pairs to tell";
+}
+
 std::string Fixed(double value, int digits) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(digits) << value;
@@ -279,6 +294,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
   const auto [lowest, highest] = std::minmax_element(paired.begin(), paired.end());
   const double paired_low = paired.empty() ? 0 : *lowest;
   const double paired_high = paired.empty() ? 0 : *highest;
+  const tuner::PairedVerdict verdict = tuner::JudgePairedSpeedups(paired);
   if (flags.json) {
     auto side_json = [&](const Side& side, const SideSummary& s) {
       ordered_json runs = ordered_json::array(), passes = ordered_json::array();
@@ -322,6 +338,14 @@ Status Compare(const CompareFlags& flags, Context& context) {
                : ordered_json();
     out["speedup"] = speedup;
     out["paired_speedups"] = paired;
+    out["paired_speedup"] = {{"median", verdict.estimate.median},
+                             {"ci_low", verdict.estimate.low},
+                             {"ci_high", verdict.estimate.high},
+                             {"confidence", verdict.estimate.achieved_confidence},
+                             {"pairs", verdict.estimate.count}};
+    // faster | slower: the interval of the paired median clears 1; within_noise;
+    // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
+    out["verdict"] = tuner::PairedOutcomeName(verdict.outcome);
     out["consistent"] = !paired.empty() && (paired_low > 1 || paired_high < 1);
     std::cout << out.dump(2) << "\n";
   } else {
@@ -354,11 +378,15 @@ Status Compare(const CompareFlags& flags, Context& context) {
               << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
               << "; paired repeats " << Fixed(paired_low, 2) << "x.." << Fixed(paired_high, 2)
               << "x)\n";
-    if (flags.repeats < 3) {
+    if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
       std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
-                << "noise; use --repeats 5 or more\n";
-    } else if (paired_low <= 1 && paired_high >= 1) {
-      std::cout << "  the paired repeats disagree on the sign: the difference is within noise\n";
+                << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";
+    } else {
+      std::cout << "  paired: median " << Fixed(verdict.estimate.median, 3) << "x, "
+                << static_cast<int>(verdict.estimate.achieved_confidence * 100 + 0.5)
+                << " % interval " << Fixed(verdict.estimate.low, 3) << "x.."
+                << Fixed(verdict.estimate.high, 3) << "x over " << verdict.estimate.count
+                << " pairs: " << PairedOutcomeText(verdict.outcome) << "\n";
     }
   }
   if (!base.validated || !tune.validated) {

@@ -279,6 +279,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   options.duration_s = flags.duration_s;
   options.inflight = flags.inflight;
   options.replay_fixed_rounds = flags.replay_fixed_rounds;
+  if (flags.replay_fixed_rounds) options.replay_rounds = tuner::kLegacyReplayRounds;
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<tuner::TrialTarget> target,
                           tuner::TrialTarget::Open(base, flags.peer, options));
 

@@ -83,4 +83,32 @@ MedianEstimate MedianWithConfidence(std::span<const double> samples, double conf
   return estimate;
 }
 
+PairedVerdict JudgePairedSpeedups(std::span<const double> speedups) {
+  PairedVerdict verdict;
+  verdict.estimate = MedianWithConfidence(speedups);
+  if (speedups.size() < kMinPairsForVerdict) return verdict;
+  if (verdict.estimate.low > 1) {
+    verdict.outcome = PairedOutcome::kFaster;
+  } else if (verdict.estimate.high < 1) {
+    verdict.outcome = PairedOutcome::kSlower;
+  } else {
+    verdict.outcome = PairedOutcome::kWithinNoise;
+  }
+  return verdict;
+}
+
+const char* PairedOutcomeName(PairedOutcome outcome) {
+  switch (outcome) {
+    case PairedOutcome::kFaster:
+      return "faster";
+    case PairedOutcome::kSlower:
+      return "slower";
+    case PairedOutcome::kWithinNoise:
+      return "within_noise";
+    case PairedOutcome::kTooFewPairs:
+      break;
+  }
+  return "too_few_pairs";
+}
+
 }  // namespace artune::tuner

@@ -35,4 +35,26 @@ struct MedianEstimate {
 };
 MedianEstimate MedianWithConfidence(std::span<const double> samples, double confidence = 0.95);
 
+// Paired speedups: each is the baseline's time over the candidate's, from two
+// measurements taken back to back (alternating which goes first). The machine's
+// drift, which in the lab moves one config's time by 20 % within a minute, cancels
+// within a pair; the median's order-statistic interval assumes nothing about the
+// pairs' spread, and one pair hit by a stray stall cannot move it.
+enum class PairedOutcome {
+  kTooFewPairs,  // fewer than kMinPairsForVerdict pairs
+  kFaster,       // the interval of the median lies above 1
+  kSlower,       // below 1
+  kWithinNoise,  // it holds 1
+};
+// With fewer pairs no interval of the median reaches 95 % (5 pairs: [min, max]
+// covers 94 %).
+inline constexpr size_t kMinPairsForVerdict = 6;
+struct PairedVerdict {
+  MedianEstimate estimate;  // of the speedups, at 95 %
+  PairedOutcome outcome = PairedOutcome::kTooFewPairs;
+};
+PairedVerdict JudgePairedSpeedups(std::span<const double> speedups);
+// "too_few_pairs", "faster", "slower", "within_noise".
+const char* PairedOutcomeName(PairedOutcome outcome);
+
 }  // namespace artune::tuner

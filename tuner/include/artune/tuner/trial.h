@@ -41,6 +41,9 @@ std::string_view ObjectiveUnit(Objective objective);
 // Latencies and times are minimised, throughputs maximised.
 bool LowerIsBetter(Objective objective);
 
+// Passes per workload measurement of sweeps stored before workload-time was per pass.
+inline constexpr uint32_t kLegacyReplayRounds = 2;
+
 struct TrialOptions {
   Objective objective = Objective::kLatencyP50;
   uint32_t repeats = 3;     // measurements per round (>= 1)
@@ -49,11 +52,11 @@ struct TrialOptions {
   uint32_t inflight = 8;    // bandwidth, ps, workload-time
   uint32_t ps_servers = 2;  // ps-throughput
   uint32_t ps_clients = 2;
-  uint32_t replay_rounds = 2;  // workload passes per measurement, at least
+  uint32_t replay_rounds = 1;  // workload passes per measurement, at least
   // workload-time is the seconds of one pass, averaged over the passes that fill
-  // duration_s. Sweeps stored before that measured exactly replay_rounds passes and
-  // stored their total; resuming one keeps that measure (true), so its trials stay
-  // comparable.
+  // duration_s. Sweeps stored before that measured exactly kLegacyReplayRounds
+  // passes and stored their total; resuming one keeps that measure (true, with
+  // replay_rounds = kLegacyReplayRounds), so its trials stay comparable.
   bool replay_fixed_rounds = false;
   double unstable_spread = 0.2;  // (ci_high - ci_low) / median above this: re-measure
   uint32_t max_remeasure = 1;
