@@ -13,6 +13,7 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
 #include "command.h"
 #include "knob_flags.h"
@@ -198,6 +199,15 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
       }
     }
   }
+  if (outcome.winner_pairs) {
+    const tuner::MedianEstimate& pairs = outcome.winner_pairs->estimate;
+    std::cout << std::left << std::setw(15) << "paired"
+              << "the top finalist over the default, same-round samples: median "
+              << Number(pairs.median) << "x, "
+              << static_cast<int>(pairs.achieved_confidence * 100 + 0.5) << " % interval "
+              << Number(pairs.low) << "x.." << Number(pairs.high) << "x over " << pairs.count
+              << " pairs (" << tuner::PairedOutcomeName(outcome.winner_pairs->outcome) << ")\n";
+  }
   if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
   // The gain from the final round when there is one (interleaved, free of the
   // winner's curse and of drift), else from the search's own trials.
@@ -337,6 +347,19 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["search_best"] = PickJson(outcome.search_best);
     j["default"] = PickJson(outcome.default_trial);
     AddVerdictJson(j, outcome.sweep.verdict);
+    // The top finalist's same-round pairs with the default (speedup > 1: better);
+    // null without a final round or with fewer than 6 pairs.
+    if (outcome.winner_pairs) {
+      const tuner::MedianEstimate& pairs = outcome.winner_pairs->estimate;
+      j["final_pairs"] = {{"median", pairs.median},
+                          {"ci_low", pairs.low},
+                          {"ci_high", pairs.high},
+                          {"confidence", pairs.achieved_confidence},
+                          {"pairs", pairs.count},
+                          {"outcome", tuner::PairedOutcomeName(outcome.winner_pairs->outcome)}};
+    } else {
+      j["final_pairs"] = nullptr;
+    }
     if (outcome.warmup) {
       j["warmup"] = {{"passes", outcome.warmup->passes},
                      {"stable", outcome.warmup->stable},

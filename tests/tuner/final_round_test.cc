@@ -166,6 +166,63 @@ TEST(FinalRound, RoundsAlternateTheirOrderAndCountRoundsWon) {
   EXPECT_EQ(result->finalists[0].pooled.objective, 80);
   EXPECT_EQ(result->finalists[0].rounds_won, 3u);
   EXPECT_EQ(result->finalists[1].rounds_won, 0u);
+  // The k-th sample of a round pairs with the default's k-th of that round.
+  const std::vector<double>& faster = result->paired_speedups.at("chunk_size=1MiB");
+  const std::vector<double>& slower = result->paired_speedups.at("chunk_size=2MiB");
+  ASSERT_EQ(faster.size(), 9u);
+  ASSERT_EQ(slower.size(), 9u);
+  for (double speedup : faster) EXPECT_NEAR(speedup, 100.0 / 80.0, 1e-9);
+  for (double speedup : slower) EXPECT_NEAR(speedup, 100.0 / 120.0, 1e-9);
+  const std::optional<PairedVerdict> pairs = WinnerPairs(*result);
+  ASSERT_TRUE(pairs.has_value());
+  EXPECT_EQ(pairs->outcome, PairedOutcome::kFaster);
+}
+
+// A final round over a drifting machine: the default and the winner swing together
+// from round to round, so their pooled intervals overlap, but within each round the
+// winner is a few per cent faster. The same-round pairs see that; the pooled
+// intervals alone would call it noise. Pairs that straddle 1 call it noise, and too
+// few pairs leave the decision to the pooled intervals.
+TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
+  FinalRoundResult round;
+  round.rounds = 3;
+  round.default_pooled = Trial({{"chunk_size", "512KiB"}}, 100);
+  round.default_pooled.ci_low = 80;
+  round.default_pooled.ci_high = 125;
+  db::FinalistRecord winner;
+  winner.pooled = Trial({{"chunk_size", "2MiB"}}, 95);
+  winner.pooled.ci_low = 76;
+  winner.pooled.ci_high = 119;
+  winner.rounds_won = 3;
+  round.finalists = {winner};
+  ASSERT_FALSE(BeatsDefault(winner.pooled, round.default_pooled, true));
+
+  VerdictEvidence evidence;
+  evidence.search_best = Trial({{"chunk_size", "2MiB"}}, 90);
+  evidence.final_round = round;
+  evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,
+                                                              1.05, 1.04, 1.06, 1.02};
+  db::SweepVerdict verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(verdict.best_knobs, "chunk_size=2MiB");
+
+  evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 0.97, 1.05, 0.99, 1.07,
+                                                              0.95, 1.04, 1.01, 0.98};
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+
+  // Five pairs decide nothing: the pooled intervals overlap, so within noise.
+  evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07};
+  EXPECT_FALSE(WinnerPairs(*evidence.final_round).has_value());
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+
+  // Faster by the pairs but in only 1 of 3 rounds: not beaten.
+  evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,
+                                                              1.05, 1.04, 1.06, 1.02};
+  evidence.final_round->finalists[0].rounds_won = 1;
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
 }
 
 TEST(FinalRound, AFinalistThatCorruptsIsDroppedAndRankedLast) {

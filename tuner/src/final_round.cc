@@ -131,13 +131,14 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     transport::Config config;
     std::vector<TrialMeasurement> rounds;
     uint32_t rounds_won = 0;
-    bool out = false;  // failed or corrupted in a round: not measured again
+    bool out = false;              // failed or corrupted in a round: not measured again
+    std::vector<double> speedups;  // over the default of the same round
   };
   std::vector<Contender> contenders;
-  contenders.push_back({default_knobs, base, {}, 0, false});
+  contenders.push_back({default_knobs, base, {}, 0, false, {}});
   for (const db::TrialRecord& finalist : finalists) {
     ARTUNE_ASSIGN_OR_RETURN(transport::Config config, ConfigOf(base, finalist.knobs));
-    contenders.push_back({finalist.knobs, config, {}, 0, false});
+    contenders.push_back({finalist.knobs, config, {}, 0, false, {}});
   }
 
   const size_t total = contenders.size() * options.rounds;
@@ -168,6 +169,14 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
           Better(this_round[i]->objective, default_now->objective, lower_is_better)) {
         ++contenders[i].rounds_won;
       }
+      if (!default_ok) continue;
+      const std::vector<double>& mine = this_round[i]->values;
+      const std::vector<double>& theirs = default_now->values;
+      for (size_t k = 0; k < mine.size() && k < theirs.size(); ++k) {
+        if (!(mine[k] > 0 && theirs[k] > 0)) continue;
+        contenders[i].speedups.push_back(lower_is_better ? theirs[k] / mine[k]
+                                                         : mine[k] / theirs[k]);
+      }
     }
   }
 
@@ -178,6 +187,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     db::FinalistRecord finalist;
     finalist.pooled = PoolRounds(sweep_id, contenders[i].knobs, contenders[i].rounds);
     finalist.rounds_won = contenders[i].rounds_won;
+    result.paired_speedups[db::TrialKnobKey(contenders[i].knobs)] = contenders[i].speedups;
     result.finalists.push_back(std::move(finalist));
   }
   std::stable_sort(result.finalists.begin(), result.finalists.end(),

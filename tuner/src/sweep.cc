@@ -52,6 +52,16 @@ bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_tr
                          : best.ci_low > default_trial.ci_high;
 }
 
+std::optional<PairedVerdict> WinnerPairs(const FinalRoundResult& final_round) {
+  if (final_round.finalists.empty()) return std::nullopt;
+  const auto pairs = final_round.paired_speedups.find(
+      db::TrialKnobKey(final_round.finalists.front().pooled.knobs));
+  if (pairs == final_round.paired_speedups.end() || pairs->second.size() < kMinPairsForVerdict) {
+    return std::nullopt;
+  }
+  return JudgePairedSpeedups(pairs->second);
+}
+
 db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
                                bool lower_is_better) {
   db::SweepVerdict verdict;
@@ -87,10 +97,13 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     }
     verdict.best_knobs = db::TrialKnobKey(winner->pooled.knobs);
     verdict.best_remeasured = winner->pooled;
-    // Interleaved, the pooled pair shares the machine's conditions: the winner must
-    // be clear of the default's interval and faster in most rounds.
-    const bool beats = BeatsDefault(winner->pooled, default_pooled, lower_is_better) &&
-                       2 * winner->rounds_won > final_round.rounds;
+    // The winner must be better in most rounds and, with enough same-round pairs
+    // (WinnerPairs), better beyond noise by the pairs' median; else, from targets
+    // without samples, clear of the default's pooled interval.
+    const std::optional<PairedVerdict> paired = WinnerPairs(final_round);
+    const bool clear = paired ? paired->outcome == PairedOutcome::kFaster
+                              : BeatsDefault(winner->pooled, default_pooled, lower_is_better);
+    const bool beats = clear && 2 * winner->rounds_won > final_round.rounds;
     verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
     return verdict;
   }
@@ -243,6 +256,7 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   const db::SweepVerdict verdict = DecideVerdict(evidence, sweep.default_knobs, lower_is_better);
   outcome.default_remeasured = verdict.default_remeasured;
   outcome.best_remeasured = verdict.best_remeasured;
+  if (evidence.final_round) outcome.winner_pairs = WinnerPairs(*evidence.final_round);
   for (const db::TrialRecord& trial : outcome.trials) {
     if (!verdict.best_knobs.empty() && db::TrialKnobKey(trial.knobs) == verdict.best_knobs) {
       outcome.best = trial;

@@ -14,8 +14,9 @@
 // measured once, in an order that alternates (forward on even rounds, backward on
 // odd ones) so that no config always runs first or right after another. Each
 // config's measurements are pooled (PoolRounds), and in every round each finalist
-// is compared with the default of that same round (rounds_won). The sweep's verdict
-// (sweep.h: DecideVerdict) is then taken on these numbers alone.
+// is compared with the default of that same round (rounds_won), sample by sample
+// (paired_speedups). The sweep's verdict (sweep.h: DecideVerdict) is then taken on
+// these numbers alone.
 //
 // Threading: runs on the calling thread, like the sweep.
 #pragma once
@@ -71,6 +72,12 @@ struct FinalRoundResult {
   // Every finalist, those "ok" and validated first by pooled objective (the first
   // is the winner), then the rest in the order given.
   std::vector<db::FinalistRecord> finalists;
+  // By finalist knob key: its speedups over the default (>1: the finalist is
+  // better, in the objective's direction), pairing the k-th sample of each round
+  // with the default's k-th sample of that round; rounds either failed in, or
+  // targets that report no samples, give no pairs. Samples of one round are close
+  // in time, so the machine's drift over the sweep cancels in a pair.
+  std::map<std::string, std::vector<double>> paired_speedups;
 };
 
 // Called before each measurement of the final round: the measurement's number from

@@ -36,6 +36,7 @@
 #include "artune/transport/config.h"
 #include "artune/tuner/final_round.h"
 #include "artune/tuner/search_space.h"
+#include "artune/tuner/stats.h"
 #include "artune/tuner/strategy.h"
 #include "artune/tuner/trial.h"
 #include "artune/tuner/workload.h"
@@ -83,6 +84,8 @@ struct SweepOutcome {
   // nullopt when the default won the final round.
   std::optional<db::TrialRecord> default_remeasured;
   std::optional<db::TrialRecord> best_remeasured;
+  // WinnerPairs of the final round; nullopt without one or with too few pairs.
+  std::optional<PairedVerdict> winner_pairs;
   // The verdict (DecideVerdict) is beats_default.
   // Equal to sweep.verdict->best_beats_default().
   bool best_beats_default = false;
@@ -102,8 +105,11 @@ struct VerdictEvidence {
 // With a final round whose winner (its first finalist) is "ok" and validated:
 //   default_is_best when the default's pooled measurement is "ok", validated and
 //                   at least as good as the winner's (best_knobs: the default's);
-//   beats_default   when the winner's pooled interval is clear of the default's
-//                   (BeatsDefault) and it won more than half of the rounds;
+//   beats_default   when the winner won more than half of the rounds and is
+//                   better beyond noise: by its same-round pairs with the default
+//                   (WinnerPairs: the interval of their median clears 1) when it
+//                   has kMinPairsForVerdict of them, else by its pooled interval
+//                   being clear of the default's (BeatsDefault);
 //   within_noise    otherwise (best_knobs: the winner's).
 // With a final round whose finalists all failed or corrupted: within_noise, with
 // the search best's knobs (it is not reliable).
@@ -119,6 +125,13 @@ struct VerdictEvidence {
 // decided_at is left empty (the store stamps it). Pure.
 db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
                                bool lower_is_better);
+
+// The final round's winner (its first finalist) judged on its same-round pairs
+// with the default (FinalRoundResult::paired_speedups, JudgePairedSpeedups);
+// nullopt with fewer than kMinPairsForVerdict pairs or no finalist. Pairs cancel
+// the drift that widens pooled intervals: in the lab the host's speed moves by
+// ±25 % within a minute (bench/loop.md).
+std::optional<PairedVerdict> WinnerPairs(const FinalRoundResult& final_round);
 
 // True when `best` beats `default_trial` by more than the overlap of their
 // confidence intervals: lower is better, best.ci_high < default.ci_low; higher,
