@@ -178,6 +178,55 @@ TEST(FinalRound, RoundsAlternateTheirOrderAndCountRoundsWon) {
   EXPECT_EQ(pairs->outcome, PairedOutcome::kFaster);
 }
 
+// A target that gets 25 % slower with every measurement (a drifting machine), with
+// one finalist 10 % faster than the default and one 5 % faster.
+class DriftingTarget final : public TrialTarget {
+ public:
+  std::map<uint64_t, double> factor;  // chunk size -> time relative to the default
+  std::string fabric() const override { return "tcp"; }
+  std::string peer() const override { return "synthetic"; }
+  Result<TrialMeasurement> Measure(const transport::Config& config, const Workload&) override {
+    // Every measurement runs 25 % slower than the one before it.
+    speed_ *= 1.25;
+    const double value = speed_ * (factor.count(config.chunk_size) ? factor[config.chunk_size] : 1);
+    TrialMeasurement measurement;
+    measurement.status = "ok";
+    measurement.validated = true;
+    measurement.values = {value, value * 1.01, value * 0.99};
+    measurement.samples = 3;
+    measurement.objective = value;
+    measurement.ci_low = value * 0.99;
+    measurement.ci_high = value * 1.01;
+    return measurement;
+  }
+
+ private:
+  double speed_ = 10;
+};
+
+TEST(FinalRound, UnderDriftFinalistsAreRankedByTheirPairsWithTheDefault) {
+  DriftingTarget target;
+  // Round order: default, 2MiB, 1MiB (forward), then 1MiB, 2MiB, default, ... The
+  // pooled medians mix the drift in and put 2MiB first (about 42.7 against 44.3);
+  // the same-round pairs, in alternating order, cancel it: medians 1.22 for 1MiB
+  // and 1.08 for 2MiB.
+  target.factor = {{1024 * kKiB, 0.90}, {2048 * kKiB, 0.95}};
+  const std::vector<db::TrialRecord> finalists = {Trial({{"chunk_size", "2MiB"}}, 50),
+                                                  Trial({{"chunk_size", "1MiB"}}, 60)};
+  FinalRoundOptions options;
+  options.rounds = 4;
+  auto result = RunFinalRound(target, Workload{}, transport::Config{}, 1,
+                              {{"chunk_size", "512KiB"}}, finalists, true, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->finalists.size(), 2u);
+  EXPECT_EQ(result->finalists[0].pooled.knobs.at("chunk_size"), "1MiB");
+  EXPECT_LT(result->finalists[1].pooled.objective, result->finalists[0].pooled.objective);
+  const std::optional<PairedVerdict> pairs = WinnerPairs(*result);
+  ASSERT_TRUE(pairs.has_value());
+  EXPECT_EQ(pairs->estimate.count, 12u);
+  EXPECT_NEAR(pairs->estimate.median, (12.5 / 17.578125 + 38.147 / 21.972656) / 2, 0.01);
+}
+
 // A final round over a drifting machine: the default and the winner swing together
 // from round to round, so their pooled intervals overlap, but within each round the
 // winner is a few per cent faster. The same-round pairs see that; the pooled
@@ -216,6 +265,14 @@ TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
   EXPECT_FALSE(WinnerPairs(*evidence.final_round).has_value());
   verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
   EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+
+  // Better by the pooled medians (95 against 100) but not by its pairs: the
+  // default is best, and it is what gets applied.
+  evidence.final_round->paired_speedups["chunk_size=2MiB"] = {0.98, 1.01, 0.97, 0.99, 1.00,
+                                                              0.96, 1.02, 0.99, 0.98};
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  EXPECT_EQ(verdict.verdict, db::kVerdictDefaultIsBest);
+  EXPECT_EQ(verdict.best_knobs, "chunk_size=512KiB");
 
   // Faster by the pairs but in only 1 of 3 rounds: not beaten.
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,

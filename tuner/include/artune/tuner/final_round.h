@@ -69,8 +69,10 @@ db::TrialRecord PoolRounds(int64_t sweep_id, const std::map<std::string, std::st
 struct FinalRoundResult {
   uint32_t rounds = 0;
   db::TrialRecord default_pooled;  // knobs: the default's
-  // Every finalist, those "ok" and validated first by pooled objective (the first
-  // is the winner), then the rest in the order given.
+  // Every finalist, those "ok" and validated first (the first is the winner),
+  // best first by the median of their paired_speedups when both of two have
+  // kMinPairsForVerdict pairs, else by pooled objective; then the rest in the order
+  // given.
   std::vector<db::FinalistRecord> finalists;
   // By finalist knob key: its speedups over the default (>1: the finalist is
   // better, in the objective's direction), pairing the k-th sample of each round

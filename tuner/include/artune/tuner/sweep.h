@@ -103,8 +103,10 @@ struct VerdictEvidence {
 // The verdict RunSweep stores; `default_knobs` is the default's knob key.
 //   no_valid_trial  without a search best;
 // With a final round whose winner (its first finalist) is "ok" and validated:
-//   default_is_best when the default's pooled measurement is "ok", validated and
-//                   at least as good as the winner's (best_knobs: the default's);
+//   default_is_best when the default's pooled measurement is "ok" and validated
+//                   and the winner is no better: the median of its same-round
+//                   pairs (WinnerPairs) is at most 1x, or, with too few pairs, its
+//                   pooled objective is no better (best_knobs: the default's);
 //   beats_default   when the winner won more than half of the rounds and is
 //                   better beyond noise: by its same-round pairs with the default
 //                   (WinnerPairs: the interval of their median clears 1) when it
