@@ -76,12 +76,12 @@ Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::S
 
 std::string VerdictText(std::string_view verdict) {
   if (verdict == db::kVerdictBeatsDefault) {
-    return "beats default: the best config is better than the default beyond their "
-           "confidence intervals";
+    return "beats default: the best config is better than the default beyond noise (its "
+           "same-round pairs with the default, or their confidence intervals)";
   }
   if (verdict == db::kVerdictWithinNoise) {
-    return "within noise: the best config does not beat the default beyond their confidence "
-           "intervals";
+    return "within noise: the best config does not beat the default beyond noise (its "
+           "same-round pairs with the default, or their confidence intervals)";
   }
   if (verdict == db::kVerdictDefaultIsBest) return "default is best: no config measured beats it";
   if (verdict == db::kVerdictNoValidTrial) {

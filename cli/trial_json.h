@@ -53,8 +53,8 @@ nlohmann::ordered_json LayoutJson(const tuner::Workload& workload);
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
 
 // One line of text for a verdict value, for the human output of sweep, results and
-// apply (e.g. "within noise: the best config does not beat the default beyond their
-// confidence intervals"); unknown values are returned as they are.
+// apply (e.g. "within noise: the best config does not beat the default beyond noise
+// ..."); unknown values are returned as they are.
 std::string VerdictText(std::string_view verdict);
 
 }  // namespace artune::cli

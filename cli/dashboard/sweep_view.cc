@@ -46,10 +46,10 @@ std::string TrialLine(const SweepTrial& trial) {
 // The stored verdict in a few words, and how to colour it.
 std::pair<std::string, Style> VerdictLine(const std::string& verdict) {
   if (verdict == "beats_default") {
-    return {"best beats the default beyond their confidence intervals", Style::kGood};
+    return {"best beats the default beyond noise", Style::kGood};
   }
   if (verdict == "within_noise") {
-    return {"within noise: best does not beat the default beyond their CIs", Style::kWarn};
+    return {"within noise: best does not beat the default beyond noise", Style::kWarn};
   }
   if (verdict == "default_is_best") return {"the default is the best config", Style::kNormal};
   if (verdict == "no_valid_trial") return {"no valid trial", Style::kWarn};

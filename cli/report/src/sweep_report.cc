@@ -129,11 +129,13 @@ std::string VerdictSentence(const db::SweepRecord& sweep) {
   }
   const std::string& verdict = sweep.verdict->verdict;
   if (verdict == db::kVerdictBeatsDefault) {
-    return "The winner beats the defaults beyond their 95% confidence intervals.";
+    return "The winner beats the defaults beyond noise (the 95% interval of its paired "
+           "speedups over the defaults, or their 95% confidence intervals).";
   }
   if (verdict == db::kVerdictWithinNoise) {
-    return "Within noise: the winner does not beat the defaults beyond their 95% confidence "
-           "intervals, so the difference may be chance.";
+    return "Within noise: the winner does not beat the defaults beyond noise (the 95% "
+           "interval of its paired speedups, or their 95% confidence intervals), so the "
+           "difference may be chance.";
   }
   if (verdict == db::kVerdictDefaultIsBest) {
     return "The defaults are the best config measured: nothing beats them.";
