@@ -190,23 +190,28 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     result.paired_speedups[db::TrialKnobKey(contenders[i].knobs)] = contenders[i].speedups;
     result.finalists.push_back(std::move(finalist));
   }
-  // Ranked by the median of their pairs with the default when both have enough
-  // (drift cancels within a pair, not across a pooled median), else pooled.
-  auto paired_median = [&](const db::FinalistRecord& finalist) -> std::optional<double> {
-    const std::vector<double>& pairs =
-        result.paired_speedups.at(db::TrialKnobKey(finalist.pooled.knobs));
-    if (pairs.size() < kMinPairsForVerdict) return std::nullopt;
-    return MedianWithConfidence(pairs).median;
-  };
+  // Ranked by the median of their pairs with the default when every valid finalist
+  // has enough (drift cancels within a pair, not across a pooled median), else all
+  // by pooled objective: one key for all keeps the order a strict weak ordering.
+  std::map<std::string, double> paired_median;
+  bool by_pairs = true;
+  for (const db::FinalistRecord& finalist : result.finalists) {
+    if (!OkAndValidated(finalist.pooled)) continue;
+    const std::string key = db::TrialKnobKey(finalist.pooled.knobs);
+    const std::vector<double>& pairs = result.paired_speedups.at(key);
+    if (pairs.size() < kMinPairsForVerdict) by_pairs = false;
+    paired_median[key] = MedianWithConfidence(pairs).median;
+  }
   std::stable_sort(result.finalists.begin(), result.finalists.end(),
                    [&](const db::FinalistRecord& a, const db::FinalistRecord& b) {
                      const bool a_ok = OkAndValidated(a.pooled);
                      const bool b_ok = OkAndValidated(b.pooled);
                      if (a_ok != b_ok) return a_ok;
                      if (!a_ok) return false;
-                     const std::optional<double> a_pairs = paired_median(a);
-                     const std::optional<double> b_pairs = paired_median(b);
-                     if (a_pairs && b_pairs) return *a_pairs > *b_pairs;
+                     if (by_pairs) {
+                       return paired_median.at(db::TrialKnobKey(a.pooled.knobs)) >
+                              paired_median.at(db::TrialKnobKey(b.pooled.knobs));
+                     }
                      return Better(a.pooled.objective, b.pooled.objective, lower_is_better);
                    });
   return result;

@@ -70,7 +70,7 @@ struct FinalRoundResult {
   uint32_t rounds = 0;
   db::TrialRecord default_pooled;  // knobs: the default's
   // Every finalist, those "ok" and validated first (the first is the winner),
-  // best first by the median of their paired_speedups when both of two have
+  // best first by the median of their paired_speedups when every one of them has
   // kMinPairsForVerdict pairs, else by pooled objective; then the rest in the order
   // given.
   std::vector<db::FinalistRecord> finalists;
