@@ -338,11 +338,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
                : ordered_json();
     out["speedup"] = speedup;
     out["paired_speedups"] = paired;
-    out["paired_speedup"] = {{"median", verdict.estimate.median},
-                             {"ci_low", verdict.estimate.low},
-                             {"ci_high", verdict.estimate.high},
-                             {"confidence", verdict.estimate.achieved_confidence},
-                             {"pairs", verdict.estimate.count}};
+    out["paired_speedup"] = PairedEstimateJson(verdict.estimate);
     // faster | slower: the interval of the paired median clears 1; within_noise;
     // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
     out["verdict"] = tuner::PairedOutcomeName(verdict.outcome);

@@ -289,7 +289,6 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   options.duration_s = flags.duration_s;
   options.inflight = flags.inflight;
   options.replay_fixed_rounds = flags.replay_fixed_rounds;
-  if (flags.replay_fixed_rounds) options.replay_rounds = tuner::kLegacyReplayRounds;
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<tuner::TrialTarget> target,
                           tuner::TrialTarget::Open(base, flags.peer, options));
 
@@ -350,13 +349,8 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     // The top finalist's same-round pairs with the default (speedup > 1: better);
     // null without a final round or with fewer than 6 pairs.
     if (outcome.winner_pairs) {
-      const tuner::MedianEstimate& pairs = outcome.winner_pairs->estimate;
-      j["final_pairs"] = {{"median", pairs.median},
-                          {"ci_low", pairs.low},
-                          {"ci_high", pairs.high},
-                          {"confidence", pairs.achieved_confidence},
-                          {"pairs", pairs.count},
-                          {"outcome", tuner::PairedOutcomeName(outcome.winner_pairs->outcome)}};
+      j["final_pairs"] = PairedEstimateJson(outcome.winner_pairs->estimate);
+      j["final_pairs"]["outcome"] = tuner::PairedOutcomeName(outcome.winner_pairs->outcome);
     } else {
       j["final_pairs"] = nullptr;
     }

@@ -74,6 +74,14 @@ Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::S
   return store.BestTrial(sweep.id);
 }
 
+nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate) {
+  return {{"median", estimate.median},
+          {"ci_low", estimate.low},
+          {"ci_high", estimate.high},
+          {"confidence", estimate.achieved_confidence},
+          {"pairs", estimate.count}};
+}
+
 std::string VerdictText(std::string_view verdict) {
   if (verdict == db::kVerdictBeatsDefault) {
     return "beats default: the best config is better than the default beyond noise (its "

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "artune/db/store.h"
+#include "artune/tuner/stats.h"
 #include "artune/tuner/workload.h"
 
 namespace artune::cli {
@@ -45,6 +46,10 @@ void AddVerdictJson(nlohmann::ordered_json& out, const std::optional<db::SweepVe
 // max_slices, from_iovecs, data_iovecs, framing_iovecs}}; null for a workload with
 // no layout (schemes). Shared by `sweep --json` and `apply compare --json`.
 nlohmann::ordered_json LayoutJson(const tuner::Workload& workload);
+
+// The paired speedups' median and its interval: {median, ci_low, ci_high,
+// confidence, pairs} (`apply compare`'s paired_speedup, `sweep`'s final_pairs).
+nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate);
 
 // The trial a sweep's verdict chose (the one whose knob key is the verdict's
 // best_knobs: the final round's winner, or the default when it won); for a sweep

@@ -146,8 +146,12 @@ class LiveTrialTarget final : public TrialTarget {
                            options.objective == Objective::kLatencyP99;
       replay.inflight = latency ? 1 : options.inflight;
       replay.warmup_rounds = 0;
-      replay.rounds = warmup ? 1 : options.replay_rounds;
-      if (!options.replay_fixed_rounds) replay.min_duration_s = seconds;
+      if (options.replay_fixed_rounds) {
+        replay.rounds = warmup ? 1 : kLegacyReplayRounds;
+      } else {
+        replay.rounds = warmup ? 1 : options.replay_rounds;
+        replay.min_duration_s = seconds;
+      }
       return RunReplay(*channels_.front(), workload, replay);
     }
     RunOptions run;

@@ -55,8 +55,9 @@ struct TrialOptions {
   uint32_t replay_rounds = 1;  // workload passes per measurement, at least
   // workload-time is the seconds of one pass, averaged over the passes that fill
   // duration_s. Sweeps stored before that measured exactly kLegacyReplayRounds
-  // passes and stored their total; resuming one keeps that measure (true, with
-  // replay_rounds = kLegacyReplayRounds), so its trials stay comparable.
+  // passes and stored their total; resuming one keeps that measure (true: every
+  // measurement is kLegacyReplayRounds passes, whatever replay_rounds and
+  // duration_s say), so its trials stay comparable.
   bool replay_fixed_rounds = false;
   double unstable_spread = 0.2;  // (ci_high - ci_low) / median above this: re-measure
   uint32_t max_remeasure = 1;
