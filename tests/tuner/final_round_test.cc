@@ -93,6 +93,19 @@ TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
   EXPECT_EQ(invalid.error, "checksum mismatch in slice 3");
 }
 
+// A valid measurement of `value`: three samples, 1 % either side of it.
+TrialMeasurement OkMeasurement(double value) {
+  TrialMeasurement measurement;
+  measurement.status = "ok";
+  measurement.validated = true;
+  measurement.values = {value * 0.99, value, value * 1.01};
+  measurement.samples = 3;
+  measurement.objective = value;
+  measurement.ci_low = value * 0.99;
+  measurement.ci_high = value * 1.01;
+  return measurement;
+}
+
 // A synthetic link: each chunk size measures a fixed value (three samples of it),
 // except that `lucky` chunk size measures `lucky_value` on its first measurement
 // only; `broken` chunk size corrupts every payload. Records the order of the
@@ -111,23 +124,16 @@ class ScriptedTarget final : public TrialTarget {
   Result<TrialMeasurement> Measure(const transport::Config& config, const Workload&) override {
     order.push_back(config.chunk_size);
     const size_t seen = ++measured_[config.chunk_size];
-    TrialMeasurement measurement;
     if (config.chunk_size == broken) {
+      TrialMeasurement measurement;
       measurement.status = "invalid";
       measurement.error = "checksum mismatch";
       return measurement;
     }
-    measurement.status = "ok";
-    measurement.validated = true;
     const double value = config.chunk_size == lucky && seen == 1 ? lucky_value
                          : values.count(config.chunk_size)       ? values.at(config.chunk_size)
                                                                  : 100.0;
-    measurement.values = {value * 0.99, value, value * 1.01};
-    measurement.samples = 3;
-    measurement.objective = value;
-    measurement.ci_low = value * 0.99;
-    measurement.ci_high = value * 1.01;
-    return measurement;
+    return OkMeasurement(value);
   }
 
  private:
@@ -189,15 +195,7 @@ class DriftingTarget final : public TrialTarget {
     // Every measurement runs 25 % slower than the one before it.
     speed_ *= 1.25;
     const double value = speed_ * (factor.count(config.chunk_size) ? factor[config.chunk_size] : 1);
-    TrialMeasurement measurement;
-    measurement.status = "ok";
-    measurement.validated = true;
-    measurement.values = {value, value * 1.01, value * 0.99};
-    measurement.samples = 3;
-    measurement.objective = value;
-    measurement.ci_low = value * 0.99;
-    measurement.ci_high = value * 1.01;
-    return measurement;
+    return OkMeasurement(value);
   }
 
  private:

@@ -26,6 +26,21 @@ probes::MethodProfile Method(std::string name, probes::MessageDirection directio
   return method;
 }
 
+// One loopback server of the embedded transport under `config`, and a channel to it.
+struct LoopbackLink {
+  std::unique_ptr<BenchTransport> bench;
+  std::vector<std::unique_ptr<BenchServer>> servers;
+  std::unique_ptr<BenchChannel> channel;
+};
+
+Result<LoopbackLink> ConnectLoopback(const transport::Config& config) {
+  LoopbackLink link;
+  link.bench = MakeArtuneBenchTransport(config);
+  ARTUNE_ASSIGN_OR_RETURN(link.servers, StartLoopbackServers(*link.bench, 1));
+  ARTUNE_ASSIGN_OR_RETURN(link.channel, link.bench->Connect(link.servers[0]->address()));
+  return link;
+}
+
 probes::Profile TensorProfile() {
   probes::Profile profile;
   profile.backend = "pcap";
@@ -109,11 +124,8 @@ TEST(CaptureWorkload, AnEmptyProfileSaysWhatToDo) {
 TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
   transport::Config config;
   config.fabric = transport::FabricKind::kTcp;
-  auto bench = MakeArtuneBenchTransport(config);
-  auto servers = StartLoopbackServers(*bench, 1);
-  ASSERT_TRUE(servers.ok()) << servers.status().ToString();
-  auto channel = bench->Connect((*servers)[0]->address());
-  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  auto link = ConnectLoopback(config);
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
   ReplayOptions options;
   options.messages = 12;
   auto workload = CaptureWorkload(TensorProfile(), 3, options);
@@ -122,7 +134,7 @@ TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
     ReplayRunOptions run;
     run.inflight = inflight;
     run.rounds = 2;
-    auto result = RunReplay(**channel, *workload, run);
+    auto result = RunReplay(*link->channel, *workload, run);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     EXPECT_TRUE(result->validated) << result->validation_error;
     EXPECT_EQ(result->rpcs, 24u);
@@ -139,11 +151,8 @@ TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
 TEST(RunReplay, KeepsPassingUntilTheMinimumDuration) {
   transport::Config config;
   config.fabric = transport::FabricKind::kTcp;
-  auto bench = MakeArtuneBenchTransport(config);
-  auto servers = StartLoopbackServers(*bench, 1);
-  ASSERT_TRUE(servers.ok()) << servers.status().ToString();
-  auto channel = bench->Connect((*servers)[0]->address());
-  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  auto link = ConnectLoopback(config);
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
   ReplayOptions options;
   options.messages = 4;
   auto workload = CaptureWorkload(TensorProfile(), 3, options);
@@ -153,7 +162,7 @@ TEST(RunReplay, KeepsPassingUntilTheMinimumDuration) {
   run.warmup_rounds = 0;
   run.rounds = 1;
   run.min_duration_s = 0.05;
-  auto result = RunReplay(**channel, *workload, run);
+  auto result = RunReplay(*link->channel, *workload, run);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(result->validated) << result->validation_error;
   EXPECT_GE(result->duration_s, 0.05);
@@ -378,11 +387,8 @@ TEST(RunReplay, MultiSliceMessagesValidateOverLoopback) {
   config.eager_threshold = 20 * 1024;  // some frame pieces eager, some rendezvous
   config.chunk_size = 16 * 1024;
   config.coalesce_limit = 4096;  // the ~100 B slices are packed
-  auto bench = MakeArtuneBenchTransport(config);
-  auto servers = StartLoopbackServers(*bench, 1);
-  ASSERT_TRUE(servers.ok()) << servers.status().ToString();
-  auto channel = bench->Connect((*servers)[0]->address());
-  ASSERT_TRUE(channel.ok()) << channel.status().ToString();
+  auto link = ConnectLoopback(config);
+  ASSERT_TRUE(link.ok()) << link.status().ToString();
   ReplayOptions options;
   options.messages = 10;
   auto workload = CaptureWorkload(IovecProfile(), 5, options);
@@ -392,7 +398,7 @@ TEST(RunReplay, MultiSliceMessagesValidateOverLoopback) {
     ReplayRunOptions run;
     run.inflight = inflight;
     run.rounds = 2;
-    auto result = RunReplay(**channel, *workload, run);
+    auto result = RunReplay(*link->channel, *workload, run);
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     EXPECT_TRUE(result->validated) << result->validation_error;
     EXPECT_EQ(result->rpcs, 20u);
