@@ -200,6 +200,17 @@ ordered_json WinnerJson(const Proposal& proposal) {
 }
 
 Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
+  // A running server keeps its own fabric and verbs_* values (Knob::live): pushing
+  // one would change nothing, so say how to change it instead.
+  for (const tuner::KnobSetting& setting : proposal.settings) {
+    const transport::Knob* knob = transport::FindKnob(setting.name);
+    if (knob == nullptr || knob->live) continue;
+    return Status::InvalidArgument(
+        "--live: " + setting.name + " is set when a transport starts, and a running server " +
+        "keeps its own (from " + setting.origin + "); write it to the server's config " +
+        "(artune apply config --set " + setting.name + "=" + setting.value +
+        " --output FILE) and restart `artune serve` with it");
+  }
   // The handshake returns the server's config (its values win), which is the base.
   auto client = transport::Client::Connect(Config{}, flags.live);
   if (!client.ok()) {

@@ -58,6 +58,7 @@ Status Show(const ConfigOptions& options) {
           {"source_detail", loaded.sources[i].location},
           {"env", knob.env_name},
           {"doc", knob.doc},
+          {"live", knob.live},
       };
       if (knob.type == KnobType::kEnum) {
         entry["choices"] = std::vector<std::string>(knob.choices.begin(), knob.choices.end());
@@ -81,12 +82,14 @@ Status Show(const ConfigOptions& options) {
       {"KNOB", "VALUE", "UNIT", "SOURCE", "RANGE", "DOC"}};
   for (size_t i = 0; i < knobs.size(); ++i) {
     const Knob& knob = knobs[i];
-    rows.push_back({std::string(knob.name),
+    rows.push_back({std::string(knob.name) + (knob.live ? "" : " *"),
                     transport::FormatKnobValue(knob, knob.get(loaded.config)),
                     std::string(knob.unit), loaded.sources[i].ToString(),
                     transport::FormatKnobRange(knob), std::string(knob.doc)});
   }
   PrintTable(rows, {}, std::cout);
+  std::cout << "\n* set when the transport starts: a running server keeps its own value "
+               "(`apply config --live` and sweep trials cannot change it)\n";
   return Status::Ok();
 }
 

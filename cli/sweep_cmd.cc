@@ -385,7 +385,9 @@ void RegisterSweep(CLI::App& root, Context& context) {
   AddKnobFlags(*command, flags->knobs);
   command->add_option("--knob", flags->axes,
                       "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
-                      "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2");
+                      "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2. "
+                      "Only knobs a running transport takes live (not fabric or verbs_*: "
+                      "`artune config show` marks them)");
   command->add_option("--scheme", flags->scheme, "TF-gRPC-Bench payload scheme")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();

@@ -68,7 +68,7 @@ complete -c artune -n '__fish_seen_subcommand_from bench' -l set -r -d 'Override
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l help -s h -d 'Print this help message and exit'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l config -r -d 'Transport config file (TOML); default  $ARTUNE_CONFIG, else $XDG_CONFIG_HOME/artune/transport.toml if it exists'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l set -r -d 'Override a knob, e.g. --set chunk_size=1MiB (repeatable; beats the file and ARTUNE_* variables). Knobs  eager_threshold, chunk_size, pipeline_depth, coalesce_limit, max_outstanding, eager_buffer_count, fabric, polling, timeout_ms, verbs_device, verbs_port, verbs_gid_index, verbs_mtu, verbs_inline_size, verbs_qp_timeout, verbs_retry_count'
-complete -c artune -n '__fish_seen_subcommand_from sweep' -l knob -r -d 'A knob axis  NAME=LO..HI xF (geometric) or NAME=a,b,c; repeatable. Default  eager_threshold=256B..256KiB x2 and chunk_size=16KiB..4MiB x2'
+complete -c artune -n '__fish_seen_subcommand_from sweep' -l knob -r -d 'A knob axis  NAME=LO..HI xF (geometric) or NAME=a,b,c; repeatable. Default  eager_threshold=256B..256KiB x2 and chunk_size=16KiB..4MiB x2. Only knobs a running transport takes live (not fabric or verbs_*  `artune config show` marks them)'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l scheme -r -d 'TF-gRPC-Bench payload scheme'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l classes -r -d 'Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L otherwise)'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l buffers -r -d 'Buffers per scheme message'

@@ -138,6 +138,11 @@ TEST_F(ApplyCliTest, EnvAndJsonFormatsGoToStdoutAndWriteNoFile) {
     EXPECT_EQ(knob.at("source"), "env");
   }
   EXPECT_TRUE(found);
+  // Which knobs a running transport can take live is part of the listing.
+  for (const json& knob : document.at("knobs")) {
+    const std::string name = knob.at("name");
+    EXPECT_EQ(knob.at("live"), !(name == "fabric" || name.starts_with("verbs_"))) << name;
+  }
 }
 
 TEST_F(ApplyCliTest, WithoutASweepOrSetItSaysWhatToDo) {
@@ -245,6 +250,12 @@ TEST_F(ApplyCliTest, LiveApplyChangesProtocolSelectionInTheServersStats) {
   const Outcome bad = Run("apply config --live " + address + " --set chunk_size=1KiB");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("out of range"), std::string::npos) << bad.err;
+
+  // Nor does a knob a running server cannot change: the error says how instead.
+  const Outcome start_only = Run("apply config --live " + address + " --set verbs_mtu=1024");
+  EXPECT_EQ(start_only.exit_code, 2) << start_only.err;
+  EXPECT_NE(start_only.err.find("restart"), std::string::npos) << start_only.err;
+  EXPECT_NE(start_only.err.find("verbs_mtu=1024 --output"), std::string::npos) << start_only.err;
 }
 
 TEST_F(ApplyCliTest, WorkloadRunsAValidatedTensorFlowLikeStep) {

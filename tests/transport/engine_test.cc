@@ -1,10 +1,14 @@
 // The engine end to end on loopback: every protocol with validated payloads,
 // boundary sizes, zero-copy buffers, many calls in flight, handler errors, timeouts
 // and live reconfiguration. Parameterised on the fabric.
+#include <sys/resource.h>
+
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <thread>
 
 #include "artune/transport/knobs.h"
 #include "engine_test_util.h"
@@ -274,6 +278,74 @@ TEST_P(EngineTest, ServerReconfigureReachesTheClient) {
   EchoAndValidate({4096}, 21);
   EXPECT_EQ(client_->config().eager_threshold, 2048u);
   EXPECT_GE(Slices(client_->stats(), Protocol::kRendezvousRead), 2u);
+}
+
+// CPU seconds this process used while it slept for `seconds`: its transport
+// threads' work with no call in flight.
+double IdleCpuSeconds(double seconds) {
+  auto cpu = [] {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  const double before = cpu();
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return cpu() - before;
+}
+
+TEST_P(EngineTest, PollingSwitchesLiveBothWays) {
+  config_.polling = PollingMode::kEvent;
+  StartPair(config_);
+  EchoAndValidate({100, 64 * 1024}, 22);
+  Config busy = config_;
+  busy.polling = PollingMode::kBusy;
+  ASSERT_TRUE(client_->Reconfigure(busy).ok());
+  EXPECT_EQ(client_->config().polling, PollingMode::kBusy);
+  EXPECT_EQ(server_->config().polling, PollingMode::kBusy);
+  EchoAndValidate({100, 64 * 1024}, 23);
+  // Both progress threads now spin with nothing to do: the process burns CPU while
+  // idle. (Generous bounds: on a loaded machine a spinning thread still gets a
+  // good share of a core.)
+  const double spinning = IdleCpuSeconds(0.5);
+  EXPECT_GT(spinning, 0.1) << "busy polling did not take effect";
+  // Back to event: the threads arm their completion events before they sleep, so
+  // calls still complete (a thread asleep on an unarmed CQ would hang them).
+  ASSERT_TRUE(client_->Reconfigure(config_).ok());
+  EchoAndValidate({100, 64 * 1024}, 24);
+  EchoAndValidate({300 * 1024}, 25);
+  const double sleeping = IdleCpuSeconds(0.5);
+  EXPECT_LT(sleeping, spinning / 2) << "event polling still spins";
+  EXPECT_EQ(server_->config().polling, PollingMode::kEvent);
+}
+
+TEST_P(EngineTest, StartOnlyKnobsStayWithEachRunningSide) {
+  StartPair(config_);
+  Config mtu = config_;
+  mtu.verbs_mtu = config_.verbs_mtu == 1024 ? 2048 : 1024;
+  // Given to the server itself: refused, with the way out.
+  Status refused = server_->Reconfigure(mtu);
+  EXPECT_EQ(refused.code(), ErrorCode::kInvalidArgument) << refused.ToString();
+  EXPECT_NE(refused.message().find("restart"), std::string::npos) << refused.ToString();
+  EXPECT_NE(refused.message().find("verbs_mtu"), std::string::npos) << refused.ToString();
+  // From a client: each side keeps its own (verbs knobs are never negotiated), so
+  // the live knobs in the same request still apply.
+  mtu.pipeline_depth = config_.pipeline_depth + 1;
+  ASSERT_TRUE(client_->Reconfigure(mtu).ok());
+  EXPECT_EQ(client_->config().verbs_mtu, config_.verbs_mtu);
+  EXPECT_EQ(server_->config().verbs_mtu, config_.verbs_mtu);
+  EXPECT_EQ(server_->config().pipeline_depth, config_.pipeline_depth + 1);
+  EchoAndValidate({100 * 1024}, 26);
+  int start_only = 0;
+  for (const Knob& knob : Knobs()) {
+    if (!knob.live) ++start_only;
+    if (knob.name == "fabric" || knob.name.starts_with("verbs_")) {
+      EXPECT_FALSE(knob.live) << knob.name;
+    } else {
+      EXPECT_TRUE(knob.live) << knob.name;
+    }
+  }
+  EXPECT_EQ(start_only, 8);
 }
 
 TEST_P(EngineTest, InvalidConfigAndVerbsAreRejected) {

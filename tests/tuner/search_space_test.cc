@@ -63,6 +63,13 @@ TEST(SearchSpace, ErrorsNameKnobValueRangeAndFix) {
   EXPECT_NE(message.find("NAME=LO..HI:xF"), std::string::npos) << message;
   message = ErrorOf("fabric=tcp,verbs");
   EXPECT_NE(message.find("--fabric"), std::string::npos) << message;
+  // Fixed when a transport starts: a trial could not change them.
+  for (const char* spec : {"verbs_mtu=1024,4096", "verbs_inline_size=0,128",
+                           "verbs_qp_timeout=14,17", "verbs_retry_count=3,7"}) {
+    message = ErrorOf(spec);
+    EXPECT_NE(message.find("set when a transport starts"), std::string::npos) << message;
+    EXPECT_NE(message.find("--set verbs_"), std::string::npos) << message;
+  }
   message = ErrorOf("eager_threshold=0..4KiB:x2");
   EXPECT_NE(message.find("cannot start at 0"), std::string::npos) << message;
   message = ErrorOf("chunk_size=12 apples");

@@ -238,6 +238,7 @@ class ClientImpl final : public Client {
       old->Close(Status::Cancelled("connection retired after a reconfiguration"));
       return true;
     });
+    fabric_->SetPolling(config.polling);
     config_ = config;
     epoch_ = epoch;
     slots_->SetLimit(config.max_outstanding);

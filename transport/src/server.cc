@@ -183,6 +183,15 @@ class ServerImpl final : public Server, public control::Control::Service {
                                      "); restart it instead");
     }
     std::lock_guard lock(mutex_);
+    for (const Knob& knob : Knobs()) {
+      if (knob.live || knob.name == "fabric" || knob.get(config) == knob.get(config_)) continue;
+      return Status::InvalidArgument(
+          std::string(knob.name) + " cannot change on a running server (it is set when the " +
+          "transport starts; it runs " + FormatKnobValue(knob, knob.get(config_)) +
+          "); restart it with " + std::string(knob.name) + "=" +
+          FormatKnobValue(knob, knob.get(config)));
+    }
+    fabric_->SetPolling(config.polling);
     config_ = config;
     ++epoch_;
     for (const auto& connection : connections_) connection->SetConfig(config_, epoch_);

@@ -16,13 +16,6 @@ std::string Trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
-// Knobs the control plane cannot change on a live connection: a trial could not
-// switch to them without restarting both ends.
-bool ChangesOnlyAtStart(std::string_view name) {
-  return name == "fabric" || name == "verbs_device" || name == "verbs_port" ||
-         name == "verbs_gid_index";
-}
-
 std::string UnknownKnobMessage(std::string_view name, std::string_view spec) {
   std::string message =
       "--knob " + std::string(spec) + ": no knob named \"" + std::string(name) + "\"";
@@ -218,12 +211,17 @@ Result<KnobAxis> ParseKnobAxis(std::string_view spec) {
   const std::string name = Trim(spec.substr(0, equals));
   const transport::Knob* knob = transport::FindKnob(name);
   if (knob == nullptr) return Status::InvalidArgument(UnknownKnobMessage(name, spec));
-  if (ChangesOnlyAtStart(name)) {
+  // Trials reconfigure both ends live; a knob fixed when a transport starts would
+  // keep its starting value in every trial, which would then measure one config
+  // under several labels.
+  if (!knob->live) {
     return Status::InvalidArgument(
         "--knob " + std::string(spec) + ": " + name +
-        " cannot change on a live connection, and trials reconfigure live; " +
-        (name == "fabric" ? "use --fabric to choose it for the whole sweep"
-                          : "set it for the whole sweep with --set " + name + "=VALUE"));
+        " is set when a transport starts and cannot change between trials (they "
+        "reconfigure both ends live); " +
+        (name == "fabric"
+             ? "use --fabric to choose it for the whole sweep"
+             : "set it for the whole sweep with --set " + name + "=VALUE, one sweep per value"));
   }
   const std::string_view body = spec.substr(equals + 1);
   if (Trim(body).empty()) {

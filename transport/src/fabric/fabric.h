@@ -122,6 +122,11 @@ class Fabric {
   virtual Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                                     std::span<const std::byte> private_data) = 0;
 
+  // How the progress thread waits for completions from now on: a live knob, so a
+  // sweep's trial (or `apply config --live`) switches it without a restart. The
+  // thread takes the new mode at its next pass (a sleeping one is woken). Any thread.
+  virtual void SetPolling(PollingMode mode) = 0;
+
   // Closes every endpoint and joins the progress thread. Idempotent.
   virtual void Shutdown() = 0;
 };

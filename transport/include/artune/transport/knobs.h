@@ -68,6 +68,12 @@ struct Knob {
   std::span<const std::string_view> choices;  // enum knobs only
   uint64_t (*get)(const Config& config);
   void (*set)(Config& config, uint64_t value);  // value already range-checked
+  // True when a running transport takes a new value at once (Server::Reconfigure,
+  // Client::Reconfigure, `artune apply config --live`). False for what is fixed when
+  // a transport starts: the fabric and the verbs device, port, GID and QP
+  // attributes. A running side keeps its own value of those (each side's are its
+  // own, never negotiated); a new value needs a restart.
+  bool live;
 
   uint64_t DefaultValue() const { return get(Config{}); }
 };

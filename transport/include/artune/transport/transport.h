@@ -150,6 +150,10 @@ class Server {
   virtual std::string address() const = 0;
   virtual FabricKind fabric() const = 0;
   // New knob values for new messages; calls in flight finish under the old values.
+  // Only the live knobs (Knob::live) change: polling at the progress thread's next
+  // pass, the rest for new messages. The fabric and the verbs_* knobs a running
+  // server keeps (a request to change them is ignored when it comes from a client,
+  // whose values of those are its own, and refused when given here).
   virtual Status Reconfigure(const Config& config) = 0;
   virtual Config config() const = 0;
   virtual Stats stats() const = 0;
@@ -178,7 +182,8 @@ class Client {
                          CallOptions options, Done done) = 0;
 
   // Pushes new knob values to the server through the control plane; both ends use
-  // them for new messages, calls in flight finish under the old values.
+  // them for new messages, calls in flight finish under the old values. Live knobs
+  // only (Knob::live): each end keeps its own fabric and verbs_* values.
   virtual Status Reconfigure(const Config& config) = 0;
   // The config both ends agreed on.
   virtual Config config() const = 0;

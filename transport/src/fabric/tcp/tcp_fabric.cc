@@ -239,8 +239,9 @@ void TcpFabric::AcceptAll() {
 void TcpFabric::ProgressLoop() {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
-  const int timeout_ms = polling_ == PollingMode::kBusy ? 0 : -1;
   while (!stopping_.load(std::memory_order_relaxed)) {
+    // Read on every pass: SetPolling may switch it while the thread runs.
+    const int timeout_ms = polling_.load(std::memory_order_relaxed) == PollingMode::kBusy ? 0 : -1;
     int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -272,15 +273,26 @@ void TcpFabric::ProgressLoop() {
   }
 }
 
+void TcpFabric::Wake() {
+  if (wake_fd_ >= 0) {
+    uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+}
+
+void TcpFabric::SetPolling(PollingMode mode) {
+  // Under the shutdown lock: the wake-up eventfd is closed by Shutdown.
+  std::lock_guard shutdown_lock(shutdown_mutex_);
+  if (polling_.exchange(mode) == mode || shut_down_) return;
+  Wake();  // a thread asleep in epoll_wait(-1) takes a switch to busy now
+}
+
 void TcpFabric::Shutdown() {
   std::lock_guard shutdown_lock(shutdown_mutex_);
   if (shut_down_) return;
   shut_down_ = true;
   stopping_ = true;
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
+  Wake();
   if (progress_.joinable()) progress_.join();
   // The progress thread is gone: tear the remaining endpoints down here.
   std::vector<std::shared_ptr<TcpEndpoint>> remaining;

@@ -146,6 +146,7 @@ class TcpFabric final : public Fabric {
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
+  void SetPolling(PollingMode mode) override;
   void Shutdown() override;
 
   // For endpoints.
@@ -160,8 +161,9 @@ class TcpFabric final : public Fabric {
  private:
   void ProgressLoop();
   void AcceptAll();
+  void Wake();
 
-  const PollingMode polling_;
+  std::atomic<PollingMode> polling_;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   int listen_fd_ = -1;

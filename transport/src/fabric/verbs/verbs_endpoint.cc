@@ -53,7 +53,7 @@ Status VerbsEndpoint::CreateQueues() {
   cq_ = ibv_create_cq(id_->verbs, static_cast<int>(send_queue_depth_ + recv_depth), this,
                       fabric_.comp_channel(), 0);
   if (cq_ == nullptr) return Status::ResourceExhausted(VerbError("ibv_create_cq", errno));
-  if (config.polling == PollingMode::kEvent && ibv_req_notify_cq(cq_, 0) != 0) {
+  if (fabric_.polling() == PollingMode::kEvent && ibv_req_notify_cq(cq_, 0) != 0) {
     return Status::Unavailable(VerbError("ibv_req_notify_cq", errno));
   }
   ibv_qp_init_attr attr{};
@@ -311,7 +311,7 @@ void VerbsEndpoint::FailLocked(Status why) {
   }
 }
 
-bool VerbsEndpoint::Progress() {
+bool VerbsEndpoint::Progress(bool arm) {
   if (disconnected_) return false;
   std::vector<Completion> deliveries;
   CompletionHandler handler;
@@ -324,7 +324,7 @@ bool VerbsEndpoint::Progress() {
     if (!handler_ && !failed_) return false;
     // Re-arm before polling: a completion that lands after the poll still raises
     // an event.
-    if (fabric_.config().polling == PollingMode::kEvent) ibv_req_notify_cq(cq_, 0);
+    if (arm) ibv_req_notify_cq(cq_, 0);
     ibv_wc wcs[kPollBatch];
     int n = 0;
     while ((n = ibv_poll_cq(cq_, kPollBatch, wcs)) > 0) {

@@ -103,7 +103,7 @@ void Reject(rdma_cm_id* id, const std::string& why) {
 
 }  // namespace
 
-VerbsFabric::VerbsFabric(const Config& config) : config_(config) {}
+VerbsFabric::VerbsFabric(const Config& config) : config_(config), polling_(config.polling) {}
 
 VerbsFabric::~VerbsFabric() {
   Shutdown();
@@ -444,7 +444,14 @@ void VerbsFabric::Wake() {
   if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
 }
 
-void VerbsFabric::ProgressAll() {
+void VerbsFabric::SetPolling(PollingMode mode) {
+  // Under the shutdown lock: the wake-up eventfd is closed by Shutdown.
+  std::lock_guard shutdown_lock(shutdown_mutex_);
+  if (polling_.exchange(mode) == mode || shut_down_) return;
+  Wake();  // a thread asleep in poll(-1) takes a switch to busy now
+}
+
+void VerbsFabric::ProgressAll(bool arm) {
   {
     std::lock_guard lock(endpoints_mutex_);
     if (snapshot_version_ != endpoints_version_) {
@@ -454,7 +461,7 @@ void VerbsFabric::ProgressAll() {
     }
   }
   for (const auto& endpoint : snapshot_) {
-    if (!endpoint->Progress()) continue;
+    if (!endpoint->Progress(arm)) continue;
     // kDisconnected delivered: forget and release it here, on the progress thread.
     {
       std::lock_guard lock(endpoints_mutex_);
@@ -466,9 +473,12 @@ void VerbsFabric::ProgressAll() {
 }
 
 void VerbsFabric::ProgressLoop() {
-  const bool busy = config_.polling == PollingMode::kBusy;
+  // Sleeping is safe only once every CQ is armed: after a switch from busy to event
+  // the first pass arms them and polls, and the thread sleeps from the next one on.
+  bool armed = false;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    if (!busy) {
+    const bool event = polling() == PollingMode::kEvent;
+    if (event && armed) {
       pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
       ibv_cq* cq = nullptr;
@@ -477,7 +487,8 @@ void VerbsFabric::ProgressLoop() {
       uint64_t value = 0;
       (void)!::read(wake_fd_, &value, sizeof(value));
     }
-    ProgressAll();
+    ProgressAll(/*arm=*/event);
+    armed = event;
   }
 }
 
@@ -501,7 +512,7 @@ void VerbsFabric::Shutdown() {
   for (auto& endpoint : remaining) {
     endpoint->Fail(Status::Cancelled("the transport is shutting down"));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!endpoint->disconnected() && !endpoint->Progress() &&
+    while (!endpoint->disconnected() && !endpoint->Progress(/*arm=*/false) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
     }

@@ -87,8 +87,9 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   // Progress thread only.
   ibv_cq* cq() const { return cq_; }
   // Drains the CQ and delivers; once failed and nothing is outstanding, delivers
-  // kDisconnected and returns true (the fabric then releases the endpoint).
-  bool Progress();
+  // kDisconnected and returns true (the fabric then releases the endpoint). `arm`:
+  // request the CQ's next completion event before polling it (event mode).
+  bool Progress(bool arm);
   // Destroys the QP, CQ, send ring and cm_id. Post* fail with kUnavailable after.
   void Release();
   bool disconnected() const { return disconnected_; }
@@ -161,10 +162,13 @@ class VerbsFabric final : public Fabric {
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
+  void SetPolling(PollingMode mode) override;
   void Shutdown() override;
 
-  // For endpoints.
+  // For endpoints. config() is the config the fabric started with; its polling is
+  // the starting mode only (polling() is the mode now).
   const Config& config() const { return config_; }
+  PollingMode polling() const { return polling_.load(std::memory_order_relaxed); }
   ibv_pd* pd() const { return pd_; }
   ibv_comp_channel* comp_channel() const { return comp_channel_; }
   const std::string& device_name() const { return device_name_; }
@@ -182,11 +186,13 @@ class VerbsFabric final : public Fabric {
   std::shared_ptr<VerbsEndpoint> FindByCmId(rdma_cm_id* id);
   void CmLoop();
   void ProgressLoop();
-  // One pass over the endpoints (busy mode, and after every wake-up in event mode).
-  void ProgressAll();
+  // One pass over the endpoints (busy mode, and after every wake-up in event mode);
+  // `arm`: request a completion event on every CQ first (event mode).
+  void ProgressAll(bool arm);
   rdma_conn_param ConnParam(uint32_t qp_num, std::span<const std::byte> private_data) const;
 
   const Config config_;
+  std::atomic<PollingMode> polling_;
   ibv_context** cm_devices_ = nullptr;  // rdma_get_devices(); owns the contexts
   ibv_context* context_ = nullptr;
   std::string device_name_;

@@ -62,8 +62,8 @@ struct SearchSpace {
   int AxisIndex(std::string_view name) const;
 };
 
-// One --knob argument. Knobs that cannot change on a live connection (fabric and
-// the verbs device selection) are refused with the reason.
+// One --knob argument. Knobs fixed when a transport starts (Knob::live false: the
+// fabric, the verbs_* knobs) are refused with the reason: trials reconfigure live.
 Result<KnobAxis> ParseKnobAxis(std::string_view spec);
 
 // The axes of every --knob argument; none gives DefaultSearchSpace(). A knob named
