@@ -304,6 +304,14 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   const std::vector<std::string> eagers = AxisValues(trials, "eager_threshold");
   const std::vector<std::string> chunks = AxisValues(trials, "chunk_size");
   const bool heatmap = !eagers.empty() && !chunks.empty();
+  // With more axes than the two, each cell is the point at the winner's values of
+  // the others (HeatmapCell): say which, or a 3-axis map reads as the whole sweep.
+  std::map<std::string, std::string> held;
+  if (best) {
+    for (const auto& [name, value] : best->knobs) {
+      if (name != "eager_threshold" && name != "chunk_size") held.emplace(name, value);
+    }
+  }
 
   if (options.json) {
     ordered_json j;
@@ -328,6 +336,7 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
                       {"columns", "chunk_size"},
                       {"row_values", eagers},
                       {"column_values", chunks},
+                      {"held", held},
                       {"cells", cells}};
     } else {
       j["heatmap"] = nullptr;
@@ -373,9 +382,13 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   }
   PrintVerdict(sweep, std::cout);
   if (heatmap) {
-    std::cout << "\n"
-              << sweep.objective << " by eager_threshold (rows) x chunk_size (columns)"
-              << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
+    std::cout << "\n" << sweep.objective << " by eager_threshold (rows) x chunk_size (columns)";
+    if (!held.empty()) {
+      std::string at;
+      for (const auto& [name, value] : held) at += (at.empty() ? "" : ", ") + name + "=" + value;
+      std::cout << " at the winner's " << at;
+    }
+    std::cout << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
     std::vector<std::vector<std::string>> grid;
     std::vector<std::string> header = {"eager \\ chunk"};
     for (const std::string& chunk : chunks) header.push_back(chunk);

@@ -67,6 +67,17 @@ flat=$(tr -d ' \n' <<<"$out")
   fail "results --sweep --json default_remeasured: ${flat: -600}"
 out=$("$artune" --db "$db" results --sweeps 2>&1) || fail "results --sweeps: $out"
 [[ $out == *VERDICT* && $out == *within_noise* ]] || fail "results --sweeps lacks the verdict: $out"
+# A third axis: the heatmap shows eager x chunk at the winner's polling, and says so.
+"$fixture" "$db" polling-sweep >/dev/null || fail "fixture polling-sweep"
+out=$("$artune" --db "$db" results --sweep 2 2>&1) || fail "results --sweep 2: $out"
+[[ $out == *"by eager_threshold (rows) x chunk_size (columns) at the winner's polling=busy;"* ]] ||
+  fail "results --sweep 2: the heatmap does not say which polling it shows: $out"
+out=$("$artune" --db "$db" results --sweep 2 --json 2>&1) || fail "results --sweep 2 --json: $out"
+flat=$(tr -d ' \n' <<<"$out")
+[[ $flat == *'"held":{"polling":"busy"}'* ]] || fail "results --sweep 2 --json heatmap.held: ${flat: -400}"
+out=$("$artune" --db "$db" results --sweep 1 --json 2>&1)
+flat=$(tr -d ' \n' <<<"$out")
+[[ $flat == *'"held":{}'* ]] || fail "results --sweep 1 --json: a two-axis heatmap holds nothing: ${flat: -400}"
 # apply still applies a within-noise winner, but says so first (and in --json).
 apply_env=(env -u ARTUNE_CONFIG -u ARTUNE_EAGER_THRESHOLD -u ARTUNE_CHUNK_SIZE
   "XDG_CONFIG_HOME=$dir/xdg")
