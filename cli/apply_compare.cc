@@ -5,8 +5,11 @@
 // hits both alike, and printed side by side.
 #include "apply_compare.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -60,7 +63,35 @@ struct Side {
   std::vector<std::unique_ptr<tuner::BenchServer>> servers;
   std::unique_ptr<tuner::BenchChannel> channel;
   std::vector<tuner::RunResult> runs;
+  // CPU cores this process kept busy during each of the side's measurements (both
+  // ends run here): what its progress mode costs besides time.
+  std::vector<double> cpu_cores;
+  bool parked = false;  // reconfigured to event polling while the other side runs
 };
+
+// Both sides' transports live in this process for the whole comparison. One that
+// busy-polls would spin while the other side is measured and take its CPU: in the
+// lab a default measured beside a busy-polling tuned side ran 30-60 % slower than
+// beside an event-polling one. So the side not being measured is parked on event
+// polling (live, its threads sleep) and gets its own config back before its turn.
+Status Park(Side& side, bool parked) {
+  if (side.config.polling != transport::PollingMode::kBusy || side.parked == parked) {
+    return Status::Ok();
+  }
+  Config config = side.config;
+  if (parked) config.polling = transport::PollingMode::kEvent;
+  ARTUNE_RETURN_IF_ERROR(side.channel->Reconfigure(config).WithContext(
+      std::string(parked ? "parking" : "resuming") + " the " + side.name + " side"));
+  side.parked = parked;
+  return Status::Ok();
+}
+
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
 
 // A config file on its own: no ARTUNE_* variables, so both sides differ only by
 // what their files say.
@@ -173,6 +204,7 @@ double Median(std::vector<double> values) {
 struct SideSummary {
   double workload_ms = 0;  // one pass over the replay list
   double p50_us = 0, p99_us = 0, mbps = 0;
+  double cpu_cores = 0;  // median over the measurements
   uint64_t calls = 0;
   bool validated = true;
   std::string validation_error;
@@ -201,6 +233,7 @@ SideSummary Summarize(const Side& side) {
   summary.p50_us = Median(p50);
   summary.p99_us = Median(p99);
   summary.mbps = Median(mbps);
+  summary.cpu_cores = Median(side.cpu_cores);
   return summary;
 }
 
@@ -231,8 +264,8 @@ Status Compare(const CompareFlags& flags, Context& context) {
   if (!(flags.duration_s >= 0)) {
     return Status::InvalidArgument("--duration must be 0 (just --rounds passes) or more seconds");
   }
-  Side baseline{"default", "", Config{}, nullptr, {}, nullptr, {}};
-  Side tuned{"tuned", "", Config{}, nullptr, {}, nullptr, {}};
+  Side baseline{"default", "", Config{}, nullptr, {}, nullptr, {}, {}, false};
+  Side tuned{"tuned", "", Config{}, nullptr, {}, nullptr, {}, {}, false};
   if (flags.baseline_path.empty()) {
     baseline.source = "transport defaults";
   } else {
@@ -271,8 +304,15 @@ Status Compare(const CompareFlags& flags, Context& context) {
                      side->name.c_str());
         std::fflush(stderr);
       }
+      ARTUNE_RETURN_IF_ERROR(Park(side == &baseline ? tuned : baseline, true));
+      ARTUNE_RETURN_IF_ERROR(Park(*side, false));
+      const double cpu_before = ProcessCpuSeconds();
+      const auto wall_before = std::chrono::steady_clock::now();
       auto run = tuner::RunReplay(*side->channel, workload, run_options);
       if (!run.ok()) return run.status().WithContext(side->name + " config replay");
+      const double wall =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
+      side->cpu_cores.push_back(wall > 0 ? (ProcessCpuSeconds() - cpu_before) / wall : 0);
       side->runs.push_back(*run);
     }
   }
@@ -311,6 +351,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
                           {"latency_p50_us", s.p50_us},
                           {"latency_p99_us", s.p99_us},
                           {"bandwidth_mbps", s.mbps},
+                          {"cpu_cores", s.cpu_cores},
                           {"calls", s.calls},
                           {"validated", s.validated}};
     };
@@ -367,6 +408,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
     rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
     rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
     rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
+    rows.push_back({"cpu (cores)", Fixed(base.cpu_cores, 2), Fixed(tune.cpu_cores, 2)});
     rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
     rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
     PrintTable(rows, {false, true, true}, std::cout);
