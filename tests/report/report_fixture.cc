@@ -7,10 +7,11 @@
 //                               (41.5 us), the defaults 16KiB x 512KiB (55 us);
 //                               64KiB x 2MiB invalid, 1KiB x 2MiB failed
 //   report_fixture DB polling-sweep  one more: eager x chunk x polling, the best
-//                               4KiB x 128KiB with busy polling
+//                               16KiB x 512KiB with busy polling
 #include <algorithm>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "artune/db/store.h"
 #include "artune/probes/profile.h"
@@ -82,15 +83,31 @@ int WriteCapture(db::Store& store) {
   return 0;
 }
 
-int WriteSweep(db::Store& store) {
+// The fields both fixture sweeps share: a finished grid sweep, lower is better.
+db::SweepRecord FixtureSweep(std::string fabric, std::string objective, std::string workload) {
   db::SweepRecord sweep;
   sweep.host = "fixture-host";
   sweep.peer = "loopback";
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
+  sweep.fabric = std::move(fabric);
+  sweep.objective = std::move(objective);
   sweep.goal = "min";
   sweep.strategy = "grid";
-  sweep.workload = "scheme:skew";
+  sweep.workload = std::move(workload);
+  return sweep;
+}
+
+// Marks the sweep finished and prints its id; the process's exit code.
+int FinishSweep(db::Store& store, int64_t sweep_id) {
+  if (Status finished = store.FinishSweep(sweep_id); !finished.ok()) {
+    std::cerr << "report_fixture: " << finished.message() << "\n";
+    return 1;
+  }
+  std::cout << "sweep " << sweep_id << "\n";
+  return 0;
+}
+
+int WriteSweep(db::Store& store) {
+  db::SweepRecord sweep = FixtureSweep("tcp", "latency-p50", "scheme:skew");
   sweep.search_space = "eager_threshold=1KiB..64KiB:x4;chunk_size=128KiB..2MiB:x4";
   sweep.default_knobs = db::TrialKnobKey({{"chunk_size", "512KiB"}, {"eager_threshold", "16KiB"}});
   sweep.parameters = {{"repeats", "5"}};
@@ -156,25 +173,14 @@ int WriteSweep(db::Store& store) {
     std::cerr << "report_fixture: " << recorded.message() << "\n";
     return 1;
   }
-  if (Status finished = store.FinishSweep(*sweep_id); !finished.ok()) {
-    std::cerr << "report_fixture: " << finished.message() << "\n";
-    return 1;
-  }
-  std::cout << "sweep " << *sweep_id << "\n";
-  return 0;
+  return FinishSweep(store, *sweep_id);
 }
 
-// Three axes: eager_threshold x chunk_size x polling, every point measured, busy
-// polling faster everywhere (the winner: 4KiB x 128KiB, busy).
+// Three axes: eager_threshold x chunk_size x polling, every point measured, each
+// faster than the one before, so busy polling is faster everywhere (the winner:
+// 16KiB x 512KiB, busy).
 int WritePollingSweep(db::Store& store) {
-  db::SweepRecord sweep;
-  sweep.host = "fixture-host";
-  sweep.peer = "loopback";
-  sweep.fabric = "verbs";
-  sweep.objective = "workload-time";
-  sweep.goal = "min";
-  sweep.strategy = "grid";
-  sweep.workload = "capture:1";
+  db::SweepRecord sweep = FixtureSweep("verbs", "workload-time", "capture:1");
   sweep.search_space = "eager_threshold=4KiB,16KiB;chunk_size=128KiB,512KiB;polling=busy,event";
   sweep.default_knobs = db::TrialKnobKey(
       {{"chunk_size", "512KiB"}, {"eager_threshold", "16KiB"}, {"polling", "event"}});
@@ -194,7 +200,7 @@ int WritePollingSweep(db::Store& store) {
         trial.duration_s = 3;
         trial.validated = true;
         trial.status = "ok";
-        trial.objective = seconds;  // falls with every point: the last (busy) is best
+        trial.objective = seconds;
         trial.ci_low = seconds * 0.97;
         trial.ci_high = seconds * 1.03;
         seconds -= 0.001;
@@ -205,12 +211,7 @@ int WritePollingSweep(db::Store& store) {
       }
     }
   }
-  if (Status finished = store.FinishSweep(*sweep_id); !finished.ok()) {
-    std::cerr << "report_fixture: " << finished.message() << "\n";
-    return 1;
-  }
-  std::cout << "sweep " << *sweep_id << "\n";
-  return 0;
+  return FinishSweep(store, *sweep_id);
 }
 
 }  // namespace
