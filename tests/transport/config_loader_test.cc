@@ -16,9 +16,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// tests/transport/testdata, found next to this source file.
+// tests/transport/testdata (its absolute path comes from CMake).
 std::string TestData(const std::string& name) {
-  return (std::filesystem::path(__FILE__).parent_path() / "testdata" / name).string();
+  return (std::filesystem::path(ARTUNE_TRANSPORT_TESTDATA) / name).string();
 }
 
 // A fresh directory under the test's temp dir, removed when the test ends.

@@ -85,6 +85,7 @@ class FabricTest : public ::testing::TestWithParam<FabricKind> {
           return Status::Ok();
         });
     ASSERT_TRUE(listening.ok()) << listening.status().ToString();
+    listening_ = *listening;
     const std::byte hello[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
     auto endpoint = client_->Connect(*listening, hello);
     ASSERT_TRUE(endpoint.ok()) << endpoint.status().ToString();
@@ -93,6 +94,7 @@ class FabricTest : public ::testing::TestWithParam<FabricKind> {
   }
   void TearDown() override {
     endpoint_.reset();
+    other_.reset();
     if (client_) client_->Shutdown();
     if (server_) server_->Shutdown();
   }
@@ -109,6 +111,33 @@ class FabricTest : public ::testing::TestWithParam<FabricKind> {
                                       [this] { return accepted_ != nullptr; });
   }
 
+  std::shared_ptr<fabric::Endpoint> accepted() {
+    std::lock_guard lock(accepted_mutex_);
+    return accepted_;
+  }
+  // Closes the client's connection and opens a new one (accepted() becomes its
+  // server side); completions of the old one are drained first.
+  bool Reconnect() {
+    endpoint_->Close(Status::Cancelled("test reconnects"));
+    while (client_completions_.Next().kind != fabric::CompletionKind::kDisconnected) {
+    }
+    {
+      std::lock_guard lock(accepted_mutex_);
+      accepted_.reset();
+    }
+    const std::byte hello[1] = {std::byte{4}};
+    auto endpoint = client_->Connect(listening_, hello);
+    if (!endpoint.ok()) return false;
+    endpoint_ = std::move(endpoint).value();
+    endpoint_->Start(client_completions_.Handler());
+    return WaitForAccepted();
+  }
+
+  std::string listening_;
+  // A second client connection, for tests that need one; its completions outlive it
+  // (the fabric may deliver until TearDown shuts it down).
+  std::shared_ptr<fabric::Endpoint> other_;
+  Completions other_completions_;
   std::mutex accepted_mutex_;
   std::condition_variable accepted_changed_;
   std::shared_ptr<fabric::Endpoint> accepted_;
@@ -137,10 +166,11 @@ TEST_P(FabricTest, SendsLandInPostedBuffersAndReadsCopyRegisteredMemory) {
     EXPECT_EQ(std::memcmp(server_memory_.data() + i * kBufferBytes, payload[i].data(), sizes[i]),
               0);
   }
-  // The client reads the last buffer back from the server's registered memory.
-  const fabric::RemoteRegion remote{
-      reinterpret_cast<uint64_t>(server_memory_.data() + 2 * kBufferBytes), server_keys_.rkey,
-      kBufferBytes};
+  // The server offers the last buffer; the client reads it back.
+  std::byte* offered = server_memory_.data() + 2 * kBufferBytes;
+  auto key = accepted()->Expose(offered, kBufferBytes, server_keys_.lkey);
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const fabric::RemoteRegion remote{reinterpret_cast<uint64_t>(offered), *key, kBufferBytes};
   ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, 42).ok());
   fabric::Completion read = client_completions_.Next();
   ASSERT_EQ(read.kind, fabric::CompletionKind::kRead);
@@ -150,6 +180,7 @@ TEST_P(FabricTest, SendsLandInPostedBuffersAndReadsCopyRegisteredMemory) {
 }
 
 TEST_P(FabricTest, ReadWithAnUnknownKeyFailsNamingTheVerbAndStatus) {
+  // The region's own rkey is no offer (with memory windows it grants nothing).
   const fabric::RemoteRegion remote{reinterpret_cast<uint64_t>(server_memory_.data()),
                                     server_keys_.rkey ^ 0x5a5a00u, 4096};
   ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, 9).ok());
@@ -167,7 +198,75 @@ TEST_P(FabricTest, ReadWithAnUnknownKeyFailsNamingTheVerbAndStatus) {
     fabric::SgEntry entry{client_memory_.data(), 8, 0};
     EXPECT_EQ(endpoint_->PostSend(std::span(&entry, 1)).code(), ErrorCode::kUnavailable);
   } else {
-    EXPECT_THAT(read.status.message(), HasSubstr("unknown remote key"));
+    EXPECT_THAT(read.status.message(), HasSubstr("not offered on this connection"));
+  }
+}
+
+// What a hostile reader tries with an offer it saw (issue 16): read past its range,
+// read it again after it was revoked, read it on another connection. Each fails,
+// the same way whatever the reason (tcp: one refusal status; verbs: the HCA's
+// remote access error, which breaks the reader's QP), and no byte comes back.
+enum class Misuse { kPastTheRange, kAfterRevoke, kOnAnotherConnection };
+
+TEST_P(FabricTest, AnOfferIsReadableOnlyInItsRangeUntilRevokedOnItsConnection) {
+  ASSERT_TRUE(WaitForAccepted());
+  auto payload = testing::MakePayload({4096}, 3);
+  std::byte* offered = server_memory_.data() + 3 * kBufferBytes;
+  std::memcpy(offered, payload[0].data(), 4096);
+  const uint64_t offered_addr = reinterpret_cast<uint64_t>(offered);
+
+  for (Misuse misuse :
+       {Misuse::kPastTheRange, Misuse::kAfterRevoke, Misuse::kOnAnotherConnection}) {
+    SCOPED_TRACE(static_cast<int>(misuse));
+    // A fresh connection per misuse (a refused read breaks a verbs QP), with its own
+    // offer of the same bytes; the legitimate read works first.
+    if (misuse != Misuse::kPastTheRange) {
+      ASSERT_TRUE(Reconnect());
+    }
+    auto fresh = accepted()->Expose(offered, 4096, server_keys_.lkey);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+    const fabric::RemoteRegion offer{offered_addr, *fresh, 4096};
+    std::memset(client_memory_.data(), 0, 8192);
+    ASSERT_TRUE(endpoint_->PostRead(offer, client_memory_.data(), client_keys_.lkey, 1).ok());
+    fabric::Completion good = client_completions_.Next();
+    ASSERT_EQ(good.kind, fabric::CompletionKind::kRead) << good.status.ToString();
+    ASSERT_TRUE(good.status.ok()) << good.status.ToString();
+    ASSERT_EQ(std::memcmp(client_memory_.data(), payload[0].data(), 4096), 0);
+
+    std::memset(client_memory_.data(), 0, 8192);
+    fabric::RemoteRegion bad = offer;
+    std::shared_ptr<fabric::Endpoint> reader = endpoint_;
+    Completions* reader_completions = &client_completions_;
+    switch (misuse) {
+      case Misuse::kPastTheRange:
+        bad.length = 4096 + 1;
+        break;
+      case Misuse::kAfterRevoke:
+        accepted()->Revoke(*fresh);
+        break;
+      case Misuse::kOnAnotherConnection: {
+        const std::byte hello[1] = {std::byte{9}};
+        auto connected = client_->Connect(listening_, hello);
+        ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+        other_ = std::move(connected).value();
+        other_->Start(other_completions_.Handler());
+        reader = other_;
+        reader_completions = &other_completions_;
+        break;
+      }
+    }
+    ASSERT_TRUE(reader->PostRead(bad, client_memory_.data(), client_keys_.lkey, 2).ok());
+    fabric::Completion refused = reader_completions->Next();
+    ASSERT_EQ(refused.kind, fabric::CompletionKind::kRead) << refused.status.ToString();
+    EXPECT_FALSE(refused.status.ok());
+    if (GetParam() == FabricKind::kVerbs) {
+      EXPECT_THAT(refused.status.message(), HasSubstr("IBV_WC_REM_ACCESS_ERR"));
+    } else {
+      EXPECT_THAT(refused.status.message(), HasSubstr("not offered on this connection"));
+    }
+    const std::vector<std::byte> zeros(8192, std::byte{0});
+    EXPECT_EQ(std::memcmp(client_memory_.data(), zeros.data(), zeros.size()), 0)
+        << "a refused read wrote bytes";
   }
 }
 

@@ -7,6 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <random>
+#include <tuple>
+
 #include "artune/transport/knobs.h"
 #include "control.grpc.pb.h"
 #include "engine_test_util.h"
@@ -238,7 +242,7 @@ TEST_F(HostileTest, ReadsOutsideRegisteredMemoryAreRefused) {
   ASSERT_EQ(::recv(fd, &answer, sizeof(answer), MSG_WAITALL), static_cast<ssize_t>(sizeof(answer)));
   EXPECT_EQ(answer.kind, static_cast<uint8_t>(wire::FrameKind::kReadResponse));
   EXPECT_EQ(answer.id, 42u);
-  EXPECT_EQ(answer.status, static_cast<uint32_t>(wire::ReadStatus::kBadKey));
+  EXPECT_EQ(answer.status, static_cast<uint32_t>(wire::ReadStatus::kRefused));
   EXPECT_EQ(answer.body_bytes, 0u);
   // A read response nobody asked for is a protocol violation.
   header = Frame(wire::FrameKind::kReadResponse, 16, 12345);
@@ -247,6 +251,143 @@ TEST_F(HostileTest, ReadsOutsideRegisteredMemoryAreRefused) {
   ::close(fd);
   ExpectOthersStillServed();
   EXPECT_GE(server_->stats().connections_dropped, 1u);
+}
+
+// Reads one frame: its header and body (at most `max_body` bytes, else fails).
+bool ReadFrame(int fd, wire::FrameHeader& header, std::vector<std::byte>& body,
+               uint64_t max_body = 1 << 20) {
+  if (::recv(fd, &header, sizeof(header), MSG_WAITALL) != static_cast<ssize_t>(sizeof(header))) {
+    return false;
+  }
+  if (header.body_bytes > max_body) return false;
+  body.resize(header.body_bytes);
+  return header.body_bytes == 0 ||
+         ::recv(fd, body.data(), body.size(), MSG_WAITALL) == static_cast<ssize_t>(body.size());
+}
+
+// Sends a read request and returns the response's status and bytes.
+std::pair<uint32_t, std::vector<std::byte>> ReadRemote(int fd, uint64_t addr, uint64_t length,
+                                                       uint32_t key, uint64_t id) {
+  wire::ReadRequestBody request{};
+  request.remote_addr = addr;
+  request.length = length;
+  request.rkey = key;
+  wire::FrameHeader header{};
+  header.magic = wire::kTcpMagic;
+  header.version = static_cast<uint8_t>(wire::kWireVersion);
+  header.kind = static_cast<uint8_t>(wire::FrameKind::kReadRequest);
+  header.body_bytes = sizeof(request);
+  header.id = id;
+  // One write: header and body in two would wait for a delayed ACK (Nagle).
+  std::byte frame[sizeof(header) + sizeof(request)];
+  std::memcpy(frame, &header, sizeof(header));
+  std::memcpy(frame + sizeof(header), &request, sizeof(request));
+  EXPECT_EQ(::send(fd, frame, sizeof(frame), MSG_NOSIGNAL), static_cast<ssize_t>(sizeof(frame)));
+  std::vector<std::byte> body;
+  for (int frames = 0; frames < 64; ++frames) {  // skip sends (credits) until the answer
+    wire::FrameHeader answer{};
+    if (!ReadFrame(fd, answer, body)) break;
+    if (answer.kind == static_cast<uint8_t>(wire::FrameKind::kReadResponse)) {
+      EXPECT_EQ(answer.id, id);
+      return {answer.status, body};
+    }
+  }
+  ADD_FAILURE() << "no read response";
+  return {~0u, {}};
+}
+
+// Issue 16's hostile reader: it takes part in one call, learns where the server's
+// response lies and under which key, reads it, sends FIN, and keeps reading there
+// while another client's responses (its secret) pass through the same pool. Before
+// offers were scoped, the key was the pool's and the read returned the victim's
+// bytes. Now every read after FIN, past the offer or under a guessed key is refused
+// with the same status and no byte.
+TEST_F(HostileTest, AReaderGetsNothingAfterFinPastItsOfferOrByGuessing) {
+  constexpr size_t kResponseBytes = 256 * 1024;  // rendezvous under the default config
+  const auto respond_with = [](std::byte fill) {
+    return [fill](const Message&, ResponseWriter& response) {
+      auto buffer = response.allocator().Allocate(kResponseBytes);
+      if (!buffer.ok()) return buffer.status();
+      std::memset(buffer->data(), static_cast<int>(fill), kResponseBytes);
+      response.Append(std::move(buffer).value());
+      return Status::Ok();
+    };
+  };
+  server_->RegisterHandler("mine", respond_with(std::byte{0x11}));
+  server_->RegisterHandler("victim", respond_with(std::byte{0xEE}));
+
+  int fd = ConnectRaw();
+  SendHello(fd);
+  wire::PacketHeader packet{};
+  packet.kind = static_cast<uint8_t>(wire::PacketKind::kEager);
+  packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
+  packet.entry_count = 1;
+  packet.call_id = 1;
+  packet.slice_count = 1;
+  packet.method_bytes = 4;
+  packet.payload_bytes = 4 + 4;
+  struct {
+    wire::SliceEntry entry{0, 4};
+    char method[4] = {'m', 'i', 'n', 'e'};
+    char data[4] = {'d', 'a', 't', 'a'};
+  } body;
+  static_assert(sizeof(body) == sizeof(wire::SliceEntry) + 8);
+  SendPacket(fd, packet, &body, sizeof(body));
+
+  // The announce of the response names the offer.
+  wire::RendezvousEntry offer{};
+  bool announced = false;
+  for (int frames = 0; frames < 64 && !announced; ++frames) {
+    wire::FrameHeader header{};
+    std::vector<std::byte> frame;
+    ASSERT_TRUE(ReadFrame(fd, header, frame)) << "the server closed the connection";
+    if (header.kind != static_cast<uint8_t>(wire::FrameKind::kSend)) continue;
+    ASSERT_GE(frame.size(), sizeof(wire::PacketHeader));
+    wire::PacketHeader got;
+    std::memcpy(&got, frame.data(), sizeof(got));
+    if (got.kind != static_cast<uint8_t>(wire::PacketKind::kAnnounce)) continue;
+    ASSERT_GE(got.entry_count, 1u);
+    std::memcpy(&offer, frame.data() + sizeof(got), sizeof(offer));
+    announced = true;
+  }
+  ASSERT_TRUE(announced);
+  ASSERT_EQ(offer.length, kResponseBytes);
+
+  // Reading what was offered works.
+  auto [status, bytes] = ReadRemote(fd, offer.remote_addr, offer.length, offer.rkey, 1);
+  ASSERT_EQ(status, static_cast<uint32_t>(wire::ReadStatus::kOk));
+  ASSERT_EQ(bytes.size(), kResponseBytes);
+  EXPECT_EQ(bytes[0], std::byte{0x11});
+  // Past the offer: refused, though it is the same registered pool.
+  std::tie(status, bytes) = ReadRemote(fd, offer.remote_addr, offer.length + 1, offer.rkey, 2);
+  EXPECT_EQ(status, static_cast<uint32_t>(wire::ReadStatus::kRefused));
+  EXPECT_TRUE(bytes.empty());
+
+  wire::PacketHeader fin{};
+  fin.kind = static_cast<uint8_t>(wire::PacketKind::kFin);
+  fin.direction = static_cast<uint8_t>(wire::Direction::kResponse);
+  fin.call_id = 1;
+  fin.slice_count = 1;
+  SendPacket(fd, fin, nullptr, 0);
+
+  // The victim's responses go through the pool; the reader keeps trying.
+  std::mt19937 guesses(16);
+  for (int round = 0; round < 20; ++round) {
+    Result<Message> response = client_->Call("victim", {});
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    std::tie(status, bytes) =
+        ReadRemote(fd, offer.remote_addr, offer.length, offer.rkey, 100 + round);
+    EXPECT_EQ(status, static_cast<uint32_t>(wire::ReadStatus::kRefused));
+    EXPECT_TRUE(bytes.empty());
+    for (int guess = 0; guess < 50; ++guess) {
+      std::tie(status, bytes) =
+          ReadRemote(fd, offer.remote_addr, 4096, static_cast<uint32_t>(guesses()), 1000);
+      ASSERT_EQ(status, static_cast<uint32_t>(wire::ReadStatus::kRefused));
+      ASSERT_TRUE(bytes.empty());
+    }
+  }
+  ::close(fd);
+  ExpectOthersStillServed();
 }
 
 TEST_F(HostileTest, FloodWithoutCreditsIsDropped) {

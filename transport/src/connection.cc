@@ -131,6 +131,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
       Status sent = SendMessageLocked(call, wire::Direction::kRequest, method, request);
       if (!sent.ok()) {
         done = std::move(call.done);
+        ReleaseSentLocked(call);
         calls_.erase(id);
         stats_.CallFailed();
         failed = sent;
@@ -216,6 +217,14 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   calls_.erase(it);
 }
 
+void Connection::ReleaseSentLocked(Call& call) {
+  for (uint32_t offer : call.offers) endpoint_->Revoke(offer);
+  call.offers.clear();
+  call.sent_owned.clear();
+  call.sent_keepalive.reset();
+  call.awaiting_fin = false;
+}
+
 void Connection::SendResponse(uint64_t call_id, const Status& status,
                               std::vector<ConstSlice> slices, std::vector<Buffer> owned,
                               std::shared_ptr<Message> keepalive) {
@@ -237,9 +246,7 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
     sent = SendMessageLocked(call, wire::Direction::kResponse, "", slices);
     if (!sent.ok()) {
       // The response could not be built (e.g. no registered memory): tell the client.
-      call.sent_owned.clear();
-      call.sent_keepalive.reset();
-      call.awaiting_fin = false;
+      ReleaseSentLocked(call);
       stats_.CallFailed();
       sent = SendControlLocked(wire::PacketKind::kError, wire::Direction::kResponse, call_id, sent);
     }
@@ -420,9 +427,12 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
         registration = allocator_.Lookup(source, slice.size());
         call.sent_owned.push_back(std::move(staging));
       }
+      ARTUNE_ASSIGN_OR_RETURN(uint32_t offer,
+                              endpoint_->Expose(source, slice.size(), registration->keys.lkey));
+      call.offers.push_back(offer);
       wire::RendezvousEntry entry{};
       entry.slice_index = transfer.slice_index;
-      entry.rkey = registration->keys.rkey;
+      entry.rkey = offer;
       entry.remote_addr = reinterpret_cast<uint64_t>(source);
       entry.length = slice.size();
       entry.chunk_bytes = transfer.chunk_bytes;

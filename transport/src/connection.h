@@ -14,8 +14,9 @@
 // dropped by the fabric.
 //
 // Lifetimes: a message's source slices stay registered and alive until the peer's
-// kFin (or the connection closes); read destinations stay alive until their reads
-// complete, even for a call that timed out (kAbandoned) or failed.
+// kFin (or the connection closes), each offered to this connection's peer alone
+// (Endpoint::Expose) and revoked at that kFin; read destinations stay alive until
+// their reads complete, even for a call that timed out (kAbandoned) or failed.
 //
 // Threading: every method is thread-safe (one mutex). Completions arrive on the
 // fabric's progress thread; user callbacks and handler dispatch run outside the
@@ -126,9 +127,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Client::Done done;
     Timer::Handle timer_handle{};
     bool has_timer = false;
-    // What this end sent: kept until the peer's kFin.
+    // What this end sent: kept until the peer's kFin, and the offers that let the
+    // peer read it, revoked then (ReleaseSentLocked).
     std::vector<Buffer> sent_owned;
     std::shared_ptr<Message> sent_keepalive;
+    std::vector<uint32_t> offers;
     bool awaiting_fin = false;
     Assembly in;
     Status failure;  // the error, once failed
@@ -171,6 +174,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   Status FlushPendingLocked();
   void MaybeReturnCreditsLocked();
 
+  // Revokes the call's offers, then lets go of the memory they exposed.
+  void ReleaseSentLocked(Call& call);
   void Transition(Call& call, wire::CallState to, std::string_view why);
   void CompleteCallLocked(Call& call, Result<Message> result, Callbacks& callbacks);
   void FailCallLocked(Call& call, const Status& status, Callbacks& callbacks);

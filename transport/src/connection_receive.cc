@@ -130,9 +130,7 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
     auto it = calls_.find(header.call_id);
     if (it == calls_.end() || !it->second->awaiting_fin) return Status::Ok();  // stale
     Call& call = *it->second;
-    call.awaiting_fin = false;
-    call.sent_owned.clear();
-    call.sent_keepalive.reset();
+    ReleaseSentLocked(call);
     if (call.state == wire::CallState::kAwaitingFin) {
       Transition(call, wire::CallState::kDone, "peer read the response");
     }

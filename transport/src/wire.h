@@ -132,10 +132,13 @@ struct ReadRequestBody {
 };
 static_assert(sizeof(ReadRequestBody) == 24);
 
+// One refusal for every read that was not offered (unknown or revoked key, a key
+// of another connection, a range outside the offer), so a peer learns nothing
+// about which. Version-1 peers sent 1 or 2 for "unknown key"/"out of bounds";
+// any non-zero status is a refusal.
 enum class ReadStatus : uint32_t {
   kOk = 0,
-  kBadKey = 1,       // no region registered under the rkey
-  kOutOfBounds = 2,  // [addr, addr + length) is not inside the region
+  kRefused = 1,
 };
 
 inline constexpr uint64_t kMaxHelloBytes = 256;

@@ -1,8 +1,12 @@
 // The fabric interface: the few verbs-shaped operations the protocol layer needs,
 // implemented once per fabric (tcp/ now, verbs/ in issue 3).
 //
-//   memory registration   Register(addr, len) -> lkey/rkey; a peer may READ a region
-//                         by (remote_addr, rkey, length) until it is deregistered.
+//   memory registration   Register(addr, len) -> lkey (and a region-wide rkey that is
+//                         never handed to a peer).
+//   offers                Endpoint::Expose(addr, len, lkey) -> an offer key: that
+//                         endpoint's peer, and no other, may READ exactly that range
+//                         until Endpoint::Revoke (or the endpoint closes). Every other
+//                         read fails with one status that tells nothing about why.
 //   two-sided send/recv   PostSend(sgl) delivers one message into the next receive
 //                         buffer the peer pre-posted with PostRecv. A message larger
 //                         than that buffer, or a send with no buffer posted, breaks
@@ -35,8 +39,8 @@
 namespace artune::transport::fabric {
 
 struct MemoryKeys {
-  uint32_t lkey = 0;  // names the region in local operations (PostRecv/PostRead target)
-  uint32_t rkey = 0;  // handed to a peer so it can READ the region
+  uint32_t lkey = 0;  // names the region in local operations (Expose, PostRecv, PostRead)
+  uint32_t rkey = 0;  // the region's own remote key: never announced (offers have theirs)
 };
 
 // One scatter/gather entry of a send: bytes in registered memory (lkey), or any
@@ -85,6 +89,15 @@ class Endpoint {
   virtual Status PostSend(std::span<const SgEntry> sgl) = 0;
   // Posts a receive buffer (registered, lkey) for the next incoming message.
   virtual Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) = 0;
+  // Offers [addr, addr + length), which must lie inside a region registered under
+  // `lkey`, to this endpoint's peer for one-sided reads, until Revoke(key) or the
+  // endpoint closes. The key is unguessable and names the offer on this endpoint
+  // only; reads must fall inside the range. Errors: kInvalidArgument (the range is
+  // not inside a registered region), kResourceExhausted, kUnavailable (closed).
+  virtual Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) = 0;
+  // Withdraws an offer: reads that arrive afterwards fail; a read response being
+  // written out when it is revoked sends zeros for the rest. Unknown keys are ignored.
+  virtual void Revoke(uint32_t key) = 0;
   // Reads `remote` into local registered memory at `local` (remote.length bytes).
   // The local memory must stay valid until the kRead completion for wr_id.
   virtual Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,

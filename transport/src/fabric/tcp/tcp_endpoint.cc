@@ -74,6 +74,40 @@ Status TcpEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/
   return Status::Ok();
 }
 
+Result<uint32_t> TcpEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
+  std::shared_ptr<Region> region = fabric_.FindRegion(lkey);
+  const auto start = reinterpret_cast<uintptr_t>(region ? region->addr : nullptr);
+  const auto at = reinterpret_cast<uintptr_t>(addr);
+  if (!region || length == 0 || at < start || length > region->length ||
+      at - start > region->length - length) {
+    return Status::InvalidArgument("cannot offer " + std::to_string(length) +
+                                   " bytes outside a registered region");
+  }
+  auto offer = std::make_shared<Region>();
+  offer->addr = const_cast<std::byte*>(addr);
+  offer->length = length;
+  std::lock_guard lock(offers_mutex_);
+  if (offers_closed_) return Status::Unavailable("connection to " + peer_ + " is closed");
+  do {
+    offer->key = random_keys_.Next();
+  } while (offers_.contains(offer->key));
+  offers_[offer->key] = offer;
+  return offer->key;
+}
+
+void TcpEndpoint::Revoke(uint32_t key) {
+  std::shared_ptr<Region> offer;
+  {
+    std::lock_guard lock(offers_mutex_);
+    auto it = offers_.find(key);
+    if (it == offers_.end()) return;
+    offer = std::move(it->second);
+    offers_.erase(it);
+  }
+  std::lock_guard lock(offer->write_mutex);
+  offer->revoked = true;
+}
+
 Status TcpEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint32_t /*lkey*/,
                              uint64_t wr_id) {
   uint64_t id = 0;
@@ -276,6 +310,16 @@ void TcpEndpoint::Teardown(Status why) {
     send_queue_.clear();
     ::close(fd_);
   }
+  std::unordered_map<uint32_t, std::shared_ptr<Region>> offers;
+  {
+    std::lock_guard lock(offers_mutex_);
+    offers_closed_ = true;
+    offers.swap(offers_);
+  }
+  for (auto& [key, offer] : offers) {
+    std::lock_guard lock(offer->write_mutex);
+    offer->revoked = true;
+  }
   std::vector<PendingRead> failed;
   {
     std::lock_guard lock(post_mutex_);
@@ -454,11 +498,9 @@ Status TcpEndpoint::OnBodyComplete() {
     }
     case wire::FrameKind::kReadResponse: {
       Status status = Status::Ok();
-      if (header_.status == static_cast<uint32_t>(wire::ReadStatus::kBadKey)) {
-        status = Status::ProtocolError("read from " + peer_ + " refused: unknown remote key");
-      } else if (header_.status != 0) {
+      if (header_.status != static_cast<uint32_t>(wire::ReadStatus::kOk)) {
         status = Status::ProtocolError("read from " + peer_ +
-                                       " refused: range outside the registered region");
+                                       " refused: not offered on this connection");
       }
       (void)sink;
       Deliver({CompletionKind::kRead, current_read_.wr_id, body_total_, status});
@@ -469,20 +511,24 @@ Status TcpEndpoint::OnBodyComplete() {
 }
 
 Status TcpEndpoint::ServeReadRequest(const wire::ReadRequestBody& request, uint64_t id) {
-  std::shared_ptr<Region> region = fabric_.FindRegion(request.rkey);
-  if (!region) {
-    SendReadResponse(id, wire::ReadStatus::kBadKey, nullptr, nullptr, 0);
-    return Status::Ok();
+  // Only this endpoint's own offers are looked at: a key offered on another
+  // connection, a revoked one and a range outside the offer are all one refusal.
+  std::shared_ptr<Region> offer;
+  {
+    std::lock_guard lock(offers_mutex_);
+    auto it = offers_.find(request.rkey);
+    if (it != offers_.end()) offer = it->second;
   }
-  const uint64_t start = reinterpret_cast<uint64_t>(region->addr);
-  const bool inside = request.remote_addr >= start && request.length <= region->length &&
-                      request.remote_addr - start <= region->length - request.length;
+  const uint64_t start = offer ? reinterpret_cast<uint64_t>(offer->addr) : 0;
+  const bool inside = offer && request.length > 0 && request.remote_addr >= start &&
+                      request.length <= offer->length &&
+                      request.remote_addr - start <= offer->length - request.length;
   if (!inside) {
-    SendReadResponse(id, wire::ReadStatus::kOutOfBounds, nullptr, nullptr, 0);
+    SendReadResponse(id, wire::ReadStatus::kRefused, nullptr, nullptr, 0);
     return Status::Ok();
   }
   const auto* data = reinterpret_cast<const std::byte*>(request.remote_addr);
-  SendReadResponse(id, wire::ReadStatus::kOk, std::move(region), data, request.length);
+  SendReadResponse(id, wire::ReadStatus::kOk, std::move(offer), data, request.length);
   return Status::Ok();
 }
 

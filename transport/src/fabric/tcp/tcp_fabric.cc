@@ -116,9 +116,9 @@ void TcpFabric::Deregister(const MemoryKeys& keys) {
   region->revoked = true;
 }
 
-std::shared_ptr<Region> TcpFabric::FindRegion(uint32_t key) {
+std::shared_ptr<Region> TcpFabric::FindRegion(uint32_t lkey) {
   std::lock_guard lock(regions_mutex_);
-  auto it = regions_.find(key);
+  auto it = regions_.find(lkey);
   return it == regions_.end() ? nullptr : it->second;
 }
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/random_keys.h"
 #include "wire.h"
 
 namespace artune::transport::fabric::tcp {
@@ -47,6 +48,8 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   void Start(CompletionHandler handler) override;
   Status PostSend(std::span<const SgEntry> sgl) override;
   Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
+  Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) override;
+  void Revoke(uint32_t key) override;
   Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                   uint64_t wr_id) override;
   void Close(Status why) override;
@@ -115,6 +118,13 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   std::mutex close_mutex_;
   Status close_reason_;  // set by Close before it shuts the socket down
 
+  // What this endpoint's peer may read, by offer key (Expose/Revoke). An offer is a
+  // Region of its own, so revoking it stops a read response being written out.
+  std::mutex offers_mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<Region>> offers_;
+  bool offers_closed_ = false;
+  RandomKeys random_keys_;  // guarded by offers_mutex_
+
   // Progress thread only: the frame parser.
   bool awaiting_hello_;
   bool torn_down_ = false;
@@ -149,8 +159,8 @@ class TcpFabric final : public Fabric {
   void SetPolling(PollingMode mode) override;
   void Shutdown() override;
 
-  // For endpoints.
-  std::shared_ptr<Region> FindRegion(uint32_t key);
+  // For endpoints: the registered region `lkey` names, or nullptr.
+  std::shared_ptr<Region> FindRegion(uint32_t lkey);
   Status WatchEndpoint(TcpEndpoint* endpoint, bool want_write);
   void UnwatchEndpoint(TcpEndpoint* endpoint);
   // Runs on the progress thread when an accepted connection's hello arrived.

@@ -217,6 +217,90 @@ Status VerbsEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, 
   return Status::Ok();
 }
 
+Result<uint32_t> VerbsEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
+  ibv_mr* mr = fabric_.FindRegion(lkey);
+  const auto start = reinterpret_cast<uintptr_t>(mr ? mr->addr : nullptr);
+  const auto at = reinterpret_cast<uintptr_t>(addr);
+  if (mr == nullptr || length == 0 || at < start || length > mr->length ||
+      at - start > mr->length - length) {
+    return Status::InvalidArgument("cannot offer " + std::to_string(length) +
+                                   " bytes outside a registered region");
+  }
+  if (!fabric_.uses_windows()) return mr->rkey;  // the documented limit (header)
+  std::lock_guard lock(mutex_);
+  if (failed_ || released_) return Status::Unavailable(failure_.message());
+  ibv_mw* window = nullptr;
+  if (!free_windows_.empty()) {
+    window = free_windows_.back();
+    free_windows_.pop_back();
+  } else {
+    window = ibv_alloc_mw(fabric_.pd(), IBV_MW_TYPE_2);
+    if (window == nullptr) {
+      return Status::ResourceExhausted(VerbError("ibv_alloc_mw(type 2)", errno));
+    }
+  }
+  // A new random tag in the rkey's low byte, never the one it had.
+  uint32_t rkey = window->rkey;
+  do {
+    rkey = (window->rkey & ~uint32_t{0xff}) | (random_tags_.Next() & 0xff);
+  } while (rkey == window->rkey || offered_windows_.contains(rkey));
+  window->rkey = rkey;  // type 2: the consumer keeps the current key
+  offered_windows_[rkey] = window;
+  Status posted = PostOrQueueLocked(QueuedWindowOp{window, rkey, mr, at, length});
+  if (!posted.ok()) return posted;
+  return rkey;
+}
+
+void VerbsEndpoint::Revoke(uint32_t key) {
+  if (!fabric_.uses_windows()) return;
+  std::lock_guard lock(mutex_);
+  auto it = offered_windows_.find(key);
+  if (it == offered_windows_.end()) return;
+  ibv_mw* window = it->second;
+  offered_windows_.erase(it);
+  free_windows_.push_back(window);
+  // A failed QP reads nothing any more; its windows die with it (Release).
+  if (!failed_ && !released_) (void)PostOrQueueLocked(QueuedWindowOp{window, key, nullptr, 0, 0});
+}
+
+Status VerbsEndpoint::PostOrQueueLocked(Queued op) {
+  if (queued_.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(bool posted, TryPostWindowOpLocked(std::get<QueuedWindowOp>(op)));
+    if (posted) return Status::Ok();
+  }
+  queued_.push_back(std::move(op));
+  return Status::Ok();
+}
+
+Result<bool> VerbsEndpoint::TryPostWindowOpLocked(const QueuedWindowOp& op) {
+  if (send_slots_ == 0) return false;
+  ibv_send_wr wr{};
+  ibv_send_wr* bad = nullptr;
+  wr.wr_id = MakeWrId(WrKind::kWindow, 0);
+  const char* verb = "ibv_post_send(IBV_WR_LOCAL_INV)";
+  if (op.mr != nullptr) {
+    wr.opcode = IBV_WR_BIND_MW;
+    wr.bind_mw.mw = op.window;
+    wr.bind_mw.rkey = op.rkey;
+    wr.bind_mw.bind_info.mr = op.mr;
+    wr.bind_mw.bind_info.addr = op.addr;
+    wr.bind_mw.bind_info.length = op.length;
+    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    verb = "ibv_post_send(IBV_WR_BIND_MW)";
+  } else {
+    wr.opcode = IBV_WR_LOCAL_INV;
+    wr.invalidate_rkey = op.rkey;
+  }
+  if (int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) {
+    Status error = Status::Unavailable(VerbError(verb, rc));
+    FailLocked(error);
+    return error;
+  }
+  --send_slots_;
+  ++outstanding_;
+  return true;
+}
+
 Status VerbsEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                                uint64_t wr_id) {
   if (remote.length > UINT32_MAX) {
@@ -265,6 +349,8 @@ Status VerbsEndpoint::DrainQueueLocked() {
     if (auto* send = std::get_if<QueuedSend>(&next)) {
       SgEntry entry{send->bytes.data(), send->bytes.size(), 0};
       ARTUNE_ASSIGN_OR_RETURN(posted, TryPostSendLocked(std::span(&entry, 1), entry.length));
+    } else if (auto* op = std::get_if<QueuedWindowOp>(&next)) {
+      ARTUNE_ASSIGN_OR_RETURN(posted, TryPostWindowOpLocked(*op));
     } else {
       ARTUNE_ASSIGN_OR_RETURN(posted, TryPostReadLocked(std::get<QueuedRead>(next)));
     }
@@ -335,7 +421,8 @@ bool VerbsEndpoint::Progress(bool arm) {
         --outstanding_;
         const char* verb = kind == WrKind::kRead   ? "RDMA READ"
                            : kind == WrKind::kSend ? "SEND"
-                                                   : "RECV";
+                           : kind == WrKind::kRecv ? "RECV"
+                                                   : "memory window bind/invalidate";
         if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
           Status error = Status::Unavailable(
               std::string(verb) + " completion failed: " + WcStatusText(wc.status) +
@@ -367,6 +454,9 @@ bool VerbsEndpoint::Progress(bool arm) {
           }
           case WrKind::kSend:
             ring_tail_ = std::max(ring_tail_, value);
+            ++send_slots_;
+            break;
+          case WrKind::kWindow:
             ++send_slots_;
             break;
         }
@@ -412,6 +502,10 @@ void VerbsEndpoint::Release() {
   }
   if (id_ != nullptr) rdma_disconnect(id_);
   if (qp_ != nullptr) ibv_destroy_qp(qp_);
+  for (auto& [key, window] : offered_windows_) ibv_dealloc_mw(window);
+  for (ibv_mw* window : free_windows_) ibv_dealloc_mw(window);
+  offered_windows_.clear();
+  free_windows_.clear();
   if (cq_ != nullptr) ibv_destroy_cq(cq_);
   if (ring_mr_ != nullptr) ibv_dereg_mr(ring_mr_);
   if (id_ != nullptr) rdma_destroy_id(id_);

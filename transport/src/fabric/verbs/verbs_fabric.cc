@@ -175,6 +175,8 @@ Status VerbsFabric::OpenDevice() {
   }
   max_qp_wr_ = static_cast<uint32_t>(attr.max_qp_wr);
   max_rd_atomic_ = static_cast<uint32_t>(std::min(attr.max_qp_rd_atom, 16));
+  uses_windows_ = (attr.device_cap_flags &
+                   (IBV_DEVICE_MEM_WINDOW_TYPE_2A | IBV_DEVICE_MEM_WINDOW_TYPE_2B)) != 0;
   pd_ = ibv_alloc_pd(context_);
   if (pd_ == nullptr) {
     return Status::Unavailable("ibv_alloc_pd(" + device_name_ +
@@ -203,7 +205,11 @@ Result<MemoryKeys> VerbsFabric::Register(std::byte* addr, uint64_t length) {
   if (addr == nullptr || length == 0) {
     return Status::InvalidArgument("cannot register an empty memory region");
   }
-  ibv_mr* mr = ibv_reg_mr(pd_, addr, length, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+  // With memory windows the region itself grants no remote access: only the
+  // windows bound over offered ranges do.
+  const int access =
+      IBV_ACCESS_LOCAL_WRITE | (uses_windows_ ? IBV_ACCESS_MW_BIND : IBV_ACCESS_REMOTE_READ);
+  ibv_mr* mr = ibv_reg_mr(pd_, addr, length, access);
   if (mr == nullptr) {
     return Status::ResourceExhausted("ibv_reg_mr of " + std::to_string(length) + " bytes on " +
                                      device_name_ + " failed: " + std::strerror(errno) +
@@ -212,6 +218,12 @@ Result<MemoryKeys> VerbsFabric::Register(std::byte* addr, uint64_t length) {
   std::lock_guard lock(regions_mutex_);
   regions_[mr->lkey] = mr;
   return MemoryKeys{mr->lkey, mr->rkey};
+}
+
+ibv_mr* VerbsFabric::FindRegion(uint32_t lkey) {
+  std::lock_guard lock(regions_mutex_);
+  auto it = regions_.find(lkey);
+  return it == regions_.end() ? nullptr : it->second;
 }
 
 void VerbsFabric::Deregister(const MemoryKeys& keys) {

@@ -2,7 +2,21 @@
 //
 //   device       one device per fabric, opened at Init (knob verbs_device, auto: the
 //                first device with an ACTIVE port); one protection domain; every
-//                Register is an ibv_reg_mr there (local write + remote read).
+//                Register is an ibv_reg_mr there.
+//   offers       where the device has type-2 memory windows (device_cap_flags
+//                MEM_WINDOW_TYPE_2A/2B; rxe has them), regions are registered
+//                without remote access and each Expose binds a window over exactly
+//                the offered range to the endpoint's QP (IBV_WR_BIND_MW, posted on
+//                the send queue ahead of the announce that names it); Revoke posts
+//                IBV_WR_LOCAL_INV. A peer can then read only that range, only on that
+//                QP, only until the revoke: the HCA refuses everything else with a
+//                remote access error (which breaks the offending QP). The low 8 bits
+//                of a window's rkey are random per bind. On a device without type-2
+//                windows, regions carry remote read and Expose hands out the region's
+//                own rkey: the range check and the revoke are then the protocol
+//                layer's promise only; the hardware lets any QP of this protection
+//                domain that knows an rkey read its whole region. transport.h and
+//                README say so; `artune devices` shows which a device has.
 //   connections  librdmacm (rdma_cm) resolves the peer's IP address to a device,
 //                port, GID and path and runs the CM handshake that carries the
 //                private data (ConnectParams, 24 bytes; RC allows 56). The queue
@@ -51,6 +65,7 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/random_keys.h"
 
 namespace artune::transport::fabric::verbs {
 
@@ -70,6 +85,8 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   void Start(CompletionHandler handler) override;
   Status PostSend(std::span<const SgEntry> sgl) override;
   Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
+  Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) override;
+  void Revoke(uint32_t key) override;
   Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                   uint64_t wr_id) override;
   void Close(Status why) override;
@@ -95,7 +112,8 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   bool disconnected() const { return disconnected_; }
 
  private:
-  enum class WrKind : uint64_t { kSend = 1, kRecv = 2, kRead = 3 };
+  // kWindow: a memory-window bind or invalidate (signalled, so it frees its slot).
+  enum class WrKind : uint64_t { kWindow = 0, kSend = 1, kRecv = 2, kRead = 3 };
   struct QueuedSend {
     std::vector<std::byte> bytes;
   };
@@ -105,7 +123,16 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
     uint32_t lkey;
     uint64_t wr_id;
   };
-  using Queued = std::variant<QueuedSend, QueuedRead>;
+  // Binds `window` under `rkey` over [addr, addr + length) of `mr`; with mr null,
+  // invalidates `rkey` instead.
+  struct QueuedWindowOp {
+    ibv_mw* window;
+    uint32_t rkey;
+    ibv_mr* mr;
+    uint64_t addr;
+    uint64_t length;
+  };
+  using Queued = std::variant<QueuedSend, QueuedRead, QueuedWindowOp>;
 
   static uint64_t MakeWrId(WrKind kind, uint64_t value) {
     return (static_cast<uint64_t>(kind) << 62) | value;
@@ -114,6 +141,9 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   // false when the send queue or the ring has no room now.
   Result<bool> TryPostSendLocked(std::span<const SgEntry> sgl, uint64_t total);
   Result<bool> TryPostReadLocked(const QueuedRead& read);
+  Result<bool> TryPostWindowOpLocked(const QueuedWindowOp& op);
+  // Requires mutex_. Posts `op` now, or queues it behind earlier work.
+  Status PostOrQueueLocked(Queued op);
   // Requires mutex_. Posts queued work while there is room.
   Status DrainQueueLocked();
   void FailLocked(Status why);
@@ -138,6 +168,12 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   uint64_t ring_tail_ = 0;  // bytes ever released
   std::deque<Queued> queued_;
   std::unordered_map<uint64_t, uint64_t> reads_;  // our read id -> caller's wr_id
+  // Memory windows: bound ones by their current rkey, and unbound ones to reuse (a
+  // window whose invalidate is posted may be bound again at once: the send queue
+  // runs in order).
+  std::unordered_map<uint32_t, ibv_mw*> offered_windows_;
+  std::vector<ibv_mw*> free_windows_;
+  RandomKeys random_tags_;  // the random low byte of window rkeys
   uint64_t next_read_id_ = 1;
   uint64_t outstanding_ = 0;  // posted work requests not completed yet
   bool failed_ = false;
@@ -174,6 +210,10 @@ class VerbsFabric final : public Fabric {
   const std::string& device_name() const { return device_name_; }
   uint32_t max_qp_wr() const { return max_qp_wr_; }
   uint32_t max_rd_atomic() const { return max_rd_atomic_; }
+  // True when offers are type-2 memory windows (see the header comment).
+  bool uses_windows() const { return uses_windows_; }
+  // The region registered under `lkey`, or nullptr.
+  ibv_mr* FindRegion(uint32_t lkey);
   // Makes the progress thread look at every endpoint (a failure needs finishing).
   void Wake();
 
@@ -198,6 +238,7 @@ class VerbsFabric final : public Fabric {
   std::string device_name_;
   uint32_t max_qp_wr_ = 0;
   uint32_t max_rd_atomic_ = 0;
+  bool uses_windows_ = false;
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* comp_channel_ = nullptr;
   rdma_event_channel* cm_channel_ = nullptr;
