@@ -99,6 +99,45 @@ TEST(BenchmarkTest, BandwidthMismatchIsReported) {
   EXPECT_EQ(result->validation_error, "ack checksum differs");
 }
 
+// Issue 16: `bench --benchmark bandwidth` with calls that fail at once (on the
+// calling thread, as the embedded transport fails a call on a closed connection)
+// reissued them forever. Now the first failure ends the run: a handful of calls,
+// not millions.
+class FailingAtOnceChannel final : public BenchChannel {
+ public:
+  Result<std::unique_ptr<PreparedPayload>> Prepare(const Payload& payload) override {
+    return std::unique_ptr<PreparedPayload>(new ScriptedPrepared(payload));
+  }
+  Status Call(BenchMethod, const PreparedPayload&) override {
+    calls_.fetch_add(1);
+    return Status::Unavailable("connection closed");
+  }
+  void CallAsync(BenchMethod method, const PreparedPayload& payload, CallDone done) override {
+    done(Call(method, payload));
+  }
+  uint64_t calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<uint64_t> calls_{0};
+};
+
+TEST(BenchmarkTest, CallsThatFailAtOnceEndAWindowedRun) {
+  for (BenchmarkKind kind : {BenchmarkKind::kBandwidth, BenchmarkKind::kPs}) {
+    FailingAtOnceChannel channel;
+    Payload payload = SmallPayload();
+    RunOptions options = Tiny(kind);
+    auto result =
+        kind == BenchmarkKind::kBandwidth
+            ? RunBandwidth(channel, payload, options)
+            : RunPs(std::vector<std::vector<BenchChannel*>>(
+                        options.clients, std::vector<BenchChannel*>(options.servers, &channel)),
+                    payload, options);
+    ASSERT_FALSE(result.ok());
+    EXPECT_EQ(result.status().code(), ErrorCode::kUnavailable);
+    EXPECT_LE(channel.calls(), 64u) << "calls kept being reissued after they failed";
+  }
+}
+
 TEST(BenchmarkTest, PsCallsEveryServerFromEveryClient) {
   std::vector<std::unique_ptr<ScriptedChannel>> owned;
   std::vector<std::vector<BenchChannel*>> channels(3);

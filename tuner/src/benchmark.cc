@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kProgressInterval = std::chrono::milliseconds(100);
+// How long past the measured window a run that has counted no call keeps issuing
+// (at least; a longer run waits as long as it measured).
+constexpr Clock::duration kStallGrace = std::chrono::seconds(5);
 
 Clock::duration Seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
@@ -87,6 +90,9 @@ class WindowedRun {
     start_ = Clock::now();
     measure_start_ = start_ + Seconds(options.warmup_s);
     measure_end_ = measure_start_ + Seconds(options.duration_s);
+    // Issuing stops here whatever the peer does: a run whose calls never complete
+    // ends instead of waiting for a first counted call forever.
+    give_up_ = measure_end_ + std::max(kStallGrace, Seconds(options.duration_s));
     for (size_t d = 0; d < drivers; ++d) {
       drivers_.push_back(std::make_unique<Driver>(per_driver_capacity_, d + 1));
     }
@@ -102,7 +108,9 @@ class WindowedRun {
     while (true) {
       bool stop = ShouldStop();
       if (!stop) {
-        while (!driver.ready.empty()) {
+        // Checked per call: calls that fail at once come straight back to `ready`,
+        // and without the check this loop would reissue them forever.
+        while (!driver.ready.empty() && !(stop = ShouldStop())) {
           size_t s = driver.ready.front();
           driver.ready.pop_front();
           ++driver.outstanding;
@@ -150,6 +158,12 @@ class WindowedRun {
     RunResult result;
     std::lock_guard lock(failure_mutex_);
     if (!failure_.status.ok() && !failure_.corrupted) return failure_.status;
+    if (counted_.load() == 0 && failure_.status.ok()) {
+      return Status::Timeout(
+          "no call completed within the measured window and " +
+          std::to_string(static_cast<int>(ToSeconds(give_up_ - measure_end_))) +
+          " s after it: the peer is stalled (check it, or max_outstanding and timeout_ms)");
+    }
     Reservoir merged(options_.max_latency_samples, 0);
     for (auto& driver : drivers_) {
       for (double sample : driver->latencies.samples()) merged.Add(sample);
@@ -173,7 +187,8 @@ class WindowedRun {
 
   bool ShouldStop() {
     if (failed_.load()) return true;
-    return Clock::now() >= measure_end_ && counted_.load() > 0;
+    const auto now = Clock::now();
+    return (now >= measure_end_ && counted_.load() > 0) || now >= give_up_;
   }
 
   void Issue(Driver& driver, size_t s, const Slot& slot) {
@@ -206,7 +221,7 @@ class WindowedRun {
   const RunOptions& options_;
   BenchMethod method_;
   size_t per_driver_capacity_;
-  Clock::time_point start_, measure_start_, measure_end_;
+  Clock::time_point start_, measure_start_, measure_end_, give_up_;
   std::vector<std::unique_ptr<Driver>> drivers_;
   std::atomic<uint64_t> counted_{0};
   std::mutex count_mutex_;
