@@ -15,6 +15,7 @@ int ExitCodeFor(const Status& status) {
     case ErrorCode::kCorruption:
       return kExitValidation;
     case ErrorCode::kUnavailable:
+    case ErrorCode::kTimeout:  // a peer that does not answer in time is unavailable too
     case ErrorCode::kPermissionDenied:
     case ErrorCode::kUnsupported:
       return kExitUnavailable;

@@ -4,15 +4,18 @@
 // Port layout (the same rule ServerAddressFor gives bench): with --listen HOST:PORT,
 // server i of the embedded transport listens on PORT+2i (its gRPC control plane;
 // the fabric picks its own data port during the handshake) and the stock gRPC
-// server i on PORT+2i+1.
+// server i on PORT+2i+1. Loopback unless --listen names another address; then
+// authenticated (transport/credentials.h).
 #include <pthread.h>
 #include <signal.h>
 
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
 #include "command.h"
 #include "knob_flags.h"
@@ -22,7 +25,7 @@ namespace {
 
 struct ServeFlags {
   KnobFlags knobs;
-  std::string listen = "0.0.0.0:50051";
+  std::string listen = "127.0.0.1:50051";
   std::string transport = "both";
   uint32_t servers = 2;
   int grpc_threads = 2;
@@ -69,10 +72,14 @@ Result<StartedServers> StartServers(const ServeFlags& flags,
         int port = std::stoi(PortOf((*server)->address())) - (name == "grpc" ? 1 : 0);
         base = base.substr(0, base.rfind(':')) + ":" + std::to_string(port);
       }
-      started.listening.push_back({{"transport", name},
-                                   {"server", i},
-                                   {"address", (*server)->address()},
-                                   {"fabric", transport->fabric()}});
+      nlohmann::ordered_json entry = {{"transport", name},
+                                      {"server", i},
+                                      {"address", (*server)->address()},
+                                      {"fabric", transport->fabric()}};
+      if (std::string data = (*server)->data_endpoint(); !data.empty()) {
+        entry["data_endpoint"] = data;
+      }
+      started.listening.push_back(std::move(entry));
       started.servers.push_back(std::move(*server));
     }
   }
@@ -90,6 +97,18 @@ Status Serve(const ServeFlags& flags) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+  // Beyond loopback every server authenticates (credentials.h): make the token
+  // file on first use, for the user to copy to the clients' hosts.
+  const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
+  const std::string token_path = transport::DefaultTokenPath();
+  if (!transport::IsLoopbackHost(host) && !std::filesystem::exists(token_path)) {
+    ARTUNE_RETURN_IF_ERROR(transport::CreateTokenFile(token_path).status());
+    std::cerr << "artune serve: created the token file " << token_path
+              << " (0600); clients need the same file: copy it to their hosts and point "
+                 "ARTUNE_TOKEN_FILE at it\n";
+  }
+  ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
+                          transport::CredentialsFromEnvironment());
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
   tuner::GrpcBenchOptions grpc_options;
   grpc_options.server_threads = flags.grpc_threads;
@@ -118,14 +137,28 @@ Status Serve(const ServeFlags& flags) {
       std::cout << "artune serve: " << std::string(server.at("transport")) << " server "
                 << server.at("server").get<uint32_t>() << " on "
                 << std::string(server.at("address"))
-                << (fabric.empty() ? "" : " (fabric " + fabric + ")") << "\n";
+                << (fabric.empty() ? "" : " (fabric " + fabric + ")")
+                << (server.contains("data_endpoint")
+                        ? ", data on " + std::string(server.at("data_endpoint"))
+                        : "")
+                << "\n";
     }
   }
   const nlohmann::ordered_json& listening = started->listening;
   std::vector<std::unique_ptr<tuner::BenchServer>>& servers = started->servers;
+  nlohmann::ordered_json auth = {{"token", credentials.has_token()},
+                                 {"token_file", credentials.token_source},
+                                 {"tls", credentials.server_tls()}};
   if (flags.json) {
-    std::cout << nlohmann::ordered_json{{"base", base}, {"servers", listening}}.dump() << "\n";
+    std::cout
+        << nlohmann::ordered_json{{"base", base}, {"servers", listening}, {"auth", auth}}.dump()
+        << "\n";
   } else {
+    std::cout << "artune serve: "
+              << (credentials.has_token()
+                      ? "clients must present the token in " + credentials.token_source
+                      : std::string("no token: loopback clients only"))
+              << (credentials.server_tls() ? ", control plane over TLS" : "") << "\n";
     std::cout << "artune serve: ready; bench with: artune bench --peer " << base
               << " --transport both (Ctrl-C stops)\n";
   }
@@ -149,7 +182,10 @@ void RegisterServe(CLI::App& root, Context& context) {
   command
       ->add_option("--listen", flags->listen,
                    "HOST:PORT. Server i of the embedded transport listens on PORT+2i, stock "
-                   "gRPC server i on PORT+2i+1; port 0 picks a free base port")
+                   "gRPC server i on PORT+2i+1; port 0 picks a free base port. Beyond "
+                   "loopback every call must carry the token of the token file "
+                   "(ARTUNE_TOKEN_FILE, else ~/.config/artune/token), created 0600 on first "
+                   "use; TLS for the control plane with ARTUNE_TLS_CERT and ARTUNE_TLS_KEY")
       ->capture_default_str();
   command->add_option("--transport", flags->transport, "artune, grpc or both")
       ->check(CLI::IsMember({"artune", "grpc", "both"}))
@@ -168,8 +204,9 @@ void RegisterServe(CLI::App& root, Context& context) {
                     "Print the listening addresses as one JSON line instead of text");
   AddKnobFlags(*command, flags->knobs);
   command->footer(
-      "Example: artune serve --listen 0.0.0.0:50051   (peer: artune bench --peer "
-      "HOST:50051 --transport both)");
+      "Example: artune serve --listen 10.0.0.5:50051   (creates ~/.config/artune/token; copy "
+      "it to the peer, then there: ARTUNE_TOKEN_FILE=token artune bench --peer 10.0.0.5:50051 "
+      "--transport both)");
   command->callback(
       [flags, &context] { RunCommand(context, [&]() -> Status { return Serve(*flags); }); });
 }

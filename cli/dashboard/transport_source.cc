@@ -1,41 +1,35 @@
 #include "transport_source.h"
 
-#include <grpcpp/grpcpp.h>
-
-#include "control.grpc.pb.h"
+#include "artune/transport/credentials.h"
+#include "artune/transport/transport.h"
 
 namespace artune::dashboard {
 
 Result<TransportSample> FetchTransportStats(const std::string& address,
                                             std::chrono::milliseconds deadline) {
-  // A channel per call keeps a broken server from pinning a dead connection; at
-  // one poll a second the cost does not matter.
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-  auto stub = transport::control::Control::NewStub(channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
-  transport::control::StatsResponse response;
-  const grpc::Status status =
-      stub->GetStats(&context, transport::control::StatsRequest(), &response);
-  if (!status.ok()) {
-    return Status::Unavailable("GetStats from the transport server at " + address +
-                               " failed: " + status.error_message() +
-                               " (is a server, e.g. `artune serve`, listening there?)");
+  ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
+                          transport::CredentialsFromEnvironment());
+  Result<transport::Stats> stats = transport::QueryServerStats(address, deadline, credentials);
+  if (!stats.ok()) {
+    return Status(stats.status().code(),
+                  stats.status().message() +
+                      " (is a server, e.g. `artune serve`, listening there? does it want a "
+                      "token: ARTUNE_TOKEN_FILE?)");
   }
   TransportSample sample;
-  for (int p = 0; p < response.by_protocol_size() && p < transport::kProtocolCount; ++p) {
-    const auto& counters = response.by_protocol(p);
-    sample.by_protocol[p].slices = counters.slices();
-    sample.by_protocol[p].bytes = counters.bytes();
-    for (int b = 0; b < counters.slices_by_bucket_size() && b < transport::kLog2BucketCount; ++b) {
-      sample.by_protocol[p].slices_by_bucket[b] = counters.slices_by_bucket(b);
+  for (int p = 0; p < transport::kProtocolCount; ++p) {
+    const transport::ProtocolStats& counters = stats->by_protocol[p];
+    sample.by_protocol[p].slices = counters.slices;
+    sample.by_protocol[p].bytes = counters.bytes;
+    for (int b = 0; b < transport::kLog2BucketCount; ++b) {
+      sample.by_protocol[p].slices_by_bucket[b] = counters.slices_by_bucket[b];
     }
   }
-  sample.calls_started = response.calls_started();
-  sample.calls_completed = response.calls_completed();
-  sample.calls_failed = response.calls_failed();
-  sample.connections_accepted = response.connections_accepted();
-  sample.connections_dropped = response.connections_dropped();
+  sample.calls_started = stats->calls_started;
+  sample.calls_completed = stats->calls_completed;
+  sample.calls_failed = stats->calls_failed;
+  sample.connections_accepted = stats->connections_accepted;
+  sample.connections_dropped = stats->connections_dropped;
   return sample;
 }
 

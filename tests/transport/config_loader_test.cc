@@ -69,6 +69,15 @@ TEST(ConfigLoaderTest, NoFileNoEnvironmentGivesDefaults) {
   }
 }
 
+// Issue 16 (low): `--config DIR` was taken as "no config".
+TEST(ConfigLoaderTest, ADirectoryIsNoConfigFile) {
+  ScratchDir dir;
+  const auto loaded = LoadConfig(FileOnly(dir.path()));
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_THAT(loaded.status().message(), HasSubstr("not a regular file"));
+}
+
 TEST(ConfigLoaderTest, ReadsEveryValueFormFromAFile) {
   const std::string path = TestData("good.toml");
   const auto loaded = LoadConfig(FileOnly(path));

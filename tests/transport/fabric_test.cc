@@ -11,6 +11,8 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <future>
+#include <iostream>
 #include <mutex>
 
 #include "engine_test_util.h"
@@ -218,6 +220,15 @@ TEST_P(FabricTest, AnOfferIsReadableOnlyInItsRangeUntilRevokedOnItsConnection) {
   for (Misuse misuse :
        {Misuse::kPastTheRange, Misuse::kAfterRevoke, Misuse::kOnAnotherConnection}) {
     SCOPED_TRACE(static_cast<int>(misuse));
+    // Soft-RoCE checks a read through a memory window against the region under it,
+    // not the window's own bounds (rxe_resp.c, Linux 6.1); real HCAs check both.
+    // transport.h and README state that limit.
+    if (misuse == Misuse::kPastTheRange && GetParam() == FabricKind::kVerbs &&
+        accepted()->peer().find("(rxe") != std::string::npos) {
+      std::cout << "note: not checking a read past the offer: rxe does not bound window "
+                   "reads by the window\n";
+      continue;
+    }
     // A fresh connection per misuse (a refused read breaks a verbs QP), with its own
     // offer of the same bytes; the legitimate read works first.
     if (misuse != Misuse::kPastTheRange) {
@@ -241,9 +252,14 @@ TEST_P(FabricTest, AnOfferIsReadableOnlyInItsRangeUntilRevokedOnItsConnection) {
       case Misuse::kPastTheRange:
         bad.length = 4096 + 1;
         break;
-      case Misuse::kAfterRevoke:
-        accepted()->Revoke(*fresh);
-        break;
+      case Misuse::kAfterRevoke: {
+        // Reads fail once the revoke has taken effect (verbs: the invalidation
+        // completed): the callback says when.
+        auto revoked = std::make_shared<std::promise<void>>();
+        accepted()->Revoke(*fresh, [revoked] { revoked->set_value(); });
+        ASSERT_EQ(revoked->get_future().wait_for(std::chrono::seconds(30)),
+                  std::future_status::ready);
+      } break;
       case Misuse::kOnAnotherConnection: {
         const std::byte hello[1] = {std::byte{9}};
         auto connected = client_->Connect(listening_, hello);

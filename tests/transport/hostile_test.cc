@@ -4,11 +4,16 @@
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "artune/transport/knobs.h"
@@ -30,15 +35,20 @@ class HostileTest : public ::testing::Test {
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
     // The data endpoint, as any client learns it: from the handshake.
-    auto stub = control::Control::NewStub(
+    stub_ = control::Control::NewStub(
         grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
+    const std::string endpoint = Handshake().data_endpoint();
+    data_port_ = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+  }
+
+  // A control-plane handshake: the data endpoint and a one-time data ticket.
+  control::HandshakeResponse Handshake() {
     control::HandshakeRequest request;
     request.set_wire_version(wire::kWireVersion);
     control::HandshakeResponse response;
     grpc::ClientContext context;
-    ASSERT_TRUE(stub->Handshake(&context, request, &response).ok());
-    const std::string endpoint = response.data_endpoint();
-    data_port_ = static_cast<uint16_t>(std::stoi(endpoint.substr(endpoint.rfind(':') + 1)));
+    EXPECT_TRUE(stub_->Handshake(&context, request, &response).ok());
+    return response;
   }
 
   int ConnectRaw() {
@@ -67,10 +77,14 @@ class HostileTest : public ::testing::Test {
     return header;
   }
 
-  // A hello with the default geometry, as a real client would send.
-  void SendHello(int fd) {
+  // A hello with the default geometry and a fresh ticket, as a real client would
+  // send (`ticket`: this one instead).
+  void SendHello(int fd, const std::string* ticket = nullptr) {
     const Config config;
     wire::ConnectParams params{};
+    const std::string fresh = ticket ? *ticket : Handshake().data_ticket();
+    EXPECT_EQ(fresh.size(), sizeof(params.ticket));
+    std::memcpy(params.ticket, fresh.data(), std::min(fresh.size(), sizeof(params.ticket)));
     params.wire_version = wire::kWireVersion;
     params.eager_buffer_count = config.eager_buffer_count;
     params.eager_buffer_bytes = EagerBufferBytes(config);
@@ -115,6 +129,7 @@ class HostileTest : public ::testing::Test {
 
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
+  std::unique_ptr<control::Control::Stub> stub_;
   uint16_t data_port_ = 0;
 };
 
@@ -388,6 +403,118 @@ TEST_F(HostileTest, AReaderGetsNothingAfterFinPastItsOfferOrByGuessing) {
   }
   ::close(fd);
   ExpectOthersStillServed();
+}
+
+TEST_F(HostileTest, DataConnectionsNeedAFreshTicketEach) {
+  const std::string ticket = Handshake().data_ticket();
+  const uint64_t accepted_before = server_->stats().connections_accepted;
+  int first = ConnectRaw();
+  SendHello(first, &ticket);
+  // Admitted: the accept runs on the server's progress thread (bounded wait).
+  for (int i = 0; i < 500 && server_->stats().connections_accepted == accepted_before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server_->stats().connections_accepted, accepted_before + 1);
+  int replayed = ConnectRaw();
+  SendHello(replayed, &ticket);
+  EXPECT_TRUE(DroppedByServer(replayed));
+  const std::string made_up(wire::kDataTicketBytes, 'x');
+  int forged = ConnectRaw();
+  SendHello(forged, &made_up);
+  EXPECT_TRUE(DroppedByServer(forged));
+  EXPECT_EQ(server_->stats().connections_accepted, accepted_before + 1);
+  ::close(first);
+  ::close(replayed);
+  ::close(forged);
+  ExpectOthersStillServed();
+}
+
+// Issue 16, medium 4: four connections declaring 1 GiB receive pools each locked
+// real clients out. A connection now gets the pool its handshake's config gives,
+// no more: a greedy hello is refused and real clients keep connecting.
+TEST_F(HostileTest, AReceivePoolBeyondTheHandshakesIsRefused) {
+  std::vector<int> greedy;
+  for (int i = 0; i < 4; ++i) {
+    int fd = ConnectRaw();
+    const std::string ticket = Handshake().data_ticket();
+    wire::ConnectParams params{};
+    std::memcpy(params.ticket, ticket.data(), sizeof(params.ticket));
+    params.wire_version = wire::kWireVersion;
+    params.eager_buffer_count = 1023;
+    params.eager_buffer_bytes = 1 << 20;  // 1023 MiB of registered memory
+    params.max_outstanding = 64;
+    wire::FrameHeader header = Frame(wire::FrameKind::kHello, sizeof(params));
+    SendBytes(fd, &header, sizeof(header));
+    SendBytes(fd, &params, sizeof(params));
+    EXPECT_TRUE(DroppedByServer(fd));
+    greedy.push_back(fd);
+  }
+  auto fresh = Client::Connect(testing::TestConfig(FabricKind::kTcp), server_->address());
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  auto payload = testing::MakePayload({10, 300 * 1024}, 9);
+  auto views = testing::Views(payload);
+  EXPECT_TRUE((*fresh)->Call("echo", views).ok());
+  for (int fd : greedy) ::close(fd);
+}
+
+// Issue 16, medium 5: silent connections held descriptors forever. An accepted
+// connection that sends no hello is closed after the hello timeout (10 s).
+TEST_F(HostileTest, SilentConnectionsAreClosed) {
+  std::vector<int> silent;
+  for (int i = 0; i < 20; ++i) silent.push_back(ConnectRaw());
+  for (int fd : silent) {
+    EXPECT_TRUE(DroppedByServer(fd)) << "a silent connection outlived the hello timeout";
+    ::close(fd);
+  }
+  ExpectOthersStillServed();
+}
+
+// Issue 16, medium 5: with the descriptors used up, the accept loop spun at
+// 60-100 % of a core. Now it pauses, refuses past its share and recovers.
+TEST_F(HostileTest, RunningOutOfDescriptorsNeitherSpinsNorSticks) {
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Leave this process a few descriptors more than it has open now.
+  size_t open_now = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++open_now;
+  }
+  rlimit tight = saved;
+  tight.rlim_cur = open_now + 24;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  std::vector<int> attackers;
+  for (int i = 0; i < 40; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) break;  // this process is out too: enough
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(data_port_);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+      ::close(fd);
+      break;
+    }
+    attackers.push_back(fd);
+  }
+  // The server cannot accept every one of them; while they wait, it must idle.
+  rusage before{}, after{};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ::getrusage(RUSAGE_SELF, &after);
+  auto cpu_s = [](const rusage& r) {
+    return r.ru_utime.tv_sec + r.ru_stime.tv_sec + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+  };
+  EXPECT_LT(cpu_s(after) - cpu_s(before), 0.25) << "the accept loop spins";
+  for (int fd : attackers) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  // Recovered: a new client connects and calls (within the accept pause, 1 s).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  auto fresh = Client::Connect(testing::TestConfig(FabricKind::kTcp), server_->address());
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  auto payload = testing::MakePayload({100}, 2);
+  auto views = testing::Views(payload);
+  EXPECT_TRUE((*fresh)->Call("echo", views).ok());
 }
 
 TEST_F(HostileTest, FloodWithoutCreditsIsDropped) {

@@ -2,11 +2,14 @@
 // buffer geometry, call slots (max_outstanding) and deadlines.
 #include <grpcpp/grpcpp.h>
 
+#include <charconv>
 #include <condition_variable>
+#include <cstring>
 #include <future>
 #include <mutex>
 
 #include "allocator.h"
+#include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
 #include "connection.h"
 #include "control.grpc.pb.h"
@@ -30,9 +33,22 @@ Status FromGrpc(const grpc::Status& status, std::string_view what) {
       return Status::InvalidArgument(message);
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return Status::Timeout(message);
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:  // the server is full now
+      return Status::Unavailable(message);
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return Status::PermissionDenied(message);
     default:
       return Status::Unavailable(message);
   }
+}
+
+// TLS when the credentials name a CA to trust, else plain TCP.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const Credentials& credentials) {
+  if (!credentials.client_tls()) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = credentials.tls_ca_pem;
+  return grpc::SslCredentials(tls);
 }
 
 // Calls in flight, bounded by max_outstanding. Shared with the done wrappers so a
@@ -68,10 +84,11 @@ class Slots {
 
 class ClientImpl final : public Client {
  public:
-  ClientImpl(std::shared_ptr<grpc::Channel> channel, std::string server_address)
+  ClientImpl(std::shared_ptr<grpc::Channel> channel, std::string server_address, std::string token)
       : channel_(std::move(channel)),
         stub_(control::Control::NewStub(channel_)),
-        server_address_(std::move(server_address)) {}
+        server_address_(std::move(server_address)),
+        token_(std::move(token)) {}
 
   ~ClientImpl() override {
     if (fabric_) fabric_->Shutdown();  // fails every call in flight
@@ -97,6 +114,7 @@ class ClientImpl final : public Client {
       data_endpoint_ = server_address_.substr(0, server_address_.rfind(':')) + data_endpoint_;
     }
     std::lock_guard lock(mutex_);
+    ticket_ = response.data_ticket();
     return ApplyLocked(agreed, response.config_epoch());
   }
 
@@ -142,12 +160,13 @@ class ClientImpl final : public Client {
     *request.mutable_knobs() = ToKnobs(config);
     control::HandshakeResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    PrepareContext(context);
     grpc::Status status = stub_->Reconfigure(&context, request, &response);
     if (!status.ok()) return FromGrpc(status, "reconfigure " + server_address_);
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
+    ticket_ = response.data_ticket();
     return ApplyLocked(agreed, response.config_epoch());
   }
 
@@ -161,7 +180,7 @@ class ClientImpl final : public Client {
   Result<Stats> ServerStats() override {
     control::StatsResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    PrepareContext(context);
     grpc::Status status = stub_->GetStats(&context, control::StatsRequest(), &response);
     if (!status.ok()) return FromGrpc(status, "stats from " + server_address_);
     return FromProto(response);
@@ -170,13 +189,18 @@ class ClientImpl final : public Client {
   Allocator& allocator() override { return *allocator_; }
 
  private:
+  void PrepareContext(grpc::ClientContext& context) const {
+    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    if (!token_.empty()) context.AddMetadata(std::string(kTokenMetadataKey), token_);
+  }
+
   Result<control::HandshakeResponse> HandshakeRpc(const Config& config) {
     control::HandshakeRequest request;
     request.set_wire_version(wire::kWireVersion);
     *request.mutable_knobs() = ToKnobs(config);
     control::HandshakeResponse response;
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kControlDeadline);
+    PrepareContext(context);
     grpc::Status status = stub_->Handshake(&context, request, &response);
     if (!status.ok()) return FromGrpc(status, "handshake with " + server_address_);
     if (response.wire_version() != wire::kWireVersion) {
@@ -202,6 +226,7 @@ class ClientImpl final : public Client {
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
     if (response.config_epoch() <= epoch_) return Status::Ok();
+    ticket_ = response.data_ticket();
     return ApplyLocked(agreed, response.config_epoch());
   }
 
@@ -222,6 +247,13 @@ class ClientImpl final : public Client {
       params.eager_buffer_bytes = geometry.buffer_bytes;
       params.max_outstanding = geometry.max_outstanding;
       params.config_epoch = epoch;
+      // Each data connection spends the ticket of the handshake before it.
+      if (ticket_.size() != sizeof(params.ticket)) {
+        return Status::ProtocolError("server " + server_address_ +
+                                     " issued no data ticket: use matching artune builds");
+      }
+      std::memcpy(params.ticket, ticket_.data(), sizeof(params.ticket));
+      ticket_.clear();
       ARTUNE_ASSIGN_OR_RETURN(
           std::shared_ptr<fabric::Endpoint> endpoint,
           fabric_->Connect(data_endpoint_, std::as_bytes(std::span(&params, 1))));
@@ -251,6 +283,7 @@ class ClientImpl final : public Client {
   const std::unique_ptr<control::Control::Stub> stub_;
   Config local_;  // the config the client was created with
   const std::string server_address_;
+  const std::string token_;
   std::string data_endpoint_;
   std::shared_ptr<fabric::Fabric> fabric_;
   std::unique_ptr<RegisteredAllocator> allocator_;
@@ -263,21 +296,65 @@ class ClientImpl final : public Client {
   uint32_t epoch_ = 0;
   std::shared_ptr<Connection> current_;
   std::vector<std::shared_ptr<Connection>> retiring_;
+  std::string ticket_;  // from the last handshake or reconfigure, until spent
 };
 
 }  // namespace
 
 Result<std::unique_ptr<Client>> Client::Connect(const Config& config,
                                                 const std::string& server_address) {
+  ARTUNE_ASSIGN_OR_RETURN(Credentials credentials, CredentialsFromEnvironment());
+  return Connect(config, server_address, credentials);
+}
+
+namespace {
+
+// "host:port" with a port gRPC would not silently wrap (it takes 99999 as 34463).
+Status CheckServerAddress(const std::string& address) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  const char* begin = address.data() + (colon == std::string::npos ? 0 : colon + 1);
+  const char* end = address.data() + address.size();
+  auto [ptr, error] = std::from_chars(begin, end, port);
+  if (colon == std::string::npos || colon == 0 || error != std::errc() || ptr != end || port < 1 ||
+      port > 65535) {
+    return Status::InvalidArgument("bad server address '" + address +
+                                   "': expected HOST:PORT with a port from 1 to 65535");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Client>> Client::Connect(const Config& config,
+                                                const std::string& server_address,
+                                                const Credentials& credentials) {
+  ARTUNE_RETURN_IF_ERROR(CheckServerAddress(server_address));
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
   if (fabric::ResolveFabricKind(config.fabric) == FabricKind::kVerbs) {
     // Fail early and clearly rather than after a handshake.
     ARTUNE_RETURN_IF_ERROR(fabric::MakeFabric(config.fabric, config).status());
   }
-  auto channel = grpc::CreateChannel(server_address, grpc::InsecureChannelCredentials());
-  auto client = std::make_unique<ClientImpl>(std::move(channel), server_address);
+  auto channel = grpc::CreateChannel(server_address, ChannelCredentials(credentials));
+  auto client = std::make_unique<ClientImpl>(std::move(channel), server_address, credentials.token);
   ARTUNE_RETURN_IF_ERROR(client->Init(config));
   return std::unique_ptr<Client>(std::move(client));
+}
+
+Result<Stats> QueryServerStats(const std::string& address, std::chrono::milliseconds deadline,
+                               const Credentials& credentials) {
+  ARTUNE_RETURN_IF_ERROR(CheckServerAddress(address));
+  auto channel = grpc::CreateChannel(address, ChannelCredentials(credentials));
+  auto stub = control::Control::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  if (credentials.has_token()) {
+    context.AddMetadata(std::string(kTokenMetadataKey), credentials.token);
+  }
+  control::StatsResponse response;
+  grpc::Status status = stub->GetStats(&context, control::StatsRequest(), &response);
+  if (!status.ok()) return FromGrpc(status, "stats from the transport server at " + address);
+  return FromProto(response);
 }
 
 }  // namespace artune::transport

@@ -217,6 +217,12 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
       return Status::InvalidArgument("config file " + path +
                                      " does not exist; check the path given with --config");
     }
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) {
+      return Status::InvalidArgument("config file " + path +
+                                     " is not a regular file (a directory?); give --config the "
+                                     "TOML file itself");
+    }
   } else if (options.use_default_path) {
     path = DefaultConfigPath(environment);
     // The default file is optional, unless ARTUNE_CONFIG named it explicitly.

@@ -218,7 +218,16 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
 }
 
 void Connection::ReleaseSentLocked(Call& call) {
-  for (uint32_t offer : call.offers) endpoint_->Revoke(offer);
+  // The memory goes back to the pool only when no offer of it can be read any more
+  // (verbs: when the windows' invalidations completed): each revoke callback holds
+  // a share of it, and the last one to go lets it go.
+  struct Held {
+    std::vector<Buffer> owned;
+    std::shared_ptr<Message> keepalive;
+  };
+  auto held =
+      std::make_shared<Held>(Held{std::move(call.sent_owned), std::move(call.sent_keepalive)});
+  for (uint32_t offer : call.offers) endpoint_->Revoke(offer, [held] {});
   call.offers.clear();
   call.sent_owned.clear();
   call.sent_keepalive.reset();

@@ -2,16 +2,21 @@
 // connections it accepted and the worker threads that run handlers.
 #include <grpcpp/grpcpp.h>
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
 
 #include "allocator.h"
+#include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
 #include "connection.h"
 #include "control.grpc.pb.h"
@@ -124,10 +129,63 @@ class ResponseWriterImpl final : public ResponseWriter {
   Status error_;
 };
 
+// One-time admissions of data connections, issued by authenticated handshakes.
+// Bounded: the oldest is dropped past kMaxOutstanding, expired ones on every issue.
+class Tickets {
+ public:
+  // `pool_bytes`: the receive pool the ticket's connection may declare (the one the
+  // server's config at the handshake gives).
+  std::string Issue(uint64_t pool_bytes) {
+    std::string ticket(wire::kDataTicketBytes, '\0');
+    while (::getrandom(ticket.data(), ticket.size(), 0) != static_cast<ssize_t>(ticket.size())) {
+    }
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    std::erase_if(issued_, [&](const Issued& entry) { return entry.expires < now; });
+    if (issued_.size() >= kMaxOutstanding) issued_.erase(issued_.begin());
+    issued_.push_back({ticket, now + kTicketLifetime, pool_bytes});
+    return ticket;
+  }
+  // The pool bytes of a ticket issued here and not expired, once; nullopt else.
+  std::optional<uint64_t> Redeem(std::string_view ticket) {
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mutex_);
+    for (auto it = issued_.begin(); it != issued_.end(); ++it) {
+      if (SecretsEqual(it->ticket, std::string(ticket))) {
+        const bool fresh = it->expires >= now;
+        const uint64_t pool_bytes = it->pool_bytes;
+        issued_.erase(it);
+        if (!fresh) return std::nullopt;
+        return pool_bytes;
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr size_t kMaxOutstanding = 4096;
+  struct Issued {
+    std::string ticket;
+    std::chrono::steady_clock::time_point expires;
+    uint64_t pool_bytes;
+  };
+  std::mutex mutex_;
+  std::deque<Issued> issued_;
+};
+
+// Registered bytes all data connections' receive pools may hold together: half of
+// the allocator's limit, so responses and staging copies always have the rest.
+constexpr uint64_t kReceivePoolBudget = kAllocatorLimitBytes / 2;
+
+uint64_t PoolBytes(const Geometry& geometry) {
+  return (uint64_t{geometry.buffer_count} + 1) * geometry.buffer_bytes;  // + the spare
+}
+
 class ServerImpl final : public Server, public control::Control::Service {
  public:
-  ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric)
+  ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric, Credentials credentials)
       : config_(config),
+        credentials_(std::move(credentials)),
         fabric_(std::move(fabric)),
         allocator_(fabric_, kAllocatorLimitBytes),
         workers_(std::max(2u, std::thread::hardware_concurrency())) {}
@@ -142,6 +200,13 @@ class ServerImpl final : public Server, public control::Control::Service {
     }
     std::string host = listen_address.substr(0, colon);
     if (host.empty() || host == "0.0.0.0" || host == "[::]") host = "0.0.0.0";
+    if (!IsLoopbackHost(host) && !credentials_.has_token()) {
+      return Status::InvalidArgument(
+          "listening on " + listen_address +
+          " reaches beyond this host and needs a token: put one in " + DefaultTokenPath() +
+          " (0600; `artune serve --listen` creates it) and give the same file to the clients, "
+          "or listen on 127.0.0.1");
+    }
     ARTUNE_ASSIGN_OR_RETURN(data_endpoint_,
                             fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
                                                          std::span<const std::byte> private_data) {
@@ -154,7 +219,13 @@ class ServerImpl final : public Server, public control::Control::Service {
     }
     grpc::ServerBuilder builder;
     int port = 0;
-    builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
+    std::shared_ptr<grpc::ServerCredentials> transport_security = grpc::InsecureServerCredentials();
+    if (credentials_.server_tls()) {
+      grpc::SslServerCredentialsOptions tls;
+      tls.pem_key_cert_pairs.push_back({credentials_.tls_key_pem, credentials_.tls_cert_pem});
+      transport_security = grpc::SslServerCredentials(tls);
+    }
+    builder.AddListeningPort(listen_address, transport_security, &port);
     builder.RegisterService(this);
     grpc_server_ = builder.BuildAndStart();
     if (!grpc_server_ || port == 0) {
@@ -173,6 +244,7 @@ class ServerImpl final : public Server, public control::Control::Service {
   }
 
   std::string address() const override { return address_; }
+  std::string data_endpoint() const override { return data_endpoint_; }
   FabricKind fabric() const override { return fabric_->kind(); }
 
   Status Reconfigure(const Config& config) override {
@@ -221,42 +293,72 @@ class ServerImpl final : public Server, public control::Control::Service {
 
   // --- control::Control::Service -------------------------------------------
 
-  grpc::Status Handshake(grpc::ServerContext*, const control::HandshakeRequest* request,
+  grpc::Status Handshake(grpc::ServerContext* context, const control::HandshakeRequest* request,
                          control::HandshakeResponse* response) override {
+    if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     if (request->wire_version() != wire::kWireVersion) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           "wire version " + std::to_string(request->wire_version()) +
                               " not supported; this server speaks " +
                               std::to_string(wire::kWireVersion) + ": use matching artune builds");
     }
-    FillConfig(response);
-    return grpc::Status::OK;
+    return FillConfig(response);
   }
 
-  grpc::Status GetStats(grpc::ServerContext*, const control::StatsRequest*,
+  grpc::Status GetStats(grpc::ServerContext* context, const control::StatsRequest*,
                         control::StatsResponse* response) override {
+    if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     *response = ToProto(stats_.Snapshot());
     return grpc::Status::OK;
   }
 
-  grpc::Status Reconfigure(grpc::ServerContext*, const control::ReconfigureRequest* request,
+  grpc::Status Reconfigure(grpc::ServerContext* context, const control::ReconfigureRequest* request,
                            control::HandshakeResponse* response) override {
+    if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
     Status status = Reconfigure(WithLocalVerbsKnobs(FromKnobs(request->knobs()), config()));
     if (!status.ok()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
     }
-    FillConfig(response);
-    return grpc::Status::OK;
+    return FillConfig(response);
   }
 
  private:
-  void FillConfig(control::HandshakeResponse* response) {
+  // Every control call of a server with a token must carry it ("artune-token").
+  grpc::Status Authorize(grpc::ServerContext* context) const {
+    if (!credentials_.has_token()) return grpc::Status::OK;
+    const auto& metadata = context->client_metadata();
+    auto it = metadata.find(std::string(kTokenMetadataKey));
+    if (it != metadata.end() &&
+        SecretsEqual(std::string(it->second.data(), it->second.size()), credentials_.token)) {
+      return grpc::Status::OK;
+    }
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        it == metadata.end()
+                            ? "this server requires a token: give the client the server's token "
+                              "file (ARTUNE_TOKEN_FILE or " +
+                                  DefaultTokenPath() + ")"
+                            : "the token does not match the server's");
+  }
+
+  // Issues the ticket of one data connection with this config's receive pool, or
+  // says why the server cannot take one more now.
+  grpc::Status FillConfig(control::HandshakeResponse* response) {
     std::lock_guard lock(mutex_);
+    const uint64_t pool = PoolBytes(GeometryFor(config_));
+    if (pools_in_use_ + pool > kReceivePoolBudget) {
+      return grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          "the server's receive pools are full (" + std::to_string(connections_.size()) +
+              " connections hold " + std::to_string(pools_in_use_ >> 20) + " of " +
+              std::to_string(kReceivePoolBudget >> 20) + " MiB); try again when some have closed");
+    }
+    response->set_data_ticket(tickets_.Issue(pool));
     response->set_wire_version(wire::kWireVersion);
     *response->mutable_knobs() = ToKnobs(config_);
     response->set_config_epoch(epoch_);
     response->set_fabric(static_cast<uint32_t>(fabric_->kind()));
     response->set_data_endpoint(data_endpoint_);
+    return grpc::Status::OK;
   }
 
   // Progress thread: a client opened a data connection.
@@ -279,10 +381,29 @@ class ServerImpl final : public Server, public control::Control::Service {
                                    std::to_string(params.eager_buffer_count) + " buffers of " +
                                    std::to_string(params.eager_buffer_bytes) + " bytes)");
     }
+    const std::optional<uint64_t> allowed = tickets_.Redeem(
+        std::string_view(reinterpret_cast<const char*>(params.ticket), sizeof(params.ticket)));
+    if (!allowed) {
+      return Refused(Status::PermissionDenied(
+          "data connection without a valid ticket (each needs its own from a control-plane "
+          "handshake, used once within " +
+          std::to_string(kTicketLifetime.count()) + " s)"));
+    }
     const Geometry geometry{params.eager_buffer_bytes, params.eager_buffer_count,
                             params.max_outstanding};
+    const uint64_t pool = PoolBytes(geometry);
     std::lock_guard lock(mutex_);
     if (shut_down_) return Status::Cancelled("server shutting down");
+    // A peer gets the receive pool its handshake's config gives, and all pools
+    // together stay within the budget; more is refused, and said.
+    if (pool > *allowed || pools_in_use_ + pool > kReceivePoolBudget) {
+      return Refused(Status::ResourceExhausted(
+          "data connection asks for a receive pool of " + std::to_string(pool) + " bytes (" +
+          std::to_string(params.eager_buffer_count) + " x " +
+          std::to_string(params.eager_buffer_bytes) + "); its handshake allows " +
+          std::to_string(*allowed) + " and the pools hold " + std::to_string(pools_in_use_) +
+          " of " + std::to_string(kReceivePoolBudget)));
+    }
     auto connection = std::make_shared<Connection>(
         Role::kServer, std::move(endpoint), allocator_, stats_, geometry, config_, epoch_, nullptr,
         [this](std::shared_ptr<Connection> from, IncomingRequest request) {
@@ -291,8 +412,17 @@ class ServerImpl final : public Server, public control::Control::Service {
         [this](Connection& closed, const Status& why) { OnClosed(closed, why); });
     ARTUNE_RETURN_IF_ERROR(connection->Start());
     connections_.insert(connection);
+    pools_in_use_ += pool;
     stats_.ConnectionAccepted();
     return Status::Ok();
+  }
+
+  // Logs a refused data connection (the peer sees only the connection close) and
+  // returns the reason.
+  static Status Refused(Status why) {
+    std::fprintf(stderr, "artune transport: refused a data connection: %s\n",
+                 why.message().c_str());
+    return why;
   }
 
   void OnClosed(Connection& closed, const Status& why) {
@@ -300,6 +430,7 @@ class ServerImpl final : public Server, public control::Control::Service {
     std::lock_guard lock(mutex_);
     for (auto it = connections_.begin(); it != connections_.end(); ++it) {
       if (it->get() == &closed) {
+        pools_in_use_ -= std::min(pools_in_use_, PoolBytes(closed.geometry()));
         connections_.erase(it);
         break;
       }
@@ -332,6 +463,9 @@ class ServerImpl final : public Server, public control::Control::Service {
 
   mutable std::mutex mutex_;
   Config config_;
+  const Credentials credentials_;
+  Tickets tickets_;
+  uint64_t pools_in_use_ = 0;  // receive-pool bytes of the live connections
   uint32_t epoch_ = 1;
   const std::shared_ptr<fabric::Fabric> fabric_;
   RegisteredAllocator allocator_;
@@ -351,10 +485,17 @@ class ServerImpl final : public Server, public control::Control::Service {
 
 Result<std::unique_ptr<Server>> Server::Start(const Config& config,
                                               const std::string& listen_address) {
+  ARTUNE_ASSIGN_OR_RETURN(Credentials credentials, CredentialsFromEnvironment());
+  return Start(config, listen_address, credentials);
+}
+
+Result<std::unique_ptr<Server>> Server::Start(const Config& config,
+                                              const std::string& listen_address,
+                                              const Credentials& credentials) {
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
                           fabric::MakeFabric(config.fabric, config));
-  auto server = std::make_unique<ServerImpl>(config, std::move(fabric));
+  auto server = std::make_unique<ServerImpl>(config, std::move(fabric), credentials);
   ARTUNE_RETURN_IF_ERROR(server->Start(listen_address));
   return std::unique_ptr<Server>(std::move(server));
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -24,12 +25,14 @@ namespace artune::transport::wire {
 
 static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
 
-inline constexpr uint32_t kWireVersion = 1;
+// 2: ConnectParams carries the data ticket; read refusals are one status.
+inline constexpr uint32_t kWireVersion = 2;
 
 // ---------------------------------------------------------------------------
 // Limits (a peer that exceeds one is dropped with kProtocolError).
 
 inline constexpr uint32_t kMaxMethodBytes = 255;
+inline constexpr size_t kDataTicketBytes = 16;
 inline constexpr uint32_t kMaxSlicesPerMessage = 1u << 16;
 inline constexpr uint64_t kMaxSliceBytes = uint64_t{1} << 30;    // 1 GiB
 inline constexpr uint64_t kMaxMessageBytes = uint64_t{4} << 30;  // 4 GiB
@@ -95,8 +98,11 @@ struct ConnectParams {
   uint64_t eager_buffer_bytes;
   uint32_t max_outstanding;
   uint32_t config_epoch;
+  // The one-time ticket of an authenticated control-plane handshake
+  // (HandshakeResponse.data_ticket): the server admits no data connection without.
+  uint8_t ticket[kDataTicketBytes];
 };
-static_assert(sizeof(ConnectParams) == 24);
+static_assert(sizeof(ConnectParams) == 40);  // rdma_cm's RC private data holds 56
 inline constexpr uint64_t kMaxEagerBufferBytes = (uint64_t{1} << 20) + 4096;
 inline constexpr uint32_t kMaxEagerBufferCount = 4096;
 

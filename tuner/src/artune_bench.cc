@@ -3,7 +3,9 @@
 // echoing the request's own slices (zero-copy too) or acknowledging a checksum.
 #include <cstring>
 #include <mutex>
+#include <optional>
 
+#include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
 #include "artune/tuner/bench_transport.h"
@@ -55,6 +57,7 @@ class ArtuneBenchServer final : public BenchServer {
   ~ArtuneBenchServer() override { Shutdown(); }
 
   std::string address() const override { return server_->address(); }
+  std::string data_endpoint() const override { return server_->data_endpoint(); }
   void Shutdown() override {
     std::call_once(shutdown_once_, [this] { server_->Shutdown(); });
   }
@@ -128,13 +131,26 @@ class ArtuneBenchTransport final : public BenchTransport {
   std::string_view name() const override { return "artune"; }
 
   Result<std::unique_ptr<BenchServer>> StartServer(const std::string& listen_address) override {
-    ARTUNE_ASSIGN_OR_RETURN(auto server, transport::Server::Start(config_, listen_address));
+    ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials, LoadedCredentials());
+    const std::string host = listen_address.substr(0, listen_address.rfind(':'));
+    if (!transport::IsLoopbackHost(host) && !credentials.has_token()) {
+      // This process's own servers on an RDMA netdev (bench, sweep and compare
+      // without --peer): its clients are in here too, so a token that never
+      // leaves the process authenticates them; no file needed.
+      std::lock_guard lock(mutex_);
+      credentials_->token = transport::NewToken();
+      credentials_->token_source = "this process (in-process servers)";
+      credentials = *credentials_;
+    }
+    ARTUNE_ASSIGN_OR_RETURN(auto server,
+                            transport::Server::Start(config_, listen_address, credentials));
     RememberFabric(server->fabric());
     return std::unique_ptr<BenchServer>(new ArtuneBenchServer(std::move(server)));
   }
 
   Result<std::unique_ptr<BenchChannel>> Connect(const std::string& server_address) override {
-    auto client = transport::Client::Connect(config_, server_address);
+    ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials, LoadedCredentials());
+    auto client = transport::Client::Connect(config_, server_address, credentials);
     if (!client.ok()) {
       return client.status().WithContext("cannot connect to the artune bench server at " +
                                          server_address);
@@ -153,6 +169,17 @@ class ArtuneBenchTransport final : public BenchTransport {
   }
 
  private:
+  // The environment's credentials (credentials.h), read once.
+  Result<transport::Credentials> LoadedCredentials() {
+    std::lock_guard lock(mutex_);
+    if (!credentials_) {
+      ARTUNE_ASSIGN_OR_RETURN(transport::Credentials loaded,
+                              transport::CredentialsFromEnvironment());
+      credentials_ = std::move(loaded);
+    }
+    return *credentials_;
+  }
+
   void RememberFabric(transport::FabricKind fabric) {
     std::lock_guard lock(mutex_);
     fabric_ = FabricName(fabric);
@@ -161,6 +188,7 @@ class ArtuneBenchTransport final : public BenchTransport {
   transport::Config config_;
   mutable std::mutex mutex_;
   std::string fabric_;
+  std::optional<transport::Credentials> credentials_;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <climits>
 #include <thread>
 
+#include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/checksum.h"
 
@@ -25,6 +26,8 @@ Status FromGrpc(const grpc::Status& status, std::string_view what) {
       return Status::Unavailable(message);
     case grpc::StatusCode::UNIMPLEMENTED:
       return Status::NotFound(message);
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return Status::PermissionDenied(message);
     case grpc::StatusCode::DATA_LOSS:
       return Status::Corruption(message);
     case grpc::StatusCode::CANCELLED:
@@ -53,9 +56,21 @@ std::vector<ByteSpan> SpansOf(const grpc::ByteBuffer& buffer, std::vector<grpc::
 
 class GrpcBenchServer final : public BenchServer {
  public:
+  // The transport's rule (credentials.h): beyond loopback only with a token, which
+  // every call must then carry as metadata. No TLS: the benchmark measures gRPC's
+  // plain HTTP/2, as the embedded transport's payload travels unencrypted too.
   static Result<std::unique_ptr<BenchServer>> Start(const std::string& listen_address,
                                                     int threads) {
+    ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
+                            transport::CredentialsFromEnvironment());
+    const std::string host = listen_address.substr(0, listen_address.rfind(':'));
+    if (!transport::IsLoopbackHost(host) && !credentials.has_token()) {
+      return Status::InvalidArgument("the stock gRPC bench server on " + listen_address +
+                                     " would reach beyond this host and needs a token in " +
+                                     transport::DefaultTokenPath() + ", or listen on 127.0.0.1");
+    }
     auto server = std::unique_ptr<GrpcBenchServer>(new GrpcBenchServer());
+    server->token_ = credentials.token;
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
@@ -68,7 +83,6 @@ class GrpcBenchServer final : public BenchServer {
       return Status::Unavailable("stock gRPC bench server cannot listen on " + listen_address +
                                  ": the port is taken or the address is not local");
     }
-    std::string host = listen_address.substr(0, listen_address.rfind(':'));
     server->address_ = host + ":" + std::to_string(port);
     for (auto& queue : server->queues_) {
       for (int i = 0; i < kCallsPostedPerQueue; ++i) new CallState(server.get(), queue.get());
@@ -110,6 +124,14 @@ class GrpcBenchServer final : public BenchServer {
             return;
           }
           if (!server_->shut_down_.load()) new CallState(server_, queue_);
+          if (!Authorized()) {
+            phase_ = Phase::kFinishing;
+            stream_.Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                        "this server requires the token of its host's "
+                                        "artune token file (ARTUNE_TOKEN_FILE)"),
+                           this);
+            return;
+          }
           phase_ = Phase::kReading;
           stream_.Read(&request_, this);
           return;
@@ -130,6 +152,15 @@ class GrpcBenchServer final : public BenchServer {
 
    private:
     enum class Phase { kRequested, kReading, kFinishing };
+
+    bool Authorized() const {
+      if (server_->token_.empty()) return true;
+      const auto& metadata = context_.client_metadata();
+      auto it = metadata.find(std::string(transport::kTokenMetadataKey));
+      return it != metadata.end() &&
+             transport::SecretsEqual(std::string(it->second.data(), it->second.size()),
+                                     server_->token_);
+    }
 
     void Answer() {
       const std::string& method = context_.method();
@@ -166,6 +197,7 @@ class GrpcBenchServer final : public BenchServer {
 
   grpc::AsyncGenericService service_;
   std::unique_ptr<grpc::Server> server_;
+  std::string token_;  // empty: no authentication
   std::vector<std::unique_ptr<grpc::ServerCompletionQueue>> queues_;
   std::vector<std::thread> threads_;
   std::string address_;
@@ -209,8 +241,12 @@ const std::string& MethodPath(BenchMethod method) {
 
 class GrpcBenchChannel final : public BenchChannel {
  public:
-  GrpcBenchChannel(std::shared_ptr<grpc::Channel> channel, std::chrono::milliseconds timeout)
-      : channel_(std::move(channel)), stub_(channel_), timeout_(timeout) {}
+  GrpcBenchChannel(std::shared_ptr<grpc::Channel> channel, std::chrono::milliseconds timeout,
+                   std::string token)
+      : channel_(std::move(channel)),
+        stub_(channel_),
+        timeout_(timeout),
+        token_(std::move(token)) {}
 
   Result<std::unique_ptr<PreparedPayload>> Prepare(const Payload& payload) override {
     return std::unique_ptr<PreparedPayload>(new GrpcPreparedPayload(payload));
@@ -222,6 +258,7 @@ class GrpcBenchChannel final : public BenchChannel {
     const auto& payload = static_cast<const GrpcPreparedPayload&>(prepared);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    if (!token_.empty()) context.AddMetadata(std::string(transport::kTokenMetadataKey), token_);
     grpc::CompletionQueue queue;
     auto call = stub_.PrepareUnaryCall(&context, MethodPath(method), payload.request(), &queue);
     call->StartCall();
@@ -249,6 +286,9 @@ class GrpcBenchChannel final : public BenchChannel {
     };
     auto* call = new AsyncCall;
     call->context.set_deadline(std::chrono::system_clock::now() + timeout_);
+    if (!token_.empty()) {
+      call->context.AddMetadata(std::string(transport::kTokenMetadataKey), token_);
+    }
     call->request = payload.request();  // shares the slices
     stub_.UnaryCall(
         &call->context, MethodPath(method), grpc::StubOptions(), &call->request, &call->response,
@@ -264,6 +304,7 @@ class GrpcBenchChannel final : public BenchChannel {
   std::shared_ptr<grpc::Channel> channel_;
   grpc::GenericStub stub_;
   std::chrono::milliseconds timeout_;
+  const std::string token_;
 };
 
 class GrpcBenchTransport final : public BenchTransport {
@@ -277,6 +318,8 @@ class GrpcBenchTransport final : public BenchTransport {
   }
 
   Result<std::unique_ptr<BenchChannel>> Connect(const std::string& server_address) override {
+    ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
+                            transport::CredentialsFromEnvironment());
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);
@@ -297,7 +340,8 @@ class GrpcBenchTransport final : public BenchTransport {
       }
       state = channel->GetState(/*try_to_connect=*/true);
     }
-    return std::unique_ptr<BenchChannel>(new GrpcBenchChannel(channel, options_.timeout));
+    return std::unique_ptr<BenchChannel>(
+        new GrpcBenchChannel(channel, options_.timeout, credentials.token));
   }
 
   std::map<std::string, std::string> EffectiveConfig() const override {

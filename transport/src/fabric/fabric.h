@@ -95,9 +95,13 @@ class Endpoint {
   // only; reads must fall inside the range. Errors: kInvalidArgument (the range is
   // not inside a registered region), kResourceExhausted, kUnavailable (closed).
   virtual Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) = 0;
-  // Withdraws an offer: reads that arrive afterwards fail; a read response being
-  // written out when it is revoked sends zeros for the rest. Unknown keys are ignored.
-  virtual void Revoke(uint32_t key) = 0;
+  // Withdraws an offer. `revoked` runs (and is then destroyed) once no read of the
+  // offer can succeed any more: the memory may be reused from then on. tcp: before
+  // Revoke returns (a read response being written out sends zeros for the rest);
+  // verbs: when the window's invalidation completed, on the progress thread, or
+  // when the endpoint is gone. It must not call back into this endpoint. Unknown
+  // keys: `revoked` runs at once.
+  virtual void Revoke(uint32_t key, std::function<void()> revoked) = 0;
   // Reads `remote` into local registered memory at `local` (remote.length bytes).
   // The local memory must stay valid until the kRead completion for wr_id.
   virtual Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,

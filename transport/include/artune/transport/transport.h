@@ -19,6 +19,15 @@
 //   kNotFound          no handler for the method on the server.
 //   kResourceExhausted an allocation past the allocator's limit.
 //   kInvalidArgument   a bad config or argument; nothing was sent.
+//   kPermissionDenied  the server wants a token this client lacks, or another one.
+//
+// Trust (issue 16): a peer reads only the bytes a call offered it, on that
+// connection, until that call's FIN (fabric.h, Endpoint::Expose): over tcp the
+// server checks every read against its per-connection offers; over verbs a type-2
+// memory window per offer makes the HCA check it. On a verbs device without type-2
+// windows the HCA can only check the region's key, so a peer that learned one key
+// of a registered region could read all of it; and Soft-RoCE bounds window reads by
+// the region, not the window (verbs_fabric.h, README).
 //   (a handler's own error status is returned to the caller as is)
 #pragma once
 
@@ -34,6 +43,7 @@
 
 #include "artune/status.h"
 #include "artune/transport/config.h"
+#include "artune/transport/credentials.h"
 #include "artune/transport/protocol.h"
 
 namespace artune::transport {
@@ -141,13 +151,22 @@ class Server {
   virtual ~Server() = default;
   // Binds the control plane to `listen_address` ("host:port"; port 0 picks one) and
   // the fabric's data endpoint, and starts serving. Handlers may be registered
-  // before or after Start.
+  // before or after Start. With a token in `credentials` every control call and
+  // data connection is authenticated (credentials.h); an address beyond loopback
+  // without one is refused (kInvalidArgument, saying where the token goes). The
+  // overload without credentials takes CredentialsFromEnvironment().
   static Result<std::unique_ptr<Server>> Start(const Config& config,
                                                const std::string& listen_address);
+  static Result<std::unique_ptr<Server>> Start(const Config& config,
+                                               const std::string& listen_address,
+                                               const Credentials& credentials);
 
   virtual void RegisterHandler(const std::string& method, Handler handler) = 0;
   // The control-plane address clients connect to (with the real port).
   virtual std::string address() const = 0;
+  // The fabric's data listener as the handshake tells clients ("host:port" for tcp,
+  // ":port" when listening on every address, the rdma_cm address for verbs).
+  virtual std::string data_endpoint() const = 0;
   virtual FabricKind fabric() const = 0;
   // New knob values for new messages; calls in flight finish under the old values.
   // Only the live knobs (Knob::live) change: polling at the progress thread's next
@@ -168,8 +187,13 @@ class Client {
   // Handshakes with the server at `server_address` over the control plane (wire
   // version, config negotiation: the server's knob values win for both ends) and
   // opens the fabric connection.
+  // A server with a token refuses a client without it: kPermissionDenied. The
+  // overload without credentials takes CredentialsFromEnvironment().
   static Result<std::unique_ptr<Client>> Connect(const Config& config,
                                                  const std::string& server_address);
+  static Result<std::unique_ptr<Client>> Connect(const Config& config,
+                                                 const std::string& server_address,
+                                                 const Credentials& credentials);
 
   // Synchronous call. Request slices must stay valid until it returns.
   virtual Result<Message> Call(std::string_view method, std::span<const ConstSlice> request,
@@ -192,5 +216,11 @@ class Client {
   virtual Result<Stats> ServerStats() = 0;
   virtual Allocator& allocator() = 0;
 };
+
+// The counters of the server at `address` over the control plane alone, without a
+// data connection (a dashboard's poll). Errors: kUnavailable (nobody answered
+// within `deadline`), kPermissionDenied (the server wants another token).
+Result<Stats> QueryServerStats(const std::string& address, std::chrono::milliseconds deadline,
+                               const Credentials& credentials);
 
 }  // namespace artune::transport

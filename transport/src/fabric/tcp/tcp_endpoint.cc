@@ -95,17 +95,21 @@ Result<uint32_t> TcpEndpoint::Expose(const std::byte* addr, uint64_t length, uin
   return offer->key;
 }
 
-void TcpEndpoint::Revoke(uint32_t key) {
+void TcpEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
   std::shared_ptr<Region> offer;
   {
     std::lock_guard lock(offers_mutex_);
     auto it = offers_.find(key);
-    if (it == offers_.end()) return;
-    offer = std::move(it->second);
-    offers_.erase(it);
+    if (it != offers_.end()) {
+      offer = std::move(it->second);
+      offers_.erase(it);
+    }
   }
-  std::lock_guard lock(offer->write_mutex);
-  offer->revoked = true;
+  if (offer) {
+    std::lock_guard lock(offer->write_mutex);
+    offer->revoked = true;
+  }
+  if (revoked) revoked();
 }
 
 Status TcpEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint32_t /*lkey*/,

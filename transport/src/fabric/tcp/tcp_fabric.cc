@@ -8,14 +8,36 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace artune::transport::fabric::tcp {
 namespace {
+
+// An accepted connection must send its hello within this time, or it is closed
+// (silent connections would hold descriptors forever).
+constexpr auto kHelloTimeout = std::chrono::seconds(10);
+// Pauses of the listener after accept failed for want of descriptors or memory.
+constexpr auto kMinAcceptPause = std::chrono::milliseconds(50);
+constexpr auto kMaxAcceptPause = std::chrono::milliseconds(1000);
+// Descriptors kept out of the data connections' share: the control plane, the
+// store, logs, the progress machinery.
+constexpr size_t kReservedDescriptors = 128;
+
+size_t MaxEndpointsForDescriptorLimit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 4096;
+  const size_t soft = static_cast<size_t>(limit.rlim_cur);
+  // Half of what is left after the reserve: the gRPC control plane's own
+  // connections come from the same table.
+  return std::max<size_t>(8, soft > kReservedDescriptors ? (soft - kReservedDescriptors) / 2 : 8);
+}
 
 void TuneSocket(int fd) {
   int one = 1;
@@ -83,6 +105,7 @@ Status TcpFabric::Init() {
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
     return Status::FromErrno("epoll_ctl(eventfd)", errno);
   }
+  max_endpoints_ = MaxEndpointsForDescriptorLimit();
   progress_ = std::thread([this] { ProgressLoop(); });
   return Status::Ok();
 }
@@ -223,7 +246,42 @@ void TcpFabric::AcceptAll() {
     socklen_t length = sizeof(address);
     int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length,
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or a transient error: the next wake-up retries
+    if (fd < 0) {
+      // Out of descriptors or memory: the pending connection stays queued and the
+      // listener stays readable, so waiting on it again would spin. Pause instead.
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        PauseAccepting(errno);
+      }
+      return;  // EAGAIN, or a transient error: the next wake-up retries
+    }
+    accept_backoff_ = std::chrono::milliseconds(0);
+    size_t open = 0;
+    {
+      std::lock_guard lock(endpoints_mutex_);
+      open = endpoints_.size();
+    }
+    // At the limit, a connection that has not said hello yet makes room: silent
+    // connections cannot lock out clients that hold a ticket.
+    while (open >= max_endpoints_ && !half_open_.empty()) {
+      std::shared_ptr<TcpEndpoint> oldest = half_open_.front().second.lock();
+      half_open_.pop_front();
+      if (oldest && !oldest->torn_down() && oldest->awaiting_hello()) {
+        oldest->Teardown(Status::ResourceExhausted("evicted without a hello: connection limit"));
+        --open;
+      }
+    }
+    if (open >= max_endpoints_) {
+      ::close(fd);
+      const auto now = SteadyClock::now();
+      if (now - last_refusal_log_ > std::chrono::seconds(10)) {
+        last_refusal_log_ = now;
+        std::fprintf(stderr,
+                     "artune transport: refusing data connections from %s and others: %zu "
+                     "open, the limit for this process's descriptors (ulimit -n)\n",
+                     AddressText(address).c_str(), open);
+      }
+      continue;
+    }
     TuneSocket(fd);
     auto endpoint =
         std::make_shared<TcpEndpoint>(*this, fd, AddressText(address), /*awaiting_hello=*/true);
@@ -231,9 +289,51 @@ void TcpFabric::AcceptAll() {
       std::lock_guard lock(endpoints_mutex_);
       endpoints_[endpoint.get()] = endpoint;
     }
+    half_open_.emplace_back(SteadyClock::now() + kHelloTimeout, endpoint);
     if (!WatchEndpoint(endpoint.get(), false).ok())
       endpoint->Teardown(Status::Unavailable("epoll"));
   }
+}
+
+void TcpFabric::PauseAccepting(int error) {
+  accept_backoff_ = std::clamp(accept_backoff_ * 2, std::chrono::milliseconds(kMinAcceptPause),
+                               std::chrono::milliseconds(kMaxAcceptPause));
+  accept_resume_at_ = SteadyClock::now() + accept_backoff_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+  const auto now = SteadyClock::now();
+  if (now - last_refusal_log_ > std::chrono::seconds(10)) {
+    last_refusal_log_ = now;
+    std::fprintf(stderr,
+                 "artune transport: cannot accept data connections (%s); pausing accepts for "
+                 "%lld ms\n",
+                 std::strerror(error), static_cast<long long>(accept_backoff_.count()));
+  }
+}
+
+int TcpFabric::ExpireAndResume(int timeout_ms) {
+  const auto now = SteadyClock::now();
+  while (!half_open_.empty() && half_open_.front().first <= now) {
+    std::shared_ptr<TcpEndpoint> endpoint = half_open_.front().second.lock();
+    half_open_.pop_front();
+    if (endpoint && !endpoint->torn_down() && endpoint->awaiting_hello()) {
+      endpoint->Teardown(Status::Timeout("no hello from " + endpoint->peer() + " within " +
+                                         std::to_string(kHelloTimeout.count()) + " s"));
+    }
+  }
+  if (accept_resume_at_ && *accept_resume_at_ <= now) {
+    accept_resume_at_.reset();
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.ptr = this;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &event);
+  }
+  auto next = SteadyClock::time_point::max();
+  if (!half_open_.empty()) next = half_open_.front().first;
+  if (accept_resume_at_) next = std::min(next, *accept_resume_at_);
+  if (next == SteadyClock::time_point::max()) return timeout_ms;
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next - now).count();
+  const int until = static_cast<int>(std::clamp<long long>(wait, 0, 60'000));
+  return timeout_ms < 0 ? until : std::min(timeout_ms, until);
 }
 
 void TcpFabric::ProgressLoop() {
@@ -241,7 +341,8 @@ void TcpFabric::ProgressLoop() {
   epoll_event events[kMaxEvents];
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs.
-    const int timeout_ms = polling_.load(std::memory_order_relaxed) == PollingMode::kBusy ? 0 : -1;
+    const int timeout_ms =
+        ExpireAndResume(polling_.load(std::memory_order_relaxed) == PollingMode::kBusy ? 0 : -1);
     int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
     if (n < 0) {
       if (errno == EINTR) continue;

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -49,7 +51,7 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   Status PostSend(std::span<const SgEntry> sgl) override;
   Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
   Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) override;
-  void Revoke(uint32_t key) override;
+  void Revoke(uint32_t key, std::function<void()> revoked) override;
   Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                   uint64_t wr_id) override;
   void Close(Status why) override;
@@ -62,6 +64,8 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   // Fails pending reads, delivers kDisconnected, closes the socket. Idempotent.
   void Teardown(Status why);
   bool torn_down() const { return torn_down_; }
+  // Accepted and still waiting for the peer's hello (progress thread).
+  bool awaiting_hello() const { return awaiting_hello_; }
 
  private:
   // Queued output: owned bytes, then optionally bytes of a registered region.
@@ -172,6 +176,23 @@ class TcpFabric final : public Fabric {
   void ProgressLoop();
   void AcceptAll();
   void Wake();
+  // Progress thread: drops accepted connections whose hello is overdue, and resumes
+  // accepting after a pause for running out of descriptors. Returns the epoll
+  // timeout until the next such deadline (-1: none).
+  int ExpireAndResume(int timeout_ms);
+  // Progress thread: stops watching the listener for a while (out of descriptors).
+  void PauseAccepting(int error);
+
+  using SteadyClock = std::chrono::steady_clock;
+  // Accepted connections awaiting their hello, by deadline (progress thread).
+  std::deque<std::pair<SteadyClock::time_point, std::weak_ptr<TcpEndpoint>>> half_open_;
+  // Set while accepting is paused (progress thread).
+  std::optional<SteadyClock::time_point> accept_resume_at_;
+  std::chrono::milliseconds accept_backoff_{0};
+  // Data connections at most at once: a share of RLIMIT_NOFILE, so that running
+  // out of descriptors here leaves the gRPC control plane room to accept.
+  size_t max_endpoints_ = 0;
+  SteadyClock::time_point last_refusal_log_{};
 
   std::atomic<PollingMode> polling_;
   int epoll_fd_ = -1;

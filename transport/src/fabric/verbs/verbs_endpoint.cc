@@ -229,38 +229,42 @@ Result<uint32_t> VerbsEndpoint::Expose(const std::byte* addr, uint64_t length, u
   if (!fabric_.uses_windows()) return mr->rkey;  // the documented limit (header)
   std::lock_guard lock(mutex_);
   if (failed_ || released_) return Status::Unavailable(failure_.message());
-  ibv_mw* window = nullptr;
-  if (!free_windows_.empty()) {
-    window = free_windows_.back();
-    free_windows_.pop_back();
-  } else {
-    window = ibv_alloc_mw(fabric_.pd(), IBV_MW_TYPE_2);
-    if (window == nullptr) {
-      return Status::ResourceExhausted(VerbError("ibv_alloc_mw(type 2)", errno));
-    }
+  // A window per offer: Revoke deallocates it, which invalidates it synchronously.
+  ibv_mw* window = ibv_alloc_mw(fabric_.pd(), IBV_MW_TYPE_2);
+  if (window == nullptr) {
+    return Status::ResourceExhausted(VerbError("ibv_alloc_mw(type 2)", errno));
   }
   // A new random tag in the rkey's low byte, never the one it had.
   uint32_t rkey = window->rkey;
   do {
     rkey = (window->rkey & ~uint32_t{0xff}) | (random_tags_.Next() & 0xff);
   } while (rkey == window->rkey || offered_windows_.contains(rkey));
-  window->rkey = rkey;  // type 2: the consumer keeps the current key
   offered_windows_[rkey] = window;
   Status posted = PostOrQueueLocked(QueuedWindowOp{window, rkey, mr, at, length});
   if (!posted.ok()) return posted;
   return rkey;
 }
 
-void VerbsEndpoint::Revoke(uint32_t key) {
-  if (!fabric_.uses_windows()) return;
-  std::lock_guard lock(mutex_);
-  auto it = offered_windows_.find(key);
-  if (it == offered_windows_.end()) return;
-  ibv_mw* window = it->second;
-  offered_windows_.erase(it);
-  free_windows_.push_back(window);
-  // A failed QP reads nothing any more; its windows die with it (Release).
-  if (!failed_ && !released_) (void)PostOrQueueLocked(QueuedWindowOp{window, key, nullptr, 0, 0});
+void VerbsEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
+  ibv_mw* window = nullptr;
+  if (fabric_.uses_windows()) {
+    std::lock_guard lock(mutex_);
+    auto it = offered_windows_.find(key);
+    if (it != offered_windows_.end()) {
+      window = it->second;
+      offered_windows_.erase(it);
+      // A bind still waiting for a send slot must not be posted for a dead window.
+      std::erase_if(queued_, [window](const Queued& queued) {
+        const auto* op = std::get_if<QueuedWindowOp>(&queued);
+        return op != nullptr && op->window == window;
+      });
+    }
+  }
+  // Deallocating a window invalidates it at once, in the kernel: no read of it can
+  // succeed after this returns. (A posted IBV_WR_LOCAL_INV would do the same
+  // asynchronously, but Soft-RoCE on 6.1 never completed one in the lab.)
+  if (window != nullptr) ibv_dealloc_mw(window);
+  if (revoked) revoked();
 }
 
 Status VerbsEndpoint::PostOrQueueLocked(Queued op) {
@@ -277,25 +281,21 @@ Result<bool> VerbsEndpoint::TryPostWindowOpLocked(const QueuedWindowOp& op) {
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
   wr.wr_id = MakeWrId(WrKind::kWindow, 0);
-  const char* verb = "ibv_post_send(IBV_WR_LOCAL_INV)";
-  if (op.mr != nullptr) {
-    wr.opcode = IBV_WR_BIND_MW;
-    wr.bind_mw.mw = op.window;
-    wr.bind_mw.rkey = op.rkey;
-    wr.bind_mw.bind_info.mr = op.mr;
-    wr.bind_mw.bind_info.addr = op.addr;
-    wr.bind_mw.bind_info.length = op.length;
-    wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
-    verb = "ibv_post_send(IBV_WR_BIND_MW)";
-  } else {
-    wr.opcode = IBV_WR_LOCAL_INV;
-    wr.invalidate_rkey = op.rkey;
-  }
+  wr.opcode = IBV_WR_BIND_MW;
+  wr.bind_mw.mw = op.window;
+  wr.bind_mw.rkey = op.rkey;
+  wr.bind_mw.bind_info.mr = op.mr;
+  wr.bind_mw.bind_info.addr = op.addr;
+  wr.bind_mw.bind_info.length = op.length;
+  wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
   if (int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) {
-    Status error = Status::Unavailable(VerbError(verb, rc));
+    Status error = Status::Unavailable(VerbError("ibv_post_send(IBV_WR_BIND_MW)", rc));
     FailLocked(error);
     return error;
   }
+  // Type 2: the consumer keeps a window's current key, and providers find the
+  // window by it when the bind is posted, so it changes only now.
+  op.window->rkey = op.rkey;
   --send_slots_;
   ++outstanding_;
   return true;
@@ -501,11 +501,11 @@ void VerbsEndpoint::Release() {
     failure_ = Status::Unavailable("verbs connection to " + peer_ + " released");
   }
   if (id_ != nullptr) rdma_disconnect(id_);
-  if (qp_ != nullptr) ibv_destroy_qp(qp_);
+  // Windows first: a bound type-2 window holds its QP, and rxe's QP destruction
+  // waits (tens of seconds) for such references to go.
   for (auto& [key, window] : offered_windows_) ibv_dealloc_mw(window);
-  for (ibv_mw* window : free_windows_) ibv_dealloc_mw(window);
   offered_windows_.clear();
-  free_windows_.clear();
+  if (qp_ != nullptr) ibv_destroy_qp(qp_);
   if (cq_ != nullptr) ibv_destroy_cq(cq_);
   if (ring_mr_ != nullptr) ibv_dereg_mr(ring_mr_);
   if (id_ != nullptr) rdma_destroy_id(id_);

@@ -7,8 +7,10 @@
 //                MEM_WINDOW_TYPE_2A/2B; rxe has them), regions are registered
 //                without remote access and each Expose binds a window over exactly
 //                the offered range to the endpoint's QP (IBV_WR_BIND_MW, posted on
-//                the send queue ahead of the announce that names it); Revoke posts
-//                IBV_WR_LOCAL_INV. A peer can then read only that range, only on that
+//                the send queue ahead of the announce that names it); Revoke
+//                deallocates the window, which invalidates it before it returns
+//                (rxe on 6.1 never completed a posted IBV_WR_LOCAL_INV in the lab).
+//                A peer can then read only that range, only on that
 //                QP, only until the revoke: the HCA refuses everything else with a
 //                remote access error (which breaks the offending QP). The low 8 bits
 //                of a window's rkey are random per bind. On a device without type-2
@@ -19,7 +21,7 @@
 //                README say so; `artune devices` shows which a device has.
 //   connections  librdmacm (rdma_cm) resolves the peer's IP address to a device,
 //                port, GID and path and runs the CM handshake that carries the
-//                private data (ConnectParams, 24 bytes; RC allows 56). The queue
+//                private data (ConnectParams, 40 bytes; RC allows 56). The queue
 //                pairs are our own (ibv_create_qp) and moved INIT -> RTR -> RTS by
 //                us from rdma_init_qp_attr, so the knobs apply: verbs_mtu caps the
 //                path MTU, verbs_gid_index overrides the source GID, verbs_qp_timeout
@@ -86,7 +88,7 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   Status PostSend(std::span<const SgEntry> sgl) override;
   Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
   Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) override;
-  void Revoke(uint32_t key) override;
+  void Revoke(uint32_t key, std::function<void()> revoked) override;
   Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                   uint64_t wr_id) override;
   void Close(Status why) override;
@@ -112,7 +114,7 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   bool disconnected() const { return disconnected_; }
 
  private:
-  // kWindow: a memory-window bind or invalidate (signalled, so it frees its slot).
+  // kWindow: a memory-window bind (signalled, so it frees its slot).
   enum class WrKind : uint64_t { kWindow = 0, kSend = 1, kRecv = 2, kRead = 3 };
   struct QueuedSend {
     std::vector<std::byte> bytes;
@@ -123,8 +125,7 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
     uint32_t lkey;
     uint64_t wr_id;
   };
-  // Binds `window` under `rkey` over [addr, addr + length) of `mr`; with mr null,
-  // invalidates `rkey` instead.
+  // Binds `window` under `rkey` over [addr, addr + length) of `mr`.
   struct QueuedWindowOp {
     ibv_mw* window;
     uint32_t rkey;
@@ -168,11 +169,8 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   uint64_t ring_tail_ = 0;  // bytes ever released
   std::deque<Queued> queued_;
   std::unordered_map<uint64_t, uint64_t> reads_;  // our read id -> caller's wr_id
-  // Memory windows: bound ones by their current rkey, and unbound ones to reuse (a
-  // window whose invalidate is posted may be bound again at once: the send queue
-  // runs in order).
+  // The memory windows of live offers, by their rkey.
   std::unordered_map<uint32_t, ibv_mw*> offered_windows_;
-  std::vector<ibv_mw*> free_windows_;
   RandomKeys random_tags_;  // the random low byte of window rkeys
   uint64_t next_read_id_ = 1;
   uint64_t outstanding_ = 0;  // posted work requests not completed yet

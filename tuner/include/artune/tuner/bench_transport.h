@@ -81,6 +81,9 @@ class BenchServer {
   virtual ~BenchServer() = default;
   // "host:port" with the real port.
   virtual std::string address() const = 0;
+  // Where the payload flows when it is not `address` (artune: the fabric's data
+  // listener, e.g. "host:port" for tcp); "" when it is.
+  virtual std::string data_endpoint() const { return ""; }
   // Stops serving; in-flight calls fail. Idempotent.
   virtual void Shutdown() = 0;
 };
