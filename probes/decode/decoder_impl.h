@@ -12,6 +12,9 @@
 #include <nghttp2/nghttp2.h>
 
 #include <cstdint>
+#include <functional>
+#include <queue>
+#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -69,6 +72,32 @@ struct StreamState {
   bool call_done = false;
 };
 
+// The resync search's state, kept between scans so each buffered byte is looked at
+// a bounded number of times (linear in the bytes however they arrive). Positions
+// are absolute: bytes buffered since resync began, dropped ones included.
+struct ResyncScan {
+  // A chain of plausible frame headers starting at `start`, waiting for the bytes
+  // of its next header (at `offset`).
+  struct Chain {
+    uint64_t offset;
+    uint64_t start;
+    size_t headers;  // plausible headers so far
+    bool operator>(const Chain& other) const { return offset > other.offset; }
+  };
+  uint64_t base = 0;        // absolute position of resync[0]
+  size_t front = 0;         // resync[front] is the first byte not discarded
+  uint64_t next_start = 0;  // first position not yet tried as a chain start
+  std::priority_queue<Chain, std::vector<Chain>, std::greater<>> waiting;  // by offset
+  std::multiset<uint64_t> starts;         // starts of the waiting chains
+  std::multiset<uint64_t> starts_of_two;  // ... of those with two headers or more
+};
+
+struct Side;
+// Empties a side's resync buffer and search.
+void ResetResync(Side& side);
+// Bytes buffered for the resync search and not discarded.
+size_t ResyncBytes(const Side& side);
+
 struct Side {
   int index = 0;
   Phase phase = Phase::kFrameHeader;
@@ -93,8 +122,10 @@ struct Side {
   bool block_final_fed = false;     // END_HEADERS fragment handed to the inflater
   bool expect_settings = false;     // first frame of a fresh side must be SETTINGS
   uint32_t pending_end_stream = 0;  // HEADERS with END_STREAM waiting for CONTINUATION
+  // Buffered bytes while resynchronising; [0, resync_scan.front) are discarded
+  // already and are erased in bulk (so dropping bytes costs what it drops).
   std::vector<uint8_t> resync;
-  size_t resync_scan_from = 0;
+  ResyncScan resync_scan;
   size_t resync_scanned_size = 0;  // buffer size at the last scan
   std::vector<uint8_t> replay;     // bytes to decode again after resynchronising
   // Stream offsets for FrameSpan: bytes consumed from the side's first byte, exact

@@ -97,16 +97,17 @@ void Http2ConnectionDecoder::End(int side) {
   s.may_hold = false;  // what it held is decoded now, whatever the other side does
   impl.Release(s);
   s.may_hold = true;
-  if (s.phase == Phase::kResync && !s.resync.empty()) {
+  if (s.phase == Phase::kResync && ResyncBytes(s) > 0) {
     // A last scan over what is buffered: frames may still be complete in it.
     const long point = impl.FindResyncPoint(s, /*buffer_full=*/false);
     if (point >= 0) {
-      if (point > 0) {
+      const size_t skipped = static_cast<size_t>(point) - s.resync_scan.front;
+      if (skipped > 0) {
         impl.errors.Add(DecodeError::kResyncDiscard);
-        impl.stats.discarded_bytes += static_cast<uint64_t>(point);
+        impl.stats.discarded_bytes += skipped;
       }
       std::vector<uint8_t> rest(s.resync.begin() + point, s.resync.end());
-      s.resync.clear();
+      ResetResync(s);
       s.phase = Phase::kFrameHeader;
       impl.Feed(s, rest.data(), rest.size());
     }
@@ -130,14 +131,14 @@ void Http2ConnectionDecoder::End(int side) {
       ++it;
     }
   }
-  if (s.phase == Phase::kResync && !s.resync.empty()) {
+  if (s.phase == Phase::kResync && ResyncBytes(s) > 0) {
     // Bytes still waiting for a frame boundary when the stream ended: discarded.
     impl.errors.Add(DecodeError::kResyncDiscard);
-    impl.stats.discarded_bytes += s.resync.size();
+    impl.stats.discarded_bytes += ResyncBytes(s);
   }
   s.phase = Phase::kFrameHeader;
   s.header_have = 0;
-  s.resync.clear();
+  ResetResync(s);
   s.started = false;
   impl.ReleaseIfAnswered(impl.sides[1 - (side & 1)]);  // no request will follow now
 }

@@ -4,6 +4,7 @@
 #include "decoder_impl.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -14,9 +15,7 @@ using namespace decode_detail;  // NOLINT: the decoder's own internal types
 void Http2ConnectionDecoder::Impl::EnterResync(Side& side) {
   side.position_exact = false;
   side.phase = Phase::kResync;
-  side.resync.clear();
-  side.resync_scan_from = 0;
-  side.resync_scanned_size = 0;
+  ResetResync(side);
   side.header_have = 0;
   if (side.header_block_open) {
     LoseHpack(side);
@@ -30,87 +29,120 @@ void Http2ConnectionDecoder::Impl::EnterResync(Side& side) {
   }
 }
 
+void decode_detail::ResetResync(Side& side) {
+  side.resync.clear();
+  side.resync.shrink_to_fit();
+  side.resync_scan = ResyncScan{};
+  side.resync_scanned_size = 0;
+}
+
+size_t decode_detail::ResyncBytes(const Side& side) {
+  return side.resync.size() - side.resync_scan.front;
+}
+
+// Every position is tried as a chain start once; a chain is followed header by
+// header as bytes arrive, never from its start again, and is dropped as soon as a
+// header is implausible or it could not fit in a full buffer. So the work is
+// linear in the bytes (times log of the chains waiting), where rescanning the
+// buffer on every arrival was quadratic on bytes that are not HTTP/2.
 long Http2ConnectionDecoder::Impl::FindResyncPoint(Side& side, bool buffer_full) {
+  ResyncScan& scan = side.resync_scan;
   const std::vector<uint8_t>& buffer = side.resync;
-  long undecided = -1;
-  long full_candidate = -1;
-  for (size_t start = side.resync_scan_from; start + kFrameHeaderSize <= buffer.size(); ++start) {
-    size_t offset = start;
-    size_t chained = 0;
-    bool ran_out = false;
-    bool broken = false;
-    while (chained < limits.resync_chain_frames) {
-      if (offset + kFrameHeaderSize > buffer.size()) {
-        ran_out = true;
-        break;
-      }
-      const FrameHeader header = ParseFrameHeader(buffer.data() + offset);
+  const uint64_t end = scan.base + buffer.size();
+  const uint64_t capacity = limits.resync_buffer_bytes;
+  uint64_t confirmed = UINT64_MAX;
+
+  // Follows `chain` from the header at its offset as far as the buffer goes.
+  const auto follow = [&](ResyncScan::Chain chain) {
+    while (chain.offset + kFrameHeaderSize <= end) {
+      const FrameHeader header = ParseFrameHeader(buffer.data() + (chain.offset - scan.base));
+      ++stats.resync_headers_examined;
       if (!FrameHeaderIsPlausible(header, limits.resync_max_frame_length) ||
-          (chained == 0 && header.type == kFrameContinuation)) {
-        broken = true;
-        break;
+          (chain.headers == 0 && header.type == kFrameContinuation)) {
+        return;  // broken: never looked at again
       }
-      ++chained;
-      offset += kFrameHeaderSize + header.length;
-    }
-    if (chained >= limits.resync_chain_frames) return static_cast<long>(start);
-    if (broken) continue;
-    // Undecided (the chain runs past the buffered bytes): remember it, but keep
-    // looking, since a later confirmed chain wins over an unconfirmed one (bytes of
-    // a preface or payload often look like the header of a long frame).
-    if (ran_out) {
-      if (undecided < 0) undecided = static_cast<long>(start);
-      if (buffer_full && chained >= 2 && full_candidate < 0) {
-        full_candidate = static_cast<long>(start);
+      ++chain.headers;
+      if (chain.headers >= limits.resync_chain_frames) {
+        confirmed = std::min(confirmed, chain.start);
+        return;
       }
+      chain.offset += kFrameHeaderSize + header.length;
     }
+    // A chain whose next header lies beyond what a full buffer could hold from its
+    // start can never be confirmed.
+    if (chain.offset + kFrameHeaderSize - chain.start > capacity) return;
+    scan.starts.insert(chain.start);
+    if (chain.headers >= 2) scan.starts_of_two.insert(chain.start);
+    scan.waiting.push(chain);
+  };
+
+  // Chains waiting for bytes that have now arrived.
+  while (!scan.waiting.empty() && scan.waiting.top().offset + kFrameHeaderSize <= end) {
+    ResyncScan::Chain chain = scan.waiting.top();
+    scan.waiting.pop();
+    scan.starts.erase(scan.starts.find(chain.start));
+    if (chain.headers >= 2) scan.starts_of_two.erase(scan.starts_of_two.find(chain.start));
+    follow(chain);
   }
+  // New starts.
+  scan.next_start = std::max(scan.next_start, scan.base + scan.front);
+  for (; scan.next_start + kFrameHeaderSize <= end; ++scan.next_start) {
+    follow({scan.next_start, scan.next_start, 0});
+  }
+  if (confirmed != UINT64_MAX) return static_cast<long>(confirmed - scan.base);
   // A full buffer cannot grow: accept a chain of two if there is one.
-  if (full_candidate >= 0) return full_candidate;
-  side.resync_scan_from =
-      undecided >= 0
-          ? static_cast<size_t>(undecided)
-          : (buffer.size() >= kFrameHeaderSize ? buffer.size() - kFrameHeaderSize + 1 : 0);
+  if (buffer_full && !scan.starts_of_two.empty()) {
+    return static_cast<long>(*scan.starts_of_two.begin() - scan.base);
+  }
   return -1;
 }
 
 void Http2ConnectionDecoder::Impl::FeedResync(Side& side, const uint8_t* data, size_t size) {
   while (size > 0) {
-    const size_t room = limits.resync_buffer_bytes - side.resync.size();
+    const size_t room = limits.resync_buffer_bytes - ResyncBytes(side);
     const size_t take = std::min(room, size);
     side.resync.insert(side.resync.end(), data, data + take);
     data += take;
     size -= take;
-    const bool full = side.resync.size() >= limits.resync_buffer_bytes;
-    // Rescanning costs O(buffer): with tiny segments, scan only every
-    // kResyncScanStep new bytes (and when full, and at the end of the stream).
+    const bool full = ResyncBytes(side) >= limits.resync_buffer_bytes;
+    // Scan every kResyncScanStep new bytes (and when full, and at the end of the
+    // stream): a scan has a fixed cost besides the new bytes.
     if (!full && side.resync.size() - side.resync_scanned_size < kResyncScanStep) continue;
-    side.resync_scanned_size = side.resync.size();
     const long point = FindResyncPoint(side, full);
+    side.resync_scanned_size = side.resync.size();
     if (point >= 0) {
-      if (point > 0) {
+      const size_t skipped = static_cast<size_t>(point) - side.resync_scan.front;
+      if (skipped > 0) {
         errors.Add(DecodeError::kResyncDiscard);
-        stats.discarded_bytes += static_cast<uint64_t>(point);
+        stats.discarded_bytes += skipped;
       }
       side.replay.assign(side.resync.begin() + point, side.resync.end());
       side.replay.insert(side.replay.end(), data, data + size);
-      side.resync.clear();
-      side.resync.shrink_to_fit();
-      side.resync_scan_from = 0;
-      side.resync_scanned_size = 0;
+      ResetResync(side);
       side.phase = Phase::kFrameHeader;
       return;
     }
     if (full) {
-      // Nothing confirmed in a full buffer: keep only the undecided tail (where a
-      // header chain may still start), or drop one byte if the candidate spans it all.
-      size_t drop = side.resync_scan_from;
-      if (drop == 0) drop = 1;
+      // Nothing confirmed in a full buffer: keep from the first chain still
+      // waiting (it fits, so it starts after the front), or the last bytes where a
+      // header may begin.
+      ResyncScan& scan = side.resync_scan;
+      const uint64_t live = scan.base + scan.front;
+      const uint64_t keep_from = scan.starts.empty()
+                                     ? scan.base + side.resync.size() - (kFrameHeaderSize - 1)
+                                     : *scan.starts.begin();
+      const size_t drop = static_cast<size_t>(std::max<uint64_t>(1, keep_from - live));
       errors.Add(DecodeError::kResyncDiscard);
       stats.discarded_bytes += drop;
-      side.resync.erase(side.resync.begin(), side.resync.begin() + static_cast<long>(drop));
-      side.resync_scan_from = 0;
-      side.resync_scanned_size = 0;
+      scan.front += drop;
+      // Erase the discarded front once it is half the buffer: each byte moves at
+      // most once per halving, so dropping stays linear however small the drops.
+      if (scan.front >= side.resync.size() / 2) {
+        side.resync.erase(side.resync.begin(), side.resync.begin() + static_cast<long>(scan.front));
+        scan.base += scan.front;
+        scan.front = 0;
+      }
+      side.resync_scanned_size = side.resync.size();
     }
   }
 }

@@ -47,7 +47,10 @@ fi
 objects=()
 for src in "${sources[@]}"; do
   obj=$(basename "$src" .cc).o
-  if [[ ! -f $obj || $src -nt $obj ]]; then
+  # Rebuilt when its source or any header it may include changed (a stale object
+  # with an old struct layout corrupts memory, and the fuzzer reports nonsense).
+  if [[ ! -f $obj || $src -nt $obj ||
+        -n $(find "$root/probes" "$root/transport/include" -name '*.h' -newer "$obj" -print -quit) ]]; then
     nice "$cxx" "${flags[@]}" -c "$src" -o "$obj"
   fi
   objects+=("$obj")

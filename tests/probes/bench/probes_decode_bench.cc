@@ -1,5 +1,6 @@
 // Decoding speed of the probes on gRPC tensor traffic (one thread = one core):
 //   BM_DecodeHttp2Grpc   HTTP/2 + HPACK + gRPC + RecvTensor head, from memory
+//   BM_DecodeNonHttp2Noise  16 MB of random bytes joined midway: the resync search
 //   BM_DecodeSavedPcap   the whole pcap path from a saved capture file: libpcap
 //                        read, link/IP/TCP parse, reassembly, decode, classify
 // Bytes processed = TCP payload bytes. Target: >= 1 GB/s per core.
@@ -60,6 +61,35 @@ void BM_DecodeHttp2Grpc(benchmark::State& state) {
 }
 // Segment sizes: Ethernet MSS, and loopback's 64 KiB segments.
 BENCHMARK(BM_DecodeHttp2Grpc)->Arg(1448)->Arg(65483);
+
+// A flow that is not HTTP/2, joined midway: every byte goes through the resync
+// search and is discarded (issue 16: within 2x of BM_DecodeHttp2Grpc's speed).
+void BM_DecodeNonHttp2Noise(benchmark::State& state) {
+  testing::Bytes noise(16 << 20);
+  uint64_t x = 88172645463325252ull;  // xorshift64: cheap, fixed noise
+  for (auto& byte : noise) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    byte = static_cast<uint8_t>(x);
+  }
+  const size_t segment = static_cast<size_t>(state.range(0));
+  for (auto _ : state) {
+    NullObserver observer;
+    DecodeErrorCounts errors;
+    Http2ConnectionDecoder decoder(1, observer, errors);
+    decoder.Begin(1, FlowOrigin::kMidStream);
+    for (size_t offset = 0; offset < noise.size(); offset += segment) {
+      const size_t take = std::min(segment, noise.size() - offset);
+      decoder.Feed(1, std::span<const uint8_t>(noise.data() + offset, take), offset);
+    }
+    decoder.End(1);
+    benchmark::DoNotOptimize(decoder.stats().discarded_bytes);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) *
+                          static_cast<int64_t>(noise.size()));
+}
+BENCHMARK(BM_DecodeNonHttp2Noise)->Arg(1448)->Arg(65483)->Unit(benchmark::kMillisecond);
 
 void BM_DecodeSavedPcap(benchmark::State& state) {
   const auto conversation = testing::BuildConversation(TensorTraffic());

@@ -140,8 +140,10 @@ struct ConnectionDecodeStats {
   uint64_t unattributed_data_bytes = 0;  // DATA bytes not placed in a gRPC message
   uint64_t messages = 0;
   uint64_t discarded_bytes = 0;  // skipped while resynchronising
-  bool joined_midway = false;    // some direction lost HPACK state
-  int client_side = -1;          // 0 or 1 once known, -1 before
+  // Frame headers the resync search examined: its work, linear in the bytes.
+  uint64_t resync_headers_examined = 0;
+  bool joined_midway = false;  // some direction lost HPACK state
+  int client_side = -1;        // 0 or 1 once known, -1 before
 };
 
 // The two directions are called sides 0 and 1; the caller picks which is which and
