@@ -17,6 +17,7 @@
 // another socket keeps the old addresses until its next connect/accept.
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/mman.h>
@@ -125,12 +126,17 @@ uint64_t MonotonicNs() {
 __attribute__((constructor)) void OpenRing() {
   process_id = static_cast<uint32_t>(getpid());
   pthread_atfork(nullptr, nullptr, ResetIdsAfterFork);
+  // "fd:N": the ring's memfd, inherited from artune (and kept open, so that the
+  // programs this one execs inherit it too).
   const char* name = getenv(kRingEnvironmentVariable);
-  if (name == nullptr || name[0] == '\0') return;
-  const int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
-  if (fd < 0) {
-    fprintf(stderr, "artune preload: cannot open the capture ring %s (%s); not tracing\n", name,
-            strerror(errno));
+  if (name == nullptr || strncmp(name, "fd:", 3) != 0) return;
+  char* end = nullptr;
+  const long number = strtol(name + 3, &end, 10);
+  const int fd = (end != name + 3 && *end == '\0' && number >= 0 && number < INT_MAX)
+                     ? static_cast<int>(number)
+                     : -1;
+  if (fd < 0 || fcntl(fd, F_GETFD) < 0) {
+    fprintf(stderr, "artune preload: the capture ring %s is not open here; not tracing\n", name);
     return;
   }
   struct stat info;
@@ -139,7 +145,6 @@ __attribute__((constructor)) void OpenRing() {
     mapping =
         mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   }
-  Real().close(fd);
   if (mapping == MAP_FAILED) {
     fprintf(stderr, "artune preload: cannot map the capture ring %s; not tracing\n", name);
     return;

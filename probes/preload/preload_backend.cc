@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -65,34 +66,28 @@ FlowKey MakeFlow(const Connection& connection, uint32_t call) {
   return IsSend(call) ? flow : flow.Reversed();
 }
 
-// The shared memory object: created here, named in the command's environment,
-// unlinked when the backend goes away.
+// The shared memory object: an anonymous memfd, so no name exists anywhere and a
+// killed probe leaves nothing behind; the traced command inherits the descriptor
+// (named in its environment), and so do the programs it execs.
 class SharedRing {
  public:
   ~SharedRing() {
     if (header_ != nullptr) munmap(header_, mapping_bytes_);
-    if (!name_.empty()) shm_unlink(name_.c_str());
+    if (fd_ >= 0) close(fd_);
   }
 
   Status Create(const PreloadOptions& options) {
-    static std::atomic<uint32_t> sequence{0};
-    name_ = "/artune-preload-" + std::to_string(getpid()) + "-" + std::to_string(sequence++);
-    const int fd = shm_open(name_.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      const int error = errno;
-      name_.clear();
-      return Status::FromErrno(
-          "creating the shared capture ring with shm_open (is /dev/shm "
-          "mounted and writable?)",
-          error);
+    fd_ = memfd_create("artune-preload-ring", MFD_CLOEXEC);
+    if (fd_ < 0) {
+      return Status::FromErrno("creating the shared capture ring (memfd_create)", errno);
     }
     mapping_bytes_ = preload::kRingHeaderBytes + options.ring_bytes;
+    capacity_ = options.ring_bytes;
     void* mapping = MAP_FAILED;
-    if (ftruncate(fd, static_cast<off_t>(mapping_bytes_)) == 0) {
-      mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ftruncate(fd_, static_cast<off_t>(mapping_bytes_)) == 0) {
+      mapping = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
     }
     const int error = errno;
-    close(fd);
     if (mapping == MAP_FAILED) {
       return Status::FromErrno("sizing the shared capture ring to " +
                                    std::to_string(mapping_bytes_) + " bytes (lower the ring size)",
@@ -107,14 +102,59 @@ class SharedRing {
     return Status::Ok();
   }
 
-  const std::string& name() const { return name_; }
+  // The descriptor the traced command inherits (close-on-exec in this process).
+  int fd() const { return fd_; }
   RingHeader* header() const { return header_; }
+  uint64_t capacity() const { return capacity_; }
 
  private:
-  std::string name_;
+  int fd_ = -1;
   RingHeader* header_ = nullptr;
   size_t mapping_bytes_ = 0;
+  uint64_t capacity_ = 0;  // this side's copy: the ring's own may be overwritten
 };
+
+// Starts the traced command so that it does not outlive the probe: the child asks
+// for SIGKILL when its parent (this thread) dies (PR_SET_PDEATHSIG), keeps the ring
+// descriptor across exec, then execs. An exec failure comes back through a
+// close-on-exec pipe. Only async-signal-safe calls run between fork and exec.
+Result<pid_t> SpawnTied(std::vector<char*>& argv, std::vector<char*>& envp, int ring_fd) {
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0)
+    return Status::FromErrno("pipe2 for the traced command", errno);
+  const pid_t parent = getpid();
+  const pid_t child = fork();
+  if (child < 0) {
+    const int error = errno;
+    close(report[0]);
+    close(report[1]);
+    return Status::FromErrno("fork for the traced command", error);
+  }
+  if (child == 0) {
+    close(report[0]);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);  // the probe died before the prctl
+    fcntl(ring_fd, F_SETFD, 0);           // the command and what it execs keep the ring
+    execvpe(argv[0], argv.data(), envp.data());
+    const int error = errno;
+    (void)!write(report[1], &error, sizeof(error));
+    _exit(127);
+  }
+  close(report[1]);
+  int error = 0;
+  ssize_t got = 0;
+  do {
+    got = read(report[0], &error, sizeof(error));
+  } while (got < 0 && errno == EINTR);
+  close(report[0]);
+  if (got == static_cast<ssize_t>(sizeof(error))) {
+    waitpid(child, nullptr, 0);
+    return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
+                  std::string("cannot run '") + argv[0] + "': " + std::strerror(error) +
+                      " (check the command and PATH)");
+  }
+  return child;
+}
 
 class PreloadBackend final : public CaptureBackend {
  public:
@@ -146,7 +186,8 @@ class PreloadBackend final : public CaptureBackend {
       }
     }
     environment.push_back("LD_PRELOAD=" + preload_value);
-    environment.push_back(std::string(preload::kRingEnvironmentVariable) + "=" + ring_.name());
+    environment.push_back(std::string(preload::kRingEnvironmentVariable) +
+                          "=fd:" + std::to_string(ring_.fd()));
 
     std::vector<char*> argv;
     for (auto& argument : options_.command) argv.push_back(argument.data());
@@ -155,14 +196,7 @@ class PreloadBackend final : public CaptureBackend {
     for (auto& variable : environment) envp.push_back(variable.data());
     envp.push_back(nullptr);
 
-    pid_t child = 0;
-    const int error = posix_spawnp(&child, argv[0], nullptr, nullptr, argv.data(), envp.data());
-    if (error != 0) {
-      return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
-                    "cannot run '" + options_.command[0] + "': " + std::strerror(error) +
-                        " (check the command and PATH)");
-    }
-    child_ = child;
+    ARTUNE_ASSIGN_OR_RETURN(child_, SpawnTied(argv, envp, ring_.fd()));
     realtime_offset_ns_ = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_MONOTONIC);
     return Status::Ok();
   }
@@ -200,14 +234,14 @@ class PreloadBackend final : public CaptureBackend {
     // The command has exited: what its processes published is all there is.
     ConsumeAvailable();
     const uint64_t head = __atomic_load_n(&ring_.header()->head, __ATOMIC_ACQUIRE);
-    abandoned_bytes_ = head - __atomic_load_n(&ring_.header()->tail, __ATOMIC_RELAXED);
+    abandoned_bytes_ = head - tail_ <= ring_.capacity() ? head - tail_ : 0;
     const uint64_t end_ns = NowNs(CLOCK_REALTIME);
     flows_.CloseAll(sink, end_ns);
     sink_ = nullptr;
     if (ring_corrupted_) {
       return Status::Corruption(
-          "the shared capture ring was overwritten by the traced command "
-          "(a record with an impossible size); events after it are lost");
+          "the shared capture ring was overwritten by the traced command (an impossible "
+          "record size or position); the capture ends there with the events read before it");
     }
     return Status::Ok();
   }
@@ -237,26 +271,35 @@ class PreloadBackend final : public CaptureBackend {
   }
 
   // Reads every published record at the tail; returns how many it read.
+  // The traced command can write anything in the ring: the capacity and the tail
+  // are this side's own copies, and the head it publishes is checked against them,
+  // so no value read from the ring ever places a read or a write outside it.
   size_t ConsumeAvailable() {
     RingHeader* header = ring_.header();
     uint8_t* data = preload::RingData(header);
-    const uint64_t capacity = header->capacity;
+    const uint64_t capacity = ring_.capacity();
     size_t consumed = 0;
     while (!ring_corrupted_) {
-      const uint64_t tail = header->tail;
-      if (tail == __atomic_load_n(&header->head, __ATOMIC_ACQUIRE)) break;
+      const uint64_t tail = tail_;
+      const uint64_t head = __atomic_load_n(&header->head, __ATOMIC_ACQUIRE);
+      if (tail == head) break;
+      if (head - tail > capacity) {  // more than the ring holds, or behind the tail
+        ring_corrupted_ = true;
+        break;
+      }
       auto* record = reinterpret_cast<RecordHeader*>(data + (tail & (capacity - 1)));
       const auto type = static_cast<RecordType>(__atomic_load_n(&record->type, __ATOMIC_ACQUIRE));
       if (type == RecordType::kUnpublished) break;  // still being written
       const uint32_t size = record->size;
       if (size < sizeof(RecordHeader) || size % 8 != 0 ||
-          (tail & (capacity - 1)) + size > capacity) {
+          (tail & (capacity - 1)) + size > capacity || size > head - tail) {
         ring_corrupted_ = true;
         break;
       }
       Dispatch(type, reinterpret_cast<const uint8_t*>(record), size);
       std::memset(record, 0, size);
-      __atomic_store_n(&header->tail, tail + size, __ATOMIC_RELEASE);
+      tail_ = tail + size;
+      __atomic_store_n(&header->tail, tail_, __ATOMIC_RELEASE);
       ++consumed;
     }
     return consumed;
@@ -348,6 +391,7 @@ class PreloadBackend final : public CaptureBackend {
   EventSink* sink_ = nullptr;  // set during Run only
   uint64_t realtime_offset_ns_ = 0;
   uint64_t abandoned_bytes_ = 0;
+  uint64_t tail_ = 0;  // the consumer's own position (the ring's copy is for producers)
   bool ring_corrupted_ = false;
   SyscallFlows flows_;
   BackendCounters counters_;

@@ -28,13 +28,13 @@
 namespace artune::probes::preload {
 
 constexpr uint64_t kRingMagic = 0x61727475'6e657072ull;  // "artunepr"
-constexpr uint32_t kRingVersion = 1;
+constexpr uint32_t kRingVersion = 2;  // 2: the ring is an inherited memfd, not a name
 constexpr size_t kRingHeaderBytes = 4096;
 constexpr size_t kMaxIovecs = 1024;  // UIO_MAXIOV
 // Bytes of transferred data per data record; a call's bytes span several records.
 constexpr uint32_t kDataChunkBytes = 64 * 1024;
 
-// Environment of the traced command: the ring's shm_open name.
+// Environment of the traced command: "fd:N", the ring's inherited memfd.
 constexpr const char* kRingEnvironmentVariable = "ARTUNE_PRELOAD_RING";
 
 struct RingHeader {

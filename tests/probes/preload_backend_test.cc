@@ -1,6 +1,8 @@
 // The preload backend (`artune probe --exec`) against iovec_traffic: exact iovec
 // lists and bytes, errno and exit status passed through, many threads, fork, and
 // a ring too small for the traffic (overruns counted, nothing breaks).
+#include <gmock/gmock.h>
+
 #include <set>
 #include <thread>
 
@@ -147,6 +149,19 @@ TEST(PreloadBackendTest, RingOverrunIsCountedNotFatal) {
   EXPECT_GT(result.counters.detail.at("ring_records_dropped"), 0u);
   EXPECT_LT(sink.SendCalls().size(), static_cast<size_t>(kCalls));
   for (const auto& call : sink.SendCalls()) EXPECT_EQ(call.iovec_lengths.size(), 260u);
+}
+
+// Issue 16, medium 6: a traced program that overwrote the ring's header made the
+// probe write zeros where the program chose (SIGBUS; UBSan: pointer overflow).
+// Now the probe reads nothing from the ring it has not checked: the capture ends
+// with a corruption error and keeps what it read before.
+TEST(PreloadBackendTest, AScribbledRingEndsTheCaptureCleanly) {
+  CollectingSink sink;
+  const auto result = RunUnderPreload({"scribble"}, sink);
+  ASSERT_TRUE(result.started.ok()) << result.started.ToString();
+  EXPECT_EQ(result.ran.code(), ErrorCode::kCorruption) << result.ran.ToString();
+  EXPECT_THAT(result.ran.message(), ::testing::HasSubstr("overwritten by the traced command"));
+  EXPECT_EQ(result.exit_code, 0);
 }
 
 TEST(PreloadBackendTest, MissingCommandIsNotFound) {

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -25,6 +26,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -361,12 +363,31 @@ int RunReconnect(bool wait) {
   return 0;
 }
 
+// A hostile traced program (issue 16): runs the script, then overwrites the header
+// of artune's capture ring (found through ARTUNE_PRELOAD_RING=fd:N) with a huge
+// capacity and head, as a program scribbling over memory it should not touch
+// would. Untraced (no ring), it only runs the script.
+int RunScribble() {
+  const int status = RunScript(false);
+  const char* ring = std::getenv("ARTUNE_PRELOAD_RING");
+  if (status != 0 || ring == nullptr || std::strncmp(ring, "fd:", 3) != 0) return status;
+  const int fd = std::atoi(ring + 3);
+  void* mapping = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mapping == MAP_FAILED) return 5;
+  auto* words = static_cast<uint64_t*>(mapping);
+  // magic, version|capture, capacity, max per call, then head at the next 64 bytes
+  words[2] = uint64_t{1} << 40;    // capacity
+  words[8] = ~uint64_t{0} - 4096;  // head
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const bool wait = argc > 2 && std::string(argv[argc - 1]) == "--wait";
   if (mode == "script") return RunScript(wait);
+  if (mode == "scribble") return RunScribble();
   if (mode == "errno") return RunErrno();
   if (mode == "threads" && argc > 3) return RunThreads(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "flood" && argc > 2) return RunFlood(std::atol(argv[2]));
