@@ -79,7 +79,11 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
         " is negative: give seconds > 0, or omit it to run until Ctrl-C");
   }
 
-  ARTUNE_ASSIGN_OR_RETURN(auto backend, probes::CreateCaptureBackend(*backend_options));
+  probes::BackendOptions chosen = *backend_options;
+  // With --json, stdout is the JSON object alone: the traced command writes to
+  // our stderr instead.
+  chosen.preload.command_stdout_to_stderr = options.json;
+  ARTUNE_ASSIGN_OR_RETURN(auto backend, probes::CreateCaptureBackend(chosen));
   ARTUNE_RETURN_IF_ERROR(backend->Start());
 
   probes::SessionOptions session_options;
@@ -111,7 +115,9 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
   }
   const Status run_status = backend->Run(session, stop);
   progress.Clear();
-  ARTUNE_RETURN_IF_ERROR(run_status);
+  // A corrupt source (a scribbled ring, a damaged capture file) still gives the
+  // profile of what was read before it; the error is the exit status (3) after.
+  if (!run_status.ok() && run_status.code() != ErrorCode::kCorruption) return run_status;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -135,6 +141,7 @@ Status RunProbe(const ProbeOptions& options, const Context& context,
     std::cout << probes::FormatProfileTable(profile);
   }
   command_exit_code = backend->command_exit_code();
+  if (!run_status.ok()) return run_status;
   return store_status;
 }
 

@@ -118,7 +118,8 @@ class SharedRing {
 // for SIGKILL when its parent (this thread) dies (PR_SET_PDEATHSIG), keeps the ring
 // descriptor across exec, then execs. An exec failure comes back through a
 // close-on-exec pipe. Only async-signal-safe calls run between fork and exec.
-Result<pid_t> SpawnTied(std::vector<char*>& argv, std::vector<char*>& envp, int ring_fd) {
+Result<pid_t> SpawnTied(std::vector<char*>& argv, std::vector<char*>& envp, int ring_fd,
+                        bool stdout_to_stderr) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0)
     return Status::FromErrno("pipe2 for the traced command", errno);
@@ -135,6 +136,7 @@ Result<pid_t> SpawnTied(std::vector<char*>& argv, std::vector<char*>& envp, int 
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);  // the probe died before the prctl
     fcntl(ring_fd, F_SETFD, 0);           // the command and what it execs keep the ring
+    if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     (void)!write(report[1], &error, sizeof(error));
@@ -196,7 +198,8 @@ class PreloadBackend final : public CaptureBackend {
     for (auto& variable : environment) envp.push_back(variable.data());
     envp.push_back(nullptr);
 
-    ARTUNE_ASSIGN_OR_RETURN(child_, SpawnTied(argv, envp, ring_.fd()));
+    ARTUNE_ASSIGN_OR_RETURN(child_,
+                            SpawnTied(argv, envp, ring_.fd(), options_.command_stdout_to_stderr));
     realtime_offset_ns_ = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_MONOTONIC);
     return Status::Ok();
   }

@@ -65,3 +65,19 @@ if grep -q "events [0-9]*  lost" "$work/quiet.out"; then
   exit 1
 fi
 echo "progress line OK"
+
+# --json: stdout is the JSON object alone, whatever the traced command prints
+# (issue 16: the command's stdout was mixed into it); the command's output goes to
+# stderr.
+"$artune" --db "$db" probe --json --no-store --exec -- sh -c 'echo traced-command-output' \
+  >"$work/mixed.json" 2>"$work/mixed.err"
+if ! python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/mixed.json"; then
+  echo "FAIL: probe --exec --json stdout is not one JSON object:" >&2
+  head -5 "$work/mixed.json" >&2
+  exit 1
+fi
+if ! grep -q traced-command-output "$work/mixed.err"; then
+  echo "FAIL: the traced command's stdout was lost (expected on stderr)" >&2
+  exit 1
+fi
+echo "json stdout OK"

@@ -211,6 +211,22 @@ TEST(AtomicWrite, ReplacesAndCreatesParentsWithoutLeftovers) {
                 fs::perms::others_read);
 }
 
+// Issue 16 (low): `apply config --output` turned a 0600 config into 0644 and
+// replaced a symlink by a file.
+TEST(AtomicWrite, KeepsTheModeAndWritesThroughSymlinks) {
+  TempDir dir;
+  const std::string real = dir.path() + "/real.toml";
+  ASSERT_TRUE(WriteFileAtomically(real, "first\n").ok());
+  fs::permissions(real, fs::perms::owner_read | fs::perms::owner_write);
+  const std::string link = dir.path() + "/link.toml";
+  fs::create_symlink(real, link);
+  ASSERT_TRUE(WriteFileAtomically(link, "second\n").ok());
+  EXPECT_TRUE(fs::is_symlink(link)) << "the link was replaced by a file";
+  EXPECT_EQ(ReadAll(real), "second\n");
+  EXPECT_EQ(fs::status(real).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
 TEST(AtomicWrite, FailureLeavesTheTargetAndNoTemporary) {
   TempDir dir;
   // The target is a non-empty directory: rename(2) fails after the temporary file

@@ -146,9 +146,24 @@ std::string RenderConfig(const Config& config, ConfigFormat format,
   return "";
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view contents) {
-  if (path.empty()) return Status::InvalidArgument("no path to write the config to");
-  const std::filesystem::path target(path);
+Status WriteFileAtomically(const std::string& requested, std::string_view contents) {
+  if (requested.empty()) return Status::InvalidArgument("no path to write the config to");
+  // Through a symlink to the file it names (the link stays a link), keeping an
+  // existing file's permission bits (a 0600 config stays 0600).
+  std::error_code resolve_error;
+  const bool is_link =
+      std::filesystem::is_symlink(std::filesystem::symlink_status(requested, resolve_error));
+  resolve_error.clear();  // a path that does not exist yet is no link
+  const std::filesystem::path target =
+      is_link ? std::filesystem::weakly_canonical(requested, resolve_error)
+              : std::filesystem::path(requested);
+  if (resolve_error) {
+    return Status::IoError("cannot resolve the symlink " + requested + ": " +
+                           resolve_error.message());
+  }
+  const std::string path = target.string();
+  struct stat existing {};
+  const bool exists = ::stat(path.c_str(), &existing) == 0;
   std::filesystem::path directory = target.parent_path();
   if (directory.empty()) directory = ".";
   std::error_code error;
@@ -161,6 +176,9 @@ Status WriteFileAtomically(const std::string& path, std::string_view contents) {
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::FromErrno("cannot create " + temporary, errno);
   Status status = WriteAll(fd, contents, temporary);
+  if (status.ok() && exists && ::fchmod(fd, existing.st_mode & 07777) != 0) {
+    status = Status::FromErrno("cannot keep the mode of " + path + " on " + temporary, errno);
+  }
   if (status.ok() && ::fsync(fd) != 0)
     status = Status::FromErrno("cannot sync " + temporary, errno);
   if (::close(fd) != 0 && status.ok()) {

@@ -80,8 +80,10 @@ std::string RenderConfig(const transport::Config& config, ConfigFormat format,
 // on one file system), fsyncs it, renames it over `path`, and fsyncs the directory.
 // A reader sees the old file or the whole new one, never a part; a writer killed
 // mid-way leaves the target untouched (and at most a stray "<path>.tmp.<pid>").
-// The new file gets mode 0644. Errors: kIoError naming the path and errno text; on
-// error the temporary file is removed and the target is untouched.
+// A new file gets mode 0644 (less the umask); an existing one keeps its permission
+// bits. A symlink is written through: the file it names is replaced, the link
+// stays. Errors: kIoError naming the path and errno text; on error the temporary
+// file is removed and the target is untouched.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
 }  // namespace artune::tuner

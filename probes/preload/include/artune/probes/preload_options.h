@@ -24,6 +24,9 @@ struct PreloadOptions {
   // On a stop request or --duration, the command gets SIGTERM, then SIGKILL after
   // this long if it has not exited.
   uint32_t terminate_grace_ms = 5000;
+  // The command's stdout goes to our stderr (`probe --exec --json`: stdout is the
+  // JSON alone).
+  bool command_stdout_to_stderr = false;
 };
 
 }  // namespace artune::probes
