@@ -272,14 +272,9 @@ void TcpFabric::AcceptAll() {
     }
     if (open >= max_endpoints_) {
       ::close(fd);
-      const auto now = SteadyClock::now();
-      if (now - last_refusal_log_ > std::chrono::seconds(10)) {
-        last_refusal_log_ = now;
-        std::fprintf(stderr,
-                     "artune transport: refusing data connections from %s and others: %zu "
-                     "open, the limit for this process's descriptors (ulimit -n)\n",
-                     AddressText(address).c_str(), open);
-      }
+      LogThrottled("refusing data connections from " + AddressText(address) +
+                   " and others: " + std::to_string(open) +
+                   " open, the limit for this process's descriptors (ulimit -n)");
       continue;
     }
     TuneSocket(fd);
@@ -300,14 +295,15 @@ void TcpFabric::PauseAccepting(int error) {
                                std::chrono::milliseconds(kMaxAcceptPause));
   accept_resume_at_ = SteadyClock::now() + accept_backoff_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+  LogThrottled(std::string("cannot accept data connections (") + std::strerror(error) +
+               "); pausing accepts for " + std::to_string(accept_backoff_.count()) + " ms");
+}
+
+void TcpFabric::LogThrottled(const std::string& line) {
   const auto now = SteadyClock::now();
-  if (now - last_refusal_log_ > std::chrono::seconds(10)) {
-    last_refusal_log_ = now;
-    std::fprintf(stderr,
-                 "artune transport: cannot accept data connections (%s); pausing accepts for "
-                 "%lld ms\n",
-                 std::strerror(error), static_cast<long long>(accept_backoff_.count()));
-  }
+  if (now - last_refusal_log_ < std::chrono::seconds(10)) return;
+  last_refusal_log_ = now;
+  std::fprintf(stderr, "artune transport: %s\n", line.c_str());
 }
 
 int TcpFabric::ExpireAndResume(int timeout_ms) {

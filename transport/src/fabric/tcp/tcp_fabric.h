@@ -182,6 +182,9 @@ class TcpFabric final : public Fabric {
   int ExpireAndResume(int timeout_ms);
   // Progress thread: stops watching the listener for a while (out of descriptors).
   void PauseAccepting(int error);
+  // Progress thread: one line on stderr, at most one every 10 s (an attack must
+  // not flood the log).
+  void LogThrottled(const std::string& line);
 
   using SteadyClock = std::chrono::steady_clock;
   // Accepted connections awaiting their hello, by deadline (progress thread).
