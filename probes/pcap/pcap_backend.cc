@@ -2,6 +2,7 @@
 
 #include <pcap/pcap.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -36,8 +37,14 @@ class PcapBackend : public CaptureBackend {
       handle_ = pcap_open_offline_with_tstamp_precision(options_.read_file.c_str(),
                                                         PCAP_TSTAMP_PRECISION_NANO, error);
       if (handle_ == nullptr) {
-        return Status::InvalidArgument("cannot read capture file " + options_.read_file + ": " +
-                                       error + " (expected a pcap or pcapng file)");
+        if (::access(options_.read_file.c_str(), R_OK) != 0) {
+          return Status::PermissionDenied("cannot read capture file " + options_.read_file + ": " +
+                                          std::strerror(errno));
+        }
+        // Readable but not a capture libpcap can parse: damaged or another format.
+        return Status::Corruption(
+            "capture file " + options_.read_file +
+            " is not a pcap or pcapng file, or its header is damaged: " + error);
       }
       live_ = false;
     } else {
@@ -90,8 +97,13 @@ class PcapBackend : public CaptureBackend {
                                       reinterpret_cast<u_char*>(this));
       if (count == PCAP_ERROR_BREAK) break;
       if (count < 0) {
-        status =
-            Status::IoError("pcap: reading packets failed: " + std::string(pcap_geterr(handle_)));
+        const std::string why = pcap_geterr(handle_);
+        // A file that ends mid-record or has a damaged record: what came before it
+        // is decoded and reported, and the capture says so (exit 3).
+        status = live_ ? Status::IoError("pcap: reading packets failed: " + why)
+                       : Status::Corruption("capture file " + options_.read_file +
+                                            " is truncated or damaged (" + why +
+                                            "); the profile covers the packets before it");
         break;
       }
       if (!live_ && count == 0) break;  // end of file

@@ -265,6 +265,31 @@ TEST(PcapFile, HoleThatNeverFillsBecomesAGap) {
   EXPECT_EQ(requests->messages, 4u);
 }
 
+// Issue 16 (low): a truncated file exited 1 and printed nothing although half of
+// it decodes. Now the packets before the cut are decoded and the run says the
+// file is truncated (kCorruption: exit 3, after the profile).
+TEST(PcapFile, ATruncatedFileKeepsWhatCameBeforeTheCut) {
+  const TwoFlows flows = Connection(TensorCalls(5), 40010);
+  const std::string path = testing::TempPath("truncated.pcap");
+  testing::WritePcap(path, Concat(flows.client, flows.server));
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size - 7);  // cut into the last record
+  BackendOptions options;
+  options.pcap.read_file = path;
+  auto backend = CreateCaptureBackend(options);
+  ASSERT_TRUE(backend.ok());
+  ASSERT_TRUE((*backend)->Start().ok());
+  SessionOptions session_options;
+  session_options.server_port = 50051;
+  ProbeSession session(session_options);
+  const Status ran = (*backend)->Run(session, StopCondition{});
+  EXPECT_EQ(ran.code(), ErrorCode::kCorruption) << ran.ToString();
+  EXPECT_NE(ran.message().find("truncated"), std::string::npos) << ran.ToString();
+  const Profile profile = session.Finish("pcap", (*backend)->counters(), 0);
+  EXPECT_FALSE(profile.methods.empty()) << "nothing before the cut was decoded";
+  std::filesystem::remove(path);
+}
+
 TEST(PcapFile, MissingAndGarbageFilesAndBadFilters) {
   BackendOptions options;
   options.pcap.read_file = "/nonexistent/artune.pcap";
@@ -279,7 +304,8 @@ TEST(PcapFile, MissingAndGarbageFilesAndBadFilters) {
   backend = CreateCaptureBackend(options);
   ASSERT_TRUE(backend.ok());
   status = (*backend)->Start();
-  EXPECT_EQ(status.code(), ErrorCode::kInvalidArgument) << status.ToString();
+  // Corrupt input is exit 3 (README), not a usage error.
+  EXPECT_EQ(status.code(), ErrorCode::kCorruption) << status.ToString();
   std::filesystem::remove(garbage);
 
   const TwoFlows flows = Connection(TensorCalls(1), 40006);
