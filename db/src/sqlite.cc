@@ -60,9 +60,10 @@ Status ErrorStatus(sqlite3* db, int rc, std::string_view what) {
 
 // ---- Database ---------------------------------------------------------------
 
-Result<Database> Database::Open(const std::string& path, int flags) {
+Result<Database> Database::Open(const std::string& uri, int flags, std::string path) {
+  if (path.empty()) path = uri;
   sqlite3* handle = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc = sqlite3_open_v2(uri.c_str(), &handle, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     Status status = ErrorStatus(handle, rc, "cannot open database " + path);
     sqlite3_close_v2(handle);  // a handle is returned even on failure

@@ -31,7 +31,9 @@ class Statement;
 class Database {
  public:
   // `flags` are SQLITE_OPEN_* flags (SQLITE_OPEN_NOMUTEX is always added).
-  static Result<Database> Open(const std::string& path, int flags);
+  // `uri` is what SQLite opens (a path, or a file: URI with SQLITE_OPEN_URI);
+  // `path` names the file in messages and defaults to `uri`.
+  static Result<Database> Open(const std::string& uri, int flags, std::string path = {});
 
   Database() = default;
   Database(Database&& other) noexcept;

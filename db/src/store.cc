@@ -1,5 +1,6 @@
 // Store on SQLite: schema in migrations.cc, connection handling in sqlite.cc.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -421,12 +422,37 @@ Status PrepareDirectory(const std::string& path) {
   return Status::Ok();
 }
 
+// True when this process may write the store: the file itself, and its directory
+// (where SQLite creates the -wal and -shm files next to it).
+bool WritableStore(const std::string& path) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) parent = ".";
+  return access(path.c_str(), W_OK) == 0 && access(parent.c_str(), W_OK) == 0;
+}
+
+// A URI that opens `path` as a file nobody changes while it is open (SQLite's
+// immutable=1: no locks, no -shm). Only for stores nobody here can write.
+std::string ImmutableUri(const std::string& path) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", static_cast<unsigned char>(c));
+      uri += escaped;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Store>> OpenWithMigrations(const std::string& path, OpenMode mode,
                                                   std::span<const Migration> migrations) {
   if (path.empty()) return Status::InvalidArgument("the database path is empty");
   int flags = SQLITE_OPEN_READWRITE;
+  bool read_only = false;
   if (mode == OpenMode::kCreate) {
     ARTUNE_RETURN_IF_ERROR(PrepareDirectory(path));
     flags |= SQLITE_OPEN_CREATE;
@@ -437,14 +463,27 @@ Result<std::unique_ptr<Store>> OpenWithMigrations(const std::string& path, OpenM
                               ": `artune bench` records runs there, or pass --db with the path "
                               "of an existing database");
     }
+    // A reader must not need write access: a store shared read-only (another
+    // user's results, a read-only mount) is opened read-only.
+    if (!WritableStore(path)) {
+      read_only = true;
+      flags = SQLITE_OPEN_READONLY;
+    }
   }
   ARTUNE_ASSIGN_OR_RETURN(Database db, Database::Open(path, flags));
   ARTUNE_RETURN_IF_ERROR(db.Exec("PRAGMA busy_timeout = " + std::to_string(kBusyTimeoutMs)));
 
   // The first read of the file: SQLite reports a file that is not a database (or a
   // damaged one) here, as kCorruption.
-  if (Result<int64_t> objects = db.QueryInt64("SELECT count(*) FROM sqlite_schema");
-      !objects.ok()) {
+  Result<int64_t> objects = db.QueryInt64("SELECT count(*) FROM sqlite_schema");
+  if (!objects.ok() && read_only && objects.status().code() != ErrorCode::kCorruption) {
+    // A WAL store in a directory we cannot write has no -shm file to share with
+    // writers, and there can be none: read it as an immutable file instead.
+    ARTUNE_ASSIGN_OR_RETURN(
+        db, Database::Open(ImmutableUri(path), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, path));
+    objects = db.QueryInt64("SELECT count(*) FROM sqlite_schema");
+  }
+  if (!objects.ok()) {
     if (objects.status().code() != ErrorCode::kCorruption) return objects.status();
     return Status::Corruption(path + " is not a SQLite database, or is damaged (" +
                               objects.status().message() +
@@ -452,7 +491,18 @@ Result<std::unique_ptr<Store>> OpenWithMigrations(const std::string& path, OpenM
   }
   // Look before touching anything: switching another application's file to WAL
   // would change it.
-  ARTUNE_RETURN_IF_ERROR(ReadSchemaVersion(db, static_cast<int>(migrations.size())).status());
+  ARTUNE_ASSIGN_OR_RETURN(const int version,
+                          ReadSchemaVersion(db, static_cast<int>(migrations.size())));
+  if (read_only) {
+    if (version < static_cast<int>(migrations.size())) {
+      return Status::PermissionDenied(
+          path + " is read-only to this user and has schema version " + std::to_string(version) +
+          " where this build reads version " + std::to_string(migrations.size()) +
+          ": open it once as a user who may write it (e.g. `artune db info` as its owner) to "
+          "migrate it, or copy it somewhere writable and pass --db");
+    }
+    return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db)));
+  }
 
   ARTUNE_ASSIGN_OR_RETURN(std::string journal_mode, db.QueryText("PRAGMA journal_mode = WAL"));
   if (journal_mode != "wal") {

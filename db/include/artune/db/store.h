@@ -195,7 +195,9 @@ struct StoreInfo {
 
 enum class OpenMode {
   kCreate,    // create the file (and its directory) when missing: for writers
-  kExisting,  // fail with kNotFound when missing: for commands that only read
+  kExisting,  // fail with kNotFound when missing: for commands that only read. A store
+              // this user may not write (file or directory) is opened read-only and
+              // must already have the newest schema (else kPermissionDenied).
 };
 
 class Store {
