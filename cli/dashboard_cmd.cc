@@ -24,7 +24,7 @@ struct DashboardFlags {
   std::string server;
   double poll_s = 1;
   std::string sweep;
-  std::string view = "traffic";
+  std::string view;  // "" : home with no source given, else traffic
   std::string log = "/dev/null";
   bool no_colour = false;
 };
@@ -46,14 +46,17 @@ Status RunDashboardCommand(const DashboardFlags& flags, const Context& context,
   options.database_path = db::ResolveDatabasePath(context.globals.db_path);
   options.log_path = flags.log;
   options.colour = !flags.no_colour;
+  // With no source named, open on the store: the home view, and the sweep view
+  // following the newest sweep.
+  const bool nothing_named = !options.probe && options.server.empty() && !options.sweep;
+  if (nothing_named) options.sweep = dashboard::SweepSelector{};
+  options.home = true;
   options.initial_view = flags.view == "sweep"       ? dashboard::View::kSweep
                          : flags.view == "transport" ? dashboard::View::kTransport
+                         : flags.view == "home"      ? dashboard::View::kHome
+                         : flags.view == "traffic"   ? dashboard::View::kTraffic
+                         : nothing_named             ? dashboard::View::kHome
                                                      : dashboard::View::kTraffic;
-  if (!options.probe && options.server.empty() && !options.sweep) {
-    return Status::InvalidArgument(
-        "artune dashboard: nothing to show; give a probe (--pcap, --ebpf, --exec), "
-        "--sweep ID|latest and/or --server ADDR (see --help)");
-  }
   ARTUNE_ASSIGN_OR_RETURN(result, dashboard::RunDashboard(options));
   return Status::Ok();
 }
@@ -77,9 +80,10 @@ void RegisterDashboard(CLI::App& root, Context& context) {
   command->add_option("--sweep", flags->sweep,
                       "A sweep of the store (--db) to show: its id, or 'latest' (follows new "
                       "sweeps); running sweeps update live");
-  command->add_option("--view", flags->view, "The view shown first")
-      ->check(CLI::IsMember({"traffic", "sweep", "transport"}))
-      ->capture_default_str();
+  command
+      ->add_option("--view", flags->view,
+                   "The view shown first (default: home when no source is given, else traffic)")
+      ->check(CLI::IsMember({"traffic", "sweep", "transport", "home"}));
   command
       ->add_option("--log", flags->log,
                    "Where stdout/stderr go while the dashboard owns the terminal (the --exec "
@@ -88,9 +92,12 @@ void RegisterDashboard(CLI::App& root, Context& context) {
   command->add_flag("--no-color", flags->no_colour,
                     "No colour (also when NO_COLOR is set or the terminal has none)");
   command->footer(
-      "Keys: 1/t traffic, 2/s sweep, 3/x transport, Tab next view, j/k method, ? help, "
-      "q quit.\n"
+      "Keys: 1/t traffic, 2/s sweep, 3/x transport, 4/Home home, Tab next view, j/k method, "
+      "? help, q quit.\n"
+      "With no flags: the home view (the store's newest sweeps, captures and bench runs) and "
+      "the sweep view following the newest sweep.\n"
       "Examples:\n"
+      "  artune dashboard\n"
       "  artune dashboard --exec -- python train.py\n"
       "  artune dashboard --pcap --iface lo --port 50051 --server 127.0.0.1:50051\n"
       "  artune dashboard --sweep latest --view sweep\n"

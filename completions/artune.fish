@@ -168,7 +168,7 @@ complete -c artune -n '__fish_seen_subcommand_from dashboard' -l exec -d 'Probe 
 complete -c artune -n '__fish_seen_subcommand_from dashboard' -l server -r -d 'HOST PORT of a running transport server s control plane (e.g. the artune server of `artune serve`)  its per-protocol counters'
 complete -c artune -n '__fish_seen_subcommand_from dashboard' -l poll -r -d 'Seconds between GetStats polls of --server'
 complete -c artune -n '__fish_seen_subcommand_from dashboard' -l sweep -r -d 'A sweep of the store (--db) to show  its id, or  latest  (follows new sweeps); running sweeps update live'
-complete -c artune -n '__fish_seen_subcommand_from dashboard' -l view -r -d 'The view shown first'
+complete -c artune -n '__fish_seen_subcommand_from dashboard' -l view -r -d 'The view shown first (default  home when no source is given, else traffic)'
 complete -c artune -n '__fish_seen_subcommand_from dashboard' -l log -r -d 'Where stdout/stderr go while the dashboard owns the terminal (the --exec command s output, gRPC logs)'
 complete -c artune -n '__fish_seen_subcommand_from dashboard' -l no-color -d 'No colour (also when NO_COLOR is set or the terminal has none)'
 complete -c artune -n '__fish_seen_subcommand_from devices' -l help -s h -d 'Print this help message and exit'

@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "home_source.h"
 #include "probe_source.h"
 #include "terminal.h"
 #include "transport_source.h"
@@ -12,6 +13,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kSweepPollInterval{1000};
+// Enough records of each kind for a tall terminal; the view shows what fits.
+constexpr int kHomeRows = 12;
 
 }  // namespace
 
@@ -32,6 +35,8 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
     transport_source = TransportSource::Start(options.server, options.poll_interval, transport);
   }
   if (options.sweep) sweep_source.emplace(options.database_path, *options.sweep);
+  std::optional<HomeSource> home_source;
+  if (options.home) home_source.emplace(options.database_path, kHomeRows);
 
   DashboardResult result;
   {
@@ -52,8 +57,9 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
         break;
       }
       const Clock::time_point now = Clock::now();
-      if (sweep_source && now - last_sweep_poll >= kSweepPollInterval) {
-        frame.sweep = sweep_source->Poll();
+      if ((sweep_source || home_source) && now - last_sweep_poll >= kSweepPollInterval) {
+        if (sweep_source) frame.sweep = sweep_source->Poll();
+        if (home_source) frame.home = home_source->Poll();
         last_sweep_poll = now;
         dirty = true;
       }

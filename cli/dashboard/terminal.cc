@@ -198,6 +198,9 @@ Key Terminal::ReadKey(int timeout_ms, bool& resized) {
     case '3':
     case 'x':
       return Key::kTransport;
+    case '4':
+    case KEY_HOME:
+      return Key::kHome;
     case '\t':
       return Key::kNextView;
     case KEY_UP:

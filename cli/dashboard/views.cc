@@ -8,7 +8,9 @@
 namespace artune::dashboard {
 namespace {
 
-constexpr std::array<View, 3> kViews = {View::kTraffic, View::kSweep, View::kTransport};
+// In View order: HandleKey steps through them by the enum's value.
+constexpr std::array<View, 4> kViews = {View::kTraffic, View::kSweep, View::kTransport,
+                                        View::kHome};
 
 void DrawTitleBar(const UiState& ui, Canvas& canvas) {
   canvas.Fill(0, 0, canvas.width(), ' ', Style::kTitle);
@@ -20,16 +22,17 @@ void DrawTitleBar(const UiState& ui, Canvas& canvas) {
 }
 
 void DrawHints(const UiState& ui, Canvas& canvas) {
-  std::string hints = " 1/2/3 or Tab: views   ? keys   q quit";
+  std::string hints = " 1-4 or Tab: views   ? keys   q quit";
   if (ui.view == View::kTraffic) hints = " j/k: method   " + hints.substr(1);
   canvas.Put(canvas.height() - 1, 0, hints, Style::kDim);
 }
 
 void DrawHelp(Canvas& canvas) {
-  static constexpr std::array<const char*, 9> kLines = {
+  static constexpr std::array<const char*, 10> kLines = {
       "1  t     traffic: per-method rates and size histograms",
       "2  s     sweep: progress, ETA, heatmap, best trial",
       "3  x     transport: per-protocol counters of --server",
+      "4  Home  home: the store's newest sweeps, captures, runs",
       "Tab      next view",
       "j  Down  next method (traffic)",
       "k  Up    previous method (traffic)",
@@ -64,6 +67,8 @@ const char* ViewName(View view) {
       return "sweep";
     case View::kTransport:
       return "transport";
+    case View::kHome:
+      return "home";
   }
   return "?";
 }
@@ -89,6 +94,10 @@ void HandleKey(UiState& ui, Key key, size_t method_count) {
       break;
     case Key::kTransport:
       ui.view = View::kTransport;
+      ui.help = false;
+      break;
+    case Key::kHome:
+      ui.view = View::kHome;
       ui.help = false;
       break;
     case Key::kNextView:
@@ -132,6 +141,9 @@ void DrawScreen(const Frame& frame, const UiState& ui, Canvas& canvas) {
       break;
     case View::kTransport:
       DrawTransportView(frame.transport, canvas);
+      break;
+    case View::kHome:
+      DrawHomeView(frame.home, canvas);
       break;
   }
   DrawHints(ui, canvas);

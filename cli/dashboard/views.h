@@ -8,8 +8,11 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <vector>
 
+#include "artune/db/store.h"
 #include "canvas.h"
 #include "sweep_model.h"
 #include "traffic_model.h"
@@ -20,7 +23,7 @@ namespace artune::dashboard {
 inline constexpr int kMinWidth = 80;
 inline constexpr int kMinHeight = 24;
 
-enum class View : uint8_t { kTraffic, kSweep, kTransport };
+enum class View : uint8_t { kTraffic, kSweep, kTransport, kHome };
 const char* ViewName(View view);
 
 // Keys as the views understand them; the terminal layer maps its key codes here.
@@ -32,6 +35,7 @@ enum class Key : uint8_t {
   kTraffic,    // 1, t
   kSweep,      // 2, s
   kTransport,  // 3, x
+  kHome,       // 4, Home
   kNextView,   // Tab
   kUp,         // Up, k
   kDown,       // Down, j
@@ -56,10 +60,22 @@ struct SweepPanel {
   std::optional<SweepSummary> summary;
 };
 
+// What the home view shows: the store's newest records, so that `artune
+// dashboard` with no flags opens on where things stand.
+struct HomePanel {
+  std::string store_path;
+  std::string error;                          // the store could not be read, or does not exist yet
+  std::map<std::string, int64_t> row_counts;  // table -> rows (StoreInfo)
+  std::vector<db::SweepRecord> sweeps;        // newest first
+  std::vector<db::CaptureRecord> captures;    // newest first
+  std::vector<db::BenchRun> runs;             // newest first
+};
+
 struct Frame {
   TrafficSnapshot traffic;
   TransportSnapshot transport;
   SweepPanel sweep;
+  HomePanel home;
 };
 
 // Draws the whole screen for `ui` (the help over the view when open).
@@ -69,6 +85,7 @@ void DrawScreen(const Frame& frame, const UiState& ui, Canvas& canvas);
 void DrawTrafficView(const TrafficSnapshot& traffic, size_t selected_method, Canvas& canvas);
 void DrawSweepView(const SweepPanel& sweep, Canvas& canvas);
 void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas);
+void DrawHomeView(const HomePanel& home, Canvas& canvas);
 
 // "123", "12.3 k", "4.5 M" (for counts and rates).
 std::string FormatCount(double value);

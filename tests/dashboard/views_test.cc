@@ -146,7 +146,12 @@ TEST(ViewsTest, KeysSwitchViewsAndToggleHelp) {
   HandleKey(ui, Key::kNextView, 0);
   EXPECT_EQ(ui.view, View::kTransport);
   HandleKey(ui, Key::kNextView, 0);
+  EXPECT_EQ(ui.view, View::kHome);
+  HandleKey(ui, Key::kNextView, 0);
   EXPECT_EQ(ui.view, View::kTraffic);
+  HandleKey(ui, Key::kHome, 0);
+  EXPECT_EQ(ui.view, View::kHome);
+  HandleKey(ui, Key::kTraffic, 0);
   HandleKey(ui, Key::kHelp, 0);
   EXPECT_TRUE(ui.help);
   Canvas canvas(80, 24);
@@ -170,6 +175,69 @@ TEST(ViewsTest, ViewsWithoutSourcesSayHowToGiveOne) {
   ui.view = View::kTransport;
   DrawScreen(Frame{}, ui, transport);
   EXPECT_TRUE(Contains(transport, "No server")) << transport.Text();
+}
+
+TEST(ViewsTest, HomeViewListsTheNewestRecordsWithTotals) {
+  HomePanel home;
+  home.store_path = "/data/artune.db";
+  home.row_counts = {{"sweeps", 40}, {"captures", 1}, {"bench_runs", 0}};
+  for (int id = 40; id > 20; --id) {
+    db::SweepRecord sweep;
+    sweep.id = id;
+    sweep.created_at = "2026-11-25T16:40:12.345Z";
+    sweep.fabric = "tcp";
+    sweep.objective = "bandwidth";
+    sweep.workload = "capture:7";
+    if (id != 40) sweep.finished_at = "2026-11-25T16:50:00.000Z";
+    if (id == 39) {
+      sweep.verdict.emplace();
+      sweep.verdict->verdict = std::string(db::kVerdictBeatsDefault);
+    }
+    home.sweeps.push_back(sweep);
+  }
+  db::CaptureRecord capture;
+  capture.id = 3;
+  capture.started_at = "2026-11-24T09:00:00.000Z";
+  capture.backend = "ebpf";
+  capture.process = "python3";
+  capture.methods = {
+      {"/tensorflow.WorkerService/RecvTensor", "response", 1500, 3 << 20, "skew", 0, 1000, 500},
+      {"/tensorflow.WorkerService/RecvTensor", "request", 1500, 90000, "uniform", 1500, 0, 0}};
+  home.captures.push_back(capture);
+
+  Canvas canvas(80, 24);
+  UiState ui;
+  ui.view = View::kHome;
+  Frame frame;
+  frame.home = home;
+  DrawScreen(frame, ui, canvas);
+  const std::string text = canvas.Text();
+  EXPECT_TRUE(Contains(canvas, "store /data/artune.db")) << text;
+  EXPECT_TRUE(Contains(canvas, "Sweeps (40), newest ")) << text;
+  EXPECT_TRUE(Contains(canvas, "2026-11-25 16:40  tcp   bandwidth      capture:7")) << text;
+  EXPECT_TRUE(Contains(canvas, "unfinished")) << text;
+  EXPECT_TRUE(Contains(canvas, "beats default")) << text;
+  EXPECT_TRUE(Contains(canvas, "Captures (1)")) << text;
+  EXPECT_TRUE(Contains(canvas, "ebpf  python3")) << text;
+  EXPECT_TRUE(Contains(canvas, "3.0 k msgs")) << text;
+  EXPECT_TRUE(Contains(canvas, "none yet: artune bench")) << text;
+  // 20 sweeps do not fit at 80x24: the newest are shown, the rest cut, and the
+  // hints and key line stay on screen.
+  EXPECT_FALSE(Contains(canvas, "   21  ")) << text;
+  EXPECT_TRUE(Contains(canvas, "q quit")) << text;
+  EXPECT_TRUE(Contains(canvas, "--server HOST:PORT")) << text;
+}
+
+TEST(ViewsTest, HomeViewWithoutAStoreSaysHowToMakeOne) {
+  Frame frame;
+  frame.home.store_path = "/nowhere/artune.db";
+  frame.home.error = "no store yet: artune probe, sweep and bench record there (or --db)";
+  UiState ui;
+  ui.view = View::kHome;
+  Canvas canvas(80, 24);
+  DrawScreen(frame, ui, canvas);
+  EXPECT_TRUE(Contains(canvas, "no store yet")) << canvas.Text();
+  EXPECT_TRUE(Contains(canvas, "none yet: artune sweep")) << canvas.Text();
 }
 
 TEST(ViewsTest, TransportViewShowsProtocolCountersAndRates) {

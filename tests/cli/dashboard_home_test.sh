@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# artune dashboard with no flags, under tmux: the home view over the store (issue
+# 16: it used to exit 2, "nothing to show"). Before the store exists it says how
+# to make one; once records land it lists them, newest first, with totals; key 2
+# shows the sweep view following the newest sweep; q exits 0.
+# Usage: dashboard_home_test.sh ARTUNE_BINARY SWEEP_FIXTURE
+set -euo pipefail
+artune=$1
+fixture=$2
+command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
+WORK=$(mktemp -d)
+TMUX_SOCKET="artune-dash-home-$$"
+trap 'tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/dashboard_tmux_lib.sh"
+db=$WORK/store.db
+
+start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log"
+wait_for "3 transport   4 home"
+wait_for "no store yet: artune probe, sweep and bench record there"
+
+first=$("$fixture" "$db" create)
+second=$("$fixture" "$db" create)
+wait_for "Sweeps (2)"
+wait_for "none yet: artune probe"
+wait_for "none yet: artune bench"
+screen | grep -qE "^ +$second +[0-9-]+ [0-9:]+ +tcp +latency-p50 .*unfinished" ||
+  fail "sweep $second is not listed as unfinished"
+"$fixture" "$db" verdict "$second" beats_default "chunk_size=1MiB;eager_threshold=256B" 9.75
+"$fixture" "$db" finish "$second"
+wait_for "beats default"
+# Newest first: the second sweep's row is above the first's.
+rows=$(screen | grep -nE "^ +($first|$second) +[0-9-]+ " | cut -d: -f1 | tr '\n' ' ')
+read -r top bottom <<<"$rows"
+[[ -n $bottom && $top -lt $bottom ]] || fail "sweeps are not listed newest first ($rows)"
+screen | sed -n "${top}p" | grep -qE "^ +$second " || fail "the newest sweep is not first"
+
+tmux_ send-keys -t dash 2
+wait_for "sweep $second  latency-p50 (min)"
+tmux_ send-keys -t dash 4
+wait_for "Sweeps (2)"
+tmux_ send-keys -t dash q
+expect_exit 0
+echo "PASS dashboard home view"
