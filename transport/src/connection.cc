@@ -409,7 +409,10 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
     }
     header.payload_bytes = static_cast<uint32_t>(out - payload);
     std::memcpy(packet.data(), &header, sizeof(header));
-    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), out - packet.data(), false));
+    // The length before the move: argument evaluation order is unspecified, and
+    // clang moves the buffer out first (found by tests/transport/fuzz).
+    const uint64_t length = static_cast<uint64_t>(out - packet.data());
+    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), length, false));
   }
 
   // Rendezvous: announce (addr, rkey, length) per slice, zero-copy when the slice
@@ -454,7 +457,10 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
     header.payload_bytes = static_cast<uint32_t>(method_bytes);
     std::memcpy(packet.data(), &header, sizeof(header));
     call.awaiting_fin = true;
-    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), out - packet.data(), false));
+    // The length before the move: argument evaluation order is unspecified, and
+    // clang moves the buffer out first (found by tests/transport/fuzz).
+    const uint64_t length = static_cast<uint64_t>(out - packet.data());
+    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), length, false));
     next += count;
   }
 
