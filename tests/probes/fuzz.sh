@@ -12,13 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cxx=${CXX_FUZZ:-clang++}
 
-if ! command -v "$cxx" >/dev/null; then
-  echo "fuzz.sh: skipped: $cxx not found (install clang to run the libFuzzer targets)"
-  exit 0
-fi
+source "$root/tests/fuzz_lib.sh"
 mkdir -p "$build_dir"
 cd "$build_dir"
-
+fuzz_probe_compiler
 sources=(
   "$root/probes/decode/frame_header.cc" "$root/probes/decode/http2_decoder.cc"
   "$root/probes/decode/http2_frames.cc" "$root/probes/decode/http2_resync.cc"
@@ -34,27 +31,7 @@ flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recov
        -I"$root/probes/include" -I"$root/probes" -I"$root/transport/include"
        -I"$root/probes/ebpf/include" -I"$root/probes/preload/include")
 
-# Probe that this clang can link a fuzzer at all (libclang-rt present).
-echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
-  > probe_fuzzer.cc
-if ! "$cxx" -fsanitize=fuzzer probe_fuzzer.cc -o probe_fuzzer 2>probe_fuzzer.log; then
-  echo "fuzz.sh: skipped: $cxx cannot link -fsanitize=fuzzer programs (install libclang-rt-dev):"
-  cat probe_fuzzer.log
-  exit 0
-fi
-
-# Objects once (2 cores shared): the library sources, then each target.
-objects=()
-for src in "${sources[@]}"; do
-  obj=$(basename "$src" .cc).o
-  # Rebuilt when its source or any header it may include changed (a stale object
-  # with an old struct layout corrupts memory, and the fuzzer reports nonsense).
-  if [[ ! -f $obj || $src -nt $obj ||
-        -n $(find "$root/probes" "$root/transport/include" -name '*.h' -newer "$obj" -print -quit) ]]; then
-    nice "$cxx" "${flags[@]}" -c "$src" -o "$obj"
-  fi
-  objects+=("$obj")
-done
+fuzz_objects "$root/probes $root/transport/include" -- "${sources[@]}"
 
 status=0
 for target in decoder_fuzz pcap_fuzz; do
@@ -66,14 +43,6 @@ for target in decoder_fuzz pcap_fuzz; do
       { printf '\x03\xff'; cat "$seed"; } > "corpus_$target/$(basename "$seed")"
     done
   fi
-  echo "fuzz.sh: running $target for ${seconds}s"
-  if ! ./"$target" -max_total_time="$seconds" -rss_limit_mb=2048 -max_len=65536 \
-       -print_final_stats=1 "corpus_$target" > "$target.log" 2>&1; then
-    echo "fuzz.sh: $target FAILED; log: $build_dir/$target.log"
-    tail -40 "$target.log"
-    status=1
-  else
-    grep -E "stat::number_of_executed_units|cov:" "$target.log" | tail -2 || true
-  fi
+  fuzz_run "$target" "$seconds" || status=1
 done
 exit $status

@@ -251,13 +251,10 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
       // The Soft-RoCE lab (tests/lab) describes itself in ARTUNE_LAB_*: not knobs.
       if (name.starts_with("ARTUNE_LAB_") || name == "ARTUNE_LAB") continue;
       std::string warning = "environment variable " + name + " is not an artune knob";
-      const std::string as_knob_name = [&] {
-        std::string lowered;
-        for (char c : std::string_view(name).substr(7)) {
-          lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        }
-        return lowered;
-      }();
+      std::string as_knob_name;
+      for (char c : std::string_view(name).substr(7)) {
+        as_knob_name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      }
       if (const Knob* nearest = NearestKnob(as_knob_name)) {
         warning += " (did you mean " + std::string(nearest->env_name) + "?)";
       }
