@@ -37,6 +37,11 @@ void AddProbeFlags(CLI::App& command, ProbeFlags& flags, const std::string& exec
   auto* exec = command.add_flag("--exec", flags.exec, exec_help);
   command.add_option("command", flags.command, "--exec: the command and its arguments")
       ->type_name("CMD ARGS");
+  command
+      .add_flag("--keep-command", flags.keep_command,
+                "exec: let the command (and what it started) run on when the probe stops or "
+                "is killed; by default its process group ends with the probe")
+      ->needs(exec);
   for (auto* flag : {pcap, ebpf}) flag->excludes(exec);
   pcap->excludes(ebpf);
 }
@@ -69,6 +74,7 @@ Result<std::optional<probes::BackendOptions>> BackendFromFlags(const ProbeFlags&
     }
     options.kind = probes::BackendKind::kPreload;
     options.preload.command = flags.command;
+    options.preload.command_outlives_probe = flags.keep_command;
   } else {
     return std::optional<probes::BackendOptions>();
   }

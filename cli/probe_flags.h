@@ -26,6 +26,7 @@ struct ProbeFlags {
   std::string comm;
   bool decode = false;
   bool exec = false;
+  bool keep_command = false;
   std::vector<std::string> command;
 
   bool AnyBackend() const { return pcap || ebpf || exec; }

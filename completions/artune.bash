@@ -34,7 +34,7 @@ _artune() {
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
-    'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --duration --json --no-store'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
+    'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --keep-command --duration --json --no-store'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
     'sweep') words='--help -h --config --set --knob --scheme --classes --buffers --workload --replay-messages --objective --peer --fabric --strategy --repeats --warmup --duration --inflight --finalists --final-rounds --seed --resume --json'; value_options='--config|--set|--knob|--scheme|--classes|--buffers|--workload|--replay-messages|--objective|--peer|--fabric|--strategy|--repeats|--warmup|--duration|--inflight|--finalists|--final-rounds|--seed|--resume' ;;
     'apply') words='config compare --help -h'; value_options='' ;;
@@ -50,7 +50,7 @@ _artune() {
     'report') words='--help -h --capture --sweep --output -o --json'; value_options='--capture|--sweep|--output|-o' ;;
     'db') words='info --help -h'; value_options='' ;;
     'db info') words='--help -h --json'; value_options='' ;;
-    'dashboard') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --server --poll --sweep --view --log --no-color'; value_options='--iface|--read|--port|--filter|--pid|--comm|--server|--poll|--sweep|--view|--log' ;;
+    'dashboard') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --keep-command --server --poll --sweep --view --log --no-color'; value_options='--iface|--read|--port|--filter|--pid|--comm|--server|--poll|--sweep|--view|--log' ;;
     'devices') words='--help -h --json'; value_options='' ;;
   esac
   if [[ -n "$value_options" && "|$value_options|" == *"|$prev|"* ]]; then

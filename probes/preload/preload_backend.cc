@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/mman.h>
@@ -114,48 +115,142 @@ class SharedRing {
   uint64_t capacity_ = 0;  // this side's copy: the ring's own may be overwritten
 };
 
-// Starts the traced command so that it does not outlive the probe: the child asks
-// for SIGKILL when its parent (this thread) dies (PR_SET_PDEATHSIG), keeps the ring
-// descriptor across exec, then execs. An exec failure comes back through a
-// close-on-exec pipe. Only async-signal-safe calls run between fork and exec.
-Result<pid_t> SpawnTied(std::vector<char*>& argv, std::vector<char*>& envp, int ring_fd,
-                        bool stdout_to_stderr) {
+// What the keeper waits for (blocked from before its fork).
+constexpr int kKeeperSignals[] = {SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+
+// How the traced command was started: the pid to wait for (the keeper, or the
+// command itself when it may outlive the probe) and the command's process group.
+struct Spawned {
+  pid_t waited = -1;
+  pid_t group = -1;
+};
+
+// The keeper: a forked copy of the probe (async-signal-safe calls only) that
+// starts the command in a process group of its own, then waits. When the command
+// ends it exits with the same status (re-raising a fatal signal), so the probe
+// reads the command's status from the keeper. When the probe dies, even by
+// SIGKILL, the kernel sends the keeper SIGHUP (PR_SET_PDEATHSIG), and the keeper
+// ends the whole group: SIGTERM, then SIGKILL after `grace_ms`. So neither the
+// command nor anything it started in its group outlives a killed probe. SIGINT,
+// SIGQUIT and SIGTERM (a Ctrl-C reaches the keeper, which is in the probe's
+// group) are passed on to the command's group rather than ending the keeper.
+[[noreturn]] void RunKeeper(pid_t command, uint32_t grace_ms) {
+  sigset_t waited;
+  sigemptyset(&waited);
+  for (int signal_number : kKeeperSignals) sigaddset(&waited, signal_number);
+  for (;;) {
+    siginfo_t info{};
+    if (sigwaitinfo(&waited, &info) < 0) continue;
+    if (info.si_signo == SIGINT || info.si_signo == SIGQUIT || info.si_signo == SIGTERM) {
+      kill(-command, info.si_signo);
+      continue;
+    }
+    if (info.si_signo == SIGHUP) {  // the probe is gone
+      kill(-command, SIGTERM);
+      const timespec grace{static_cast<time_t>(grace_ms / 1000),
+                           static_cast<long>(grace_ms % 1000) * 1000000L};
+      sigset_t child_only;
+      sigemptyset(&child_only);
+      sigaddset(&child_only, SIGCHLD);
+      if (sigtimedwait(&child_only, &info, &grace) < 0 ||
+          waitpid(command, nullptr, WNOHANG) != command) {
+        kill(-command, SIGKILL);
+      }
+      _exit(128 + SIGHUP);
+    }
+    int status = 0;
+    if (waitpid(command, &status, WNOHANG) != command) continue;
+    if (WIFEXITED(status)) _exit(WEXITSTATUS(status));
+    const int signal_number = WTERMSIG(status);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigaction(signal_number, &default_action, nullptr);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_UNBLOCK, &all, nullptr);
+    prctl(PR_SET_DUMPABLE, 0);  // no core file for a status copied from the command
+    raise(signal_number);
+    _exit(128 + signal_number);
+  }
+}
+
+// Starts the traced command: with `tied`, under a keeper (above); else as a
+// plain child in its own process group that nothing ties to the probe. The
+// command keeps the ring descriptor across exec. Its pid and any exec failure
+// come back through a close-on-exec pipe: the pid first, then errno if exec
+// failed, then end of file.
+Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp, int ring_fd,
+                             bool stdout_to_stderr, bool tied, uint32_t grace_ms) {
   int report[2];
   if (pipe2(report, O_CLOEXEC) != 0)
     return Status::FromErrno("pipe2 for the traced command", errno);
+  // Blocked across the forks so that the keeper cannot miss one; the command
+  // gets the probe's mask back before exec.
+  sigset_t keeper_signals, saved;
+  sigemptyset(&keeper_signals);
+  for (int signal_number : kKeeperSignals) sigaddset(&keeper_signals, signal_number);
+  pthread_sigmask(SIG_BLOCK, &keeper_signals, &saved);
   const pid_t parent = getpid();
-  const pid_t child = fork();
-  if (child < 0) {
-    const int error = errno;
-    close(report[0]);
-    close(report[1]);
-    return Status::FromErrno("fork for the traced command", error);
-  }
-  if (child == 0) {
-    close(report[0]);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);  // the probe died before the prctl
-    fcntl(ring_fd, F_SETFD, 0);           // the command and what it execs keep the ring
+  auto start_command = [&]() -> pid_t {
+    const pid_t command = fork();
+    if (command != 0) return command;
+    setpgid(0, 0);
+    sigprocmask(SIG_SETMASK, &saved, nullptr);
+    fcntl(ring_fd, F_SETFD, 0);  // the command and what it execs keep the ring
     if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
     (void)!write(report[1], &error, sizeof(error));
     _exit(127);
+  };
+  pid_t waited = -1;
+  if (tied) {
+    waited = fork();
+    if (waited == 0) {
+      close(report[0]);
+      prctl(PR_SET_PDEATHSIG, SIGHUP);
+      if (getppid() != parent) _exit(127);  // the probe died before the prctl
+      const pid_t command = start_command();
+      if (command < 0) _exit(127);
+      setpgid(command, command);  // either side may win the race; both ask the same
+      (void)!write(report[1], &command, sizeof(command));
+      close(report[1]);
+      RunKeeper(command, grace_ms);
+    }
+  } else {
+    waited = start_command();
+    if (waited > 0) {
+      setpgid(waited, waited);
+      (void)!write(report[1], &waited, sizeof(waited));
+    }
   }
+  const int fork_error = errno;
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   close(report[1]);
+  if (waited < 0) {
+    close(report[0]);
+    return Status::FromErrno("fork for the traced command", fork_error);
+  }
+  auto read_whole = [&](void* out, size_t size) {
+    ssize_t got = 0;
+    do {
+      got = read(report[0], out, size);
+    } while (got < 0 && errno == EINTR);
+    return got == static_cast<ssize_t>(size);
+  };
+  Spawned spawned{waited, -1};
   int error = 0;
-  ssize_t got = 0;
-  do {
-    got = read(report[0], &error, sizeof(error));
-  } while (got < 0 && errno == EINTR);
+  const bool have_pid = read_whole(&spawned.group, sizeof(spawned.group));
+  const bool exec_failed = have_pid && read_whole(&error, sizeof(error));
   close(report[0]);
-  if (got == static_cast<ssize_t>(sizeof(error))) {
-    waitpid(child, nullptr, 0);
+  if (!have_pid || exec_failed) {
+    waitpid(waited, nullptr, 0);
+    if (!have_pid) return Status::Unavailable("the traced command's keeper process failed");
     return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
                   std::string("cannot run '") + argv[0] + "': " + std::strerror(error) +
                       " (check the command and PATH)");
   }
-  return child;
+  return spawned;
 }
 
 class PreloadBackend final : public CaptureBackend {
@@ -163,8 +258,9 @@ class PreloadBackend final : public CaptureBackend {
   explicit PreloadBackend(PreloadOptions options) : options_(std::move(options)) {}
 
   ~PreloadBackend() override {
-    if (child_ > 0 && !exit_code_) {  // Start() without Run(): do not leave it behind
-      kill(child_, SIGKILL);
+    // Start() without Run(): do not leave it behind (unless it may outlive us).
+    if (child_ > 0 && !exit_code_ && !options_.command_outlives_probe) {
+      kill(-group_, SIGKILL);
       waitpid(child_, nullptr, 0);
     }
   }
@@ -198,8 +294,12 @@ class PreloadBackend final : public CaptureBackend {
     for (auto& variable : environment) envp.push_back(variable.data());
     envp.push_back(nullptr);
 
-    ARTUNE_ASSIGN_OR_RETURN(child_,
-                            SpawnTied(argv, envp, ring_.fd(), options_.command_stdout_to_stderr));
+    ARTUNE_ASSIGN_OR_RETURN(
+        const Spawned spawned,
+        SpawnCommand(argv, envp, ring_.fd(), options_.command_stdout_to_stderr,
+                     !options_.command_outlives_probe, options_.terminate_grace_ms));
+    child_ = spawned.waited;
+    group_ = spawned.group;
     realtime_offset_ns_ = NowNs(CLOCK_REALTIME) - NowNs(CLOCK_MONOTONIC);
     return Status::Ok();
   }
@@ -211,7 +311,7 @@ class PreloadBackend final : public CaptureBackend {
     auto next_tick = started + stop.tick_interval;
     std::optional<std::chrono::steady_clock::time_point> terminate_sent;
     bool killed = false;
-    while (!exit_code_) {
+    while (!exit_code_ && !detached_) {
       const size_t consumed = ConsumeAvailable();
       ReapChild();
       const auto now = std::chrono::steady_clock::now();
@@ -221,13 +321,18 @@ class PreloadBackend final : public CaptureBackend {
       }
       const bool stop_now = (stop.stop_requested != nullptr && stop.stop_requested->load()) ||
                             (stop.duration && now - started >= *stop.duration);
+      if (stop_now && options_.command_outlives_probe && !exit_code_) {
+        detached_ = true;  // the command goes on; its later events are not ours
+        break;
+      }
+      // The command's whole process group: what it started ends with it.
       if (stop_now && !terminate_sent && !exit_code_) {
-        kill(child_, SIGTERM);
+        kill(-group_, SIGTERM);
         terminate_sent = now;
       }
       if (terminate_sent && !killed && !exit_code_ &&
           now - *terminate_sent >= std::chrono::milliseconds(options_.terminate_grace_ms)) {
-        kill(child_, SIGKILL);
+        kill(-group_, SIGKILL);
         killed = true;
       }
       // Polling: producers never signal artune (no extra syscall in the traced
@@ -389,7 +494,9 @@ class PreloadBackend final : public CaptureBackend {
 
   PreloadOptions options_;
   SharedRing ring_;
-  pid_t child_ = -1;
+  pid_t child_ = -1;       // waited for: the keeper, or the command itself when it may outlive us
+  pid_t group_ = -1;       // the command's process group
+  bool detached_ = false;  // stopped while the command goes on (command_outlives_probe)
   std::optional<int> exit_code_;
   EventSink* sink_ = nullptr;  // set during Run only
   uint64_t realtime_offset_ns_ = 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `kill -9` of `artune probe --exec` (issue 16, medium 8): the traced command must
-# not outlive the probe, and nothing may be left in /dev/shm (the ring is an
-# anonymous memfd now). Bounded: every wait is at most 10 s.
+# The traced command of `artune probe --exec` and what it starts (issue 16,
+# medium 8): after `kill -9` of the probe, and after a --duration stop, neither
+# the command nor its child outlives the probe, and nothing is left in /dev/shm
+# (the ring is an anonymous memfd). With --keep-command both run on after the
+# probe stops. Bounded: every wait is at most 10 s.
 #   probe_kill_test.sh ARTUNE
 set -uo pipefail
 artune=${1:?usage: probe_kill_test.sh ARTUNE}
@@ -13,40 +15,91 @@ cleanup() {
 }
 trap cleanup EXIT
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c '^artune' || true)
-
-# The traced command: a shell that sleeps, named by a marker we can find.
-"$artune" --db "$dir/store.db" probe --exec -- bash -c "exec -a $marker sleep 60" \
-  >"$dir/out" 2>"$dir/err" &
-probe=$!
-traced=
-for _ in $(seq 100); do
-  traced=$(pgrep -f "^$marker" | head -1)
-  [[ -n $traced ]] && break
-  sleep 0.1
-done
-if [[ -z $traced ]]; then
-  echo "FAIL: the traced command never started: $(cat "$dir/err")"
-  exit 1
-fi
-kill -9 "$probe"
-wait "$probe" 2>/dev/null
-gone=0
-for _ in $(seq 100); do
-  if ! kill -0 "$traced" 2>/dev/null; then gone=1; break; fi
-  sleep 0.1
-done
 failures=0
-if ((gone)); then
-  echo "ok: the traced command ended with the probe"
-else
-  echo "FAIL: the traced command (pid $traced) outlived the killed probe"
+fail() {
+  echo "FAIL: $*"
   failures=$((failures + 1))
+}
+
+# The traced command: a shell that starts a child of its own, then sleeps; both
+# are named by the marker so we can find them.
+traced_command=(bash -c "(exec -a $marker-child sleep 60) & exec -a $marker-command sleep 60")
+
+# wait_started: sets command and child to their pids (empty when not found in 10 s).
+wait_started() {
+  command= child=
+  for _ in $(seq 100); do
+    command=$(pgrep -f "^$marker-command" | head -1)
+    child=$(pgrep -f "^$marker-child" | head -1)
+    [[ -n $command && -n $child ]] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# gone PID...: true when every pid has exited within 10 s.
+gone() {
+  for _ in $(seq 100); do
+    local alive=0 pid
+    for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+    ((alive == 0)) && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# 1. kill -9 of the probe.
+"$artune" --db "$dir/store.db" probe --exec -- "${traced_command[@]}" >"$dir/out" 2>"$dir/err" &
+probe=$!
+if ! wait_started; then
+  fail "the traced command never started: $(cat "$dir/err")"
+else
+  kill -9 "$probe"
+  wait "$probe" 2>/dev/null
+  if gone "$command" "$child"; then
+    echo "ok: the command and its child ended with the killed probe"
+  else
+    fail "the command ($command) or its child ($child) outlived the killed probe"
+  fi
 fi
 shm_after=$(ls /dev/shm 2>/dev/null | grep -c '^artune' || true)
 if ((shm_after > shm_before)); then
-  echo "FAIL: /dev/shm holds $((shm_after - shm_before)) more artune objects after the kill"
-  failures=$((failures + 1))
+  fail "/dev/shm holds $((shm_after - shm_before)) more artune objects after the kill"
 else
   echo "ok: nothing left in /dev/shm"
+fi
+
+# 2. A --duration stop ends the command's whole group.
+"$artune" --db "$dir/store.db" probe --duration 1 --exec -- "${traced_command[@]}" \
+  >"$dir/out" 2>"$dir/err" &
+probe=$!
+if wait_started; then
+  wait "$probe"
+  if gone "$command" "$child"; then
+    echo "ok: a --duration stop ended the command and its child"
+  else
+    fail "after a --duration stop the command ($command) or its child ($child) still runs"
+  fi
+else
+  fail "the traced command never started: $(cat "$dir/err")"
+fi
+
+# 3. --keep-command: the probe stops, the command and its child run on.
+"$artune" --db "$dir/store.db" probe --duration 1 --keep-command --exec -- \
+  "${traced_command[@]}" >"$dir/out" 2>"$dir/err" &
+probe=$!
+if wait_started; then
+  wait "$probe"
+  rc=$?
+  if ((rc != 0)); then
+    fail "probe --keep-command exited $rc: $(cat "$dir/err")"
+  elif kill -0 "$command" 2>/dev/null && kill -0 "$child" 2>/dev/null; then
+    echo "ok: with --keep-command the command and its child run on after the probe"
+  else
+    fail "with --keep-command the command or its child ended with the probe"
+  fi
+  kill -9 "$command" "$child" 2>/dev/null
+else
+  fail "the traced command never started: $(cat "$dir/err")"
 fi
 ((failures == 0))

@@ -46,13 +46,13 @@ struct Listener {
 Status OnAccept(Listener& listener, std::shared_ptr<fabric::Endpoint> endpoint) {
   std::byte* base = listener.region.data();
   for (int i = 0; i < kRecvBuffers; ++i) {
-    ARTUNE_RETURN_IF_ERROR(endpoint->PostRecv(base + i * kRecvBytes, kRecvBytes,
-                                              listener.keys.lkey, static_cast<uint64_t>(i)));
+    ARTUNE_RETURN_IF_ERROR(endpoint->PostRecv(base + i * kRecvBytes, kRecvBytes, listener.keys.lkey,
+                                              static_cast<uint64_t>(i)));
   }
   ARTUNE_RETURN_IF_ERROR(endpoint->Expose(base + 64 * 1024, 4096, listener.keys.lkey).status());
   // A read of our own, so that the peer's read responses have one to match.
-  ARTUNE_RETURN_IF_ERROR(endpoint->PostRead({0x10000, 1234, 64}, base + 128 * 1024,
-                                            listener.keys.lkey, 99));
+  ARTUNE_RETURN_IF_ERROR(
+      endpoint->PostRead({0x10000, 1234, 64}, base + 128 * 1024, listener.keys.lkey, 99));
   {
     std::lock_guard lock(listener.mutex);
     listener.live.insert(endpoint);

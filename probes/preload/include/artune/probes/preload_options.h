@@ -27,6 +27,11 @@ struct PreloadOptions {
   // The command's stdout goes to our stderr (`probe --exec --json`: stdout is the
   // JSON alone).
   bool command_stdout_to_stderr = false;
+  // Off (default): the command runs in its own process group under a keeper
+  // process, and the group is ended with the probe, even when the probe is killed
+  // with SIGKILL. On: nothing ties it to the probe; a stop (--duration, Ctrl-C)
+  // ends the capture and leaves the command running.
+  bool command_outlives_probe = false;
 };
 
 }  // namespace artune::probes
