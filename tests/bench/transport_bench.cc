@@ -34,12 +34,16 @@ Pair& GetPair(PollingMode polling) {
     auto server = Server::Start(config, "127.0.0.1:0");
     if (!server.ok()) std::abort();
     pair.server = std::move(server).value();
-    pair.server->RegisterHandler("echo", [](const Message& request, ResponseWriter& response) {
-      for (const ConstSlice& slice : request.slices()) response.Append(slice);
-      return Status::Ok();
-    });
-    pair.server->RegisterHandler("ack",
-                                 [](const Message&, ResponseWriter&) { return Status::Ok(); });
+    pair.server->RegisterHandler(
+        "echo",
+        [](const Message& request, ResponseWriter& response) {
+          for (const ConstSlice& slice : request.slices()) response.Append(slice);
+          return Status::Ok();
+        },
+        HandlerOptions{.non_blocking = true});
+    pair.server->RegisterHandler(
+        "ack", [](const Message&, ResponseWriter&) { return Status::Ok(); },
+        HandlerOptions{.non_blocking = true});
     auto client = Client::Connect(config, pair.server->address());
     if (!client.ok()) std::abort();
     pair.client = std::move(client).value();

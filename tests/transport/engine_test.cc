@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "artune/transport/knobs.h"
@@ -237,6 +238,61 @@ TEST_P(EngineTest, TimeoutAndLateResponseDropped) {
   EchoAndValidate({100, 300 * 1024}, 14);
   EchoAndValidate({5}, 15);
   EXPECT_GE(client_->stats().calls_failed, 1u);
+}
+
+// handler_inline = auto runs a non-blocking handler on the progress thread (one
+// thread for every connection of the server); off, and any handler not declared
+// non-blocking, runs on a worker. A blocking handler on a worker never stalls a
+// non-blocking one inline.
+TEST_P(EngineTest, NonBlockingHandlersRunInlineWhenAllowed) {
+  StartPair(config_);
+  std::mutex mutex;
+  std::set<std::thread::id> inline_threads, worker_threads;
+  auto record = [&](std::set<std::thread::id>& into) {
+    return [&mutex, &into](const Message& request, ResponseWriter& response) {
+      {
+        std::lock_guard lock(mutex);
+        into.insert(std::this_thread::get_id());
+      }
+      for (const ConstSlice& slice : request.slices()) response.Append(slice);
+      return Status::Ok();
+    };
+  };
+  server_->RegisterHandler("inline", record(inline_threads), HandlerOptions{.non_blocking = true});
+  server_->RegisterHandler("worker", record(worker_threads));
+  auto second = Client::Connect(config_, server_->address());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  auto payload = MakePayload({100, 300 * 1024}, 21);
+  auto views = Views(payload);
+  for (int i = 0; i < 10; ++i) {
+    for (Client* client : {client_.get(), second->get()}) {
+      ASSERT_TRUE(client->Call("inline", views).ok());
+      ASSERT_TRUE(client->Call("worker", views).ok());
+    }
+  }
+  ASSERT_EQ(inline_threads.size(), 1u) << "inline handlers ran on more than one thread";
+  const std::thread::id progress_thread = *inline_threads.begin();
+  EXPECT_EQ(worker_threads.count(progress_thread), 0u) << "a blocking-capable handler ran inline";
+
+  // A handler blocked on a worker does not hold up inline ones.
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  server_->RegisterHandler("block", [released](const Message&, ResponseWriter&) {
+    released.wait();
+    return Status::Ok();
+  });
+  std::thread blocked([&] { (void)client_->Call("block", views); });
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE((*second)->Call("inline", views).ok());
+  release.set_value();
+  blocked.join();
+
+  // Off: the same non-blocking handler moves to the workers.
+  Config off = config_;
+  off.handler_inline = HandlerInline::kOff;
+  ASSERT_TRUE(server_->Reconfigure(off).ok());
+  inline_threads.clear();
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client_->Call("inline", views).ok());
+  EXPECT_EQ(inline_threads.count(progress_thread), 0u) << "handler_inline=off still ran inline";
 }
 
 TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {

@@ -101,12 +101,16 @@ inline Config TestConfig(FabricKind fabric) {
   return config;
 }
 
-// Registers "echo" (returns the request's slices) and "fail" (returns an error).
+// Registers "echo" (returns the request's slices; non-blocking, so it runs
+// inline under handler_inline = auto), "echo_worker" (the same, always on a
+// worker) and "fail" (returns an error).
 inline void RegisterTestHandlers(Server& server) {
-  server.RegisterHandler("echo", [](const Message& request, ResponseWriter& response) {
+  auto echo = [](const Message& request, ResponseWriter& response) {
     for (const ConstSlice& slice : request.slices()) response.Append(slice);
     return Status::Ok();
-  });
+  };
+  server.RegisterHandler("echo", echo, HandlerOptions{.non_blocking = true});
+  server.RegisterHandler("echo_worker", echo);
   server.RegisterHandler("fail", [](const Message&, ResponseWriter&) {
     return Status::InvalidArgument("handler refused the request");
   });

@@ -13,6 +13,7 @@ control::Knobs ToKnobs(const Config& config) {
   knobs.set_fabric(static_cast<uint32_t>(config.fabric));
   knobs.set_polling(static_cast<uint32_t>(config.polling));
   knobs.set_timeout_ms(config.timeout_ms);
+  knobs.set_handler_inline(static_cast<uint32_t>(config.handler_inline));
   return knobs;
 }
 
@@ -30,6 +31,9 @@ Config FromKnobs(const control::Knobs& knobs) {
   config.polling =
       knobs.polling() <= 1 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
   config.timeout_ms = knobs.timeout_ms();
+  config.handler_inline = knobs.handler_inline() <= 1
+                              ? static_cast<HandlerInline>(knobs.handler_inline())
+                              : HandlerInline::kOff;
   return config;
 }
 

@@ -34,6 +34,9 @@ void WriteField(Config& config, uint64_t value) {
 // Choice names in the order of the enum's values (FabricKind, PollingMode).
 constexpr std::array<std::string_view, 3> kFabricChoices = {"tcp", "verbs", "auto"};
 constexpr std::array<std::string_view, 2> kPollingChoices = {"busy", "event"};
+constexpr std::array<std::string_view, 2> kHandlerInlineChoices = {"auto", "off"};
+static_assert(static_cast<int>(HandlerInline::kAuto) == 0 &&
+              static_cast<int>(HandlerInline::kOff) == 1);
 static_assert(static_cast<int>(FabricKind::kTcp) == 0 &&
               static_cast<int>(FabricKind::kVerbs) == 1 &&
               static_cast<int>(FabricKind::kAuto) == 2);
@@ -44,7 +47,7 @@ static_assert(static_cast<int>(PollingMode::kBusy) == 0 &&
 // to 1 MiB (past that a copy costs more than a read), chunks 4 KiB (a page) to
 // 64 MiB, at most 64 chunk reads in flight (a QP's outstanding-read limit is lower
 // still on most NICs, the fabric clamps), and at most an hour per call.
-const std::array<Knob, 16> kKnobs = {{
+const std::array<Knob, 17> kKnobs = {{
     {"eager_threshold",
      "ARTUNE_EAGER_THRESHOLD",
      KnobType::kBytes,
@@ -131,6 +134,11 @@ const std::array<Knob, 16> kKnobs = {{
      &ReadField<&Config::timeout_ms>,
      &WriteField<&Config::timeout_ms>,
      true},
+    {"handler_inline", "ARTUNE_HANDLER_INLINE", KnobType::kEnum, "",
+     "Server: auto runs handlers registered as non-blocking on the progress thread (no "
+     "hand-off per call); off runs every handler on a worker thread",
+     0, kHandlerInlineChoices.size() - 1, kHandlerInlineChoices,
+     &ReadField<&Config::handler_inline>, &WriteField<&Config::handler_inline>, true},
     {"verbs_device",
      "ARTUNE_VERBS_DEVICE",
      KnobType::kCount,

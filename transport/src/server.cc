@@ -181,6 +181,12 @@ uint64_t PoolBytes(const Geometry& geometry) {
   return (uint64_t{geometry.buffer_count} + 1) * geometry.buffer_bytes;  // + the spare
 }
 
+// A handler and how it may be run.
+struct Registered {
+  Handler handler;
+  HandlerOptions options;
+};
+
 class ServerImpl final : public Server, public control::Control::Service {
  public:
   ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric, Credentials credentials)
@@ -188,7 +194,9 @@ class ServerImpl final : public Server, public control::Control::Service {
         credentials_(std::move(credentials)),
         fabric_(std::move(fabric)),
         allocator_(fabric_, kAllocatorLimitBytes),
-        workers_(std::max(2u, std::thread::hardware_concurrency())) {}
+        workers_(std::max(2u, std::thread::hardware_concurrency())) {
+    inline_handlers_.store(config.handler_inline == HandlerInline::kAuto);
+  }
 
   ~ServerImpl() override { Shutdown(); }
 
@@ -238,9 +246,10 @@ class ServerImpl final : public Server, public control::Control::Service {
 
   // --- Server -------------------------------------------------------------
 
-  void RegisterHandler(const std::string& method, Handler handler) override {
+  void RegisterHandler(const std::string& method, Handler handler,
+                       HandlerOptions options) override {
     std::unique_lock lock(handlers_mutex_);
-    handlers_[method] = std::make_shared<Handler>(std::move(handler));
+    handlers_[method] = std::make_shared<Registered>(Registered{std::move(handler), options});
   }
 
   std::string address() const override { return address_; }
@@ -264,6 +273,8 @@ class ServerImpl final : public Server, public control::Control::Service {
           FormatKnobValue(knob, knob.get(config)));
     }
     fabric_->SetPolling(config.polling);
+    inline_handlers_.store(config.handler_inline == HandlerInline::kAuto,
+                           std::memory_order_relaxed);
     config_ = config;
     ++epoch_;
     for (const auto& connection : connections_) connection->SetConfig(config_, epoch_);
@@ -437,28 +448,40 @@ class ServerImpl final : public Server, public control::Control::Service {
     }
   }
 
+  // Progress thread: a whole request arrived. A non-blocking handler runs right
+  // here when handler_inline allows (one thread hand-off less per call); every
+  // other handler, and an unknown method's error, goes to a worker.
   void Dispatch(std::shared_ptr<Connection> from, IncomingRequest request) {
-    workers_.Submit([this, from = std::move(from), request = std::move(request)] {
-      std::shared_ptr<Handler> handler;
-      {
-        std::shared_lock lock(handlers_mutex_);
-        auto it = handlers_.find(request.method);
-        if (it != handlers_.end()) handler = it->second;
-      }
-      if (!handler) {
-        from->SendResponse(request.call_id,
-                           Status::NotFound("no handler for method '" + request.method + "' on " +
-                                            address_ + "; register it on the server"),
-                           {}, {}, nullptr);
-        return;
-      }
-      ResponseWriterImpl writer(allocator_, *request.message);
-      Status status = (*handler)(*request.message, writer);
-      if (status.ok() && !writer.error().ok()) status = writer.error();
-      from->SendResponse(request.call_id, status, std::move(writer.slices()),
-                         std::move(writer.owned()),
-                         writer.uses_request() ? request.message : nullptr);
-    });
+    std::shared_ptr<const Registered> handler;
+    {
+      std::shared_lock lock(handlers_mutex_);
+      auto it = handlers_.find(request.method);
+      if (it != handlers_.end()) handler = it->second;
+    }
+    if (handler && handler->options.non_blocking &&
+        inline_handlers_.load(std::memory_order_relaxed)) {
+      RunHandler(*handler, *from, request);
+      return;
+    }
+    workers_.Submit(
+        [this, handler = std::move(handler), from = std::move(from), request = std::move(request)] {
+          if (!handler) {
+            from->SendResponse(request.call_id,
+                               Status::NotFound("no handler for method '" + request.method +
+                                                "' on " + address_ + "; register it on the server"),
+                               {}, {}, nullptr);
+            return;
+          }
+          RunHandler(*handler, *from, request);
+        });
+  }
+
+  void RunHandler(const Registered& handler, Connection& from, const IncomingRequest& request) {
+    ResponseWriterImpl writer(allocator_, *request.message);
+    Status status = handler.handler(*request.message, writer);
+    if (status.ok() && !writer.error().ok()) status = writer.error();
+    from.SendResponse(request.call_id, status, std::move(writer.slices()),
+                      std::move(writer.owned()), writer.uses_request() ? request.message : nullptr);
   }
 
   mutable std::mutex mutex_;
@@ -472,7 +495,9 @@ class ServerImpl final : public Server, public control::Control::Service {
   StatsRecorder stats_;
   std::set<std::shared_ptr<Connection>> connections_;
   std::shared_mutex handlers_mutex_;
-  std::unordered_map<std::string, std::shared_ptr<Handler>> handlers_;
+  std::unordered_map<std::string, std::shared_ptr<const Registered>> handlers_;
+  // config_.handler_inline == kAuto, read per request without the lock.
+  std::atomic<bool> inline_handlers_{true};
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
   std::string data_endpoint_;

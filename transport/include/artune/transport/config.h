@@ -14,6 +14,12 @@ namespace artune::transport {
 
 enum class FabricKind { kTcp, kVerbs, kAuto };
 enum class PollingMode { kBusy, kEvent };
+// Where a server runs handlers registered as non-blocking (HandlerOptions): kAuto
+// on the fabric's progress thread as soon as the request is whole (no thread
+// hand-off on the call path), kOff always on a worker thread. Handlers not
+// declared non-blocking always run on a worker, so one that blocks never stalls
+// other connections.
+enum class HandlerInline { kAuto, kOff };
 
 // Plain values. A Config is copied freely; it is valid only after Validate()
 // (knobs.h) accepted it, which every loader and every transport entry point does.
@@ -36,6 +42,7 @@ struct Config {
   PollingMode polling = PollingMode::kEvent;
   // Default per-call deadline; a call may set its own.
   uint32_t timeout_ms = 10000;
+  HandlerInline handler_inline = HandlerInline::kAuto;
 
   // Verbs fabric (fabric/verbs/). Local to each end: never negotiated over the
   // control plane (each host names its own device), so a client keeps its own.

@@ -126,6 +126,14 @@ class ResponseWriter {
 
 using Handler = std::function<Status(const Message& request, ResponseWriter& response)>;
 
+struct HandlerOptions {
+  // The handler never blocks (no waiting on locks held long, I/O or other
+  // calls): with handler_inline = auto it runs on the fabric's progress thread,
+  // saving a thread hand-off per call. A blocking handler declared so would stall
+  // every connection of the server while it blocks.
+  bool non_blocking = false;
+};
+
 struct CallOptions {
   // 0: the config's timeout_ms.
   std::chrono::milliseconds timeout{0};
@@ -161,7 +169,11 @@ class Server {
                                                const std::string& listen_address,
                                                const Credentials& credentials);
 
-  virtual void RegisterHandler(const std::string& method, Handler handler) = 0;
+  virtual void RegisterHandler(const std::string& method, Handler handler,
+                               HandlerOptions options) = 0;
+  void RegisterHandler(const std::string& method, Handler handler) {
+    RegisterHandler(method, std::move(handler), HandlerOptions{});
+  }
   // The control-plane address clients connect to (with the real port).
   virtual std::string address() const = 0;
   // The fabric's data listener as the handshake tells clients ("host:port" for tcp,
