@@ -8,6 +8,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace artune::probes {
 
 using namespace decode_detail;  // NOLINT: the decoder's own internal types
@@ -39,6 +43,31 @@ void decode_detail::ResetResync(Side& side) {
 size_t decode_detail::ResyncBytes(const Side& side) {
   return side.resync.size() - side.resync_scan.front;
 }
+
+namespace {
+
+// How many of the `positions` header starts from `at` have a type byte (at + 3)
+// that is no frame type (> CONTINUATION), before the first one that may be. 16
+// positions a step with SSE2 (every x86-64 has it); on random bytes 10 values in
+// 256 pass, so most steps skip all 16.
+size_t PositionsWithoutFrameType(const uint8_t* at, size_t positions) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i max_type = _mm_set1_epi8(static_cast<char>(kFrameContinuation));
+  for (; i + 16 <= positions; i += 16) {
+    const __m128i types = _mm_loadu_si128(reinterpret_cast<const __m128i*>(at + i + 3));
+    // Unsigned type <= 9 exactly when min(type, 9) == type.
+    const int may_be = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(types, max_type), types));
+    if (may_be != 0) return i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(may_be)));
+  }
+#endif
+  for (; i < positions; ++i) {
+    if (at[i + 3] <= kFrameContinuation) return i;
+  }
+  return positions;
+}
+
+}  // namespace
 
 // Every position is tried as a chain start once; a chain is followed header by
 // header as bytes arrive, never from its start again, and is dropped as soon as a
@@ -84,10 +113,21 @@ long Http2ConnectionDecoder::Impl::FindResyncPoint(Side& side, bool buffer_full)
     if (chain.headers >= 2) scan.starts_of_two.erase(scan.starts_of_two.find(chain.start));
     follow(chain);
   }
-  // New starts.
+  // New starts. Most positions of bytes that are not HTTP/2 fail on the type byte
+  // (10 of 256 values are frame types) or the reserved bit, checked here before a
+  // header is parsed: the same verdict FrameHeaderIsPlausible would give, for a
+  // fraction of the work per byte.
   scan.next_start = std::max(scan.next_start, scan.base + scan.front);
-  for (; scan.next_start + kFrameHeaderSize <= end; ++scan.next_start) {
-    follow({scan.next_start, scan.next_start, 0});
+  const uint8_t* bytes = buffer.data();
+  while (scan.next_start + kFrameHeaderSize <= end) {
+    const uint8_t* at = bytes + (scan.next_start - scan.base);
+    const size_t positions = static_cast<size_t>(end - scan.next_start) - kFrameHeaderSize + 1;
+    const size_t skip = PositionsWithoutFrameType(at, positions);
+    scan.next_start += skip;
+    if (skip == positions) break;
+    at += skip;
+    if ((at[5] & 0x80) == 0) follow({scan.next_start, scan.next_start, 0});
+    ++scan.next_start;
   }
   if (confirmed != UINT64_MAX) return static_cast<long>(confirmed - scan.base);
   // A full buffer cannot grow: accept a chain of two if there is one.
