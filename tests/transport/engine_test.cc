@@ -295,6 +295,44 @@ TEST_P(EngineTest, NonBlockingHandlersRunInlineWhenAllowed) {
   EXPECT_EQ(inline_threads.count(progress_thread), 0u) << "handler_inline=off still ran inline";
 }
 
+// Busy polling: synchronous callers run the fabric's progress themselves. Several
+// at once share it (one pass at a time), rendezvous reads complete under them, a
+// deadline still ends a call whose handler hangs, and the client stays usable.
+TEST_P(EngineTest, BusyCallersDriveProgressTogether) {
+  config_.polling = PollingMode::kBusy;
+  StartPair(config_);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        auto payload =
+            MakePayload({100, i % 5 == 0 ? size_t{300 * 1024} : size_t{2000}}, 100 * t + i);
+        auto views = Views(payload);
+        Result<Message> response = client_->Call(t % 2 == 0 ? "echo" : "echo_worker", views);
+        if (!response.ok() || !SameSlices(*response, payload)) ++failures;
+      }
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  EXPECT_EQ(failures.load(), 0);
+
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  server_->RegisterHandler("hang", [released](const Message&, ResponseWriter&) {
+    released.wait();
+    return Status::Ok();
+  });
+  auto payload = MakePayload({100}, 7);
+  auto views = Views(payload);
+  CallOptions options;
+  options.timeout = std::chrono::milliseconds(100);
+  Result<Message> timed_out = client_->Call("hang", views, options);
+  EXPECT_EQ(timed_out.status().code(), ErrorCode::kTimeout) << timed_out.status().ToString();
+  release.set_value();
+  EchoAndValidate({100, 300 * 1024}, 8);
+}
+
 TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {
   StartPair(config_);
   EchoAndValidate({4096}, 16);

@@ -2,6 +2,7 @@
 // buffer geometry, call slots (max_outstanding) and deadlines.
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <charconv>
 #include <condition_variable>
 #include <cstring>
@@ -82,6 +83,13 @@ class Slots {
   uint32_t in_use_ = 0;
 };
 
+// A pause in a spin loop: lets the sibling hyperthread run and saves power.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 class ClientImpl final : public Client {
  public:
   ClientImpl(std::shared_ptr<grpc::Channel> channel, std::string server_address, std::string token)
@@ -120,11 +128,35 @@ class ClientImpl final : public Client {
 
   Result<Message> Call(std::string_view method, std::span<const ConstSlice> request,
                        CallOptions options) override {
-    std::promise<Result<Message>> promise;
-    std::future<Result<Message>> future = promise.get_future();
-    CallAsync(method, request, options,
-              [&promise](Result<Message> result) { promise.set_value(std::move(result)); });
-    return future.get();
+    // In busy polling the caller runs the fabric's progress itself until its
+    // call completes (no hand-off from the progress thread); in event polling it
+    // sleeps until the progress thread completes the call.
+    bool busy;
+    {
+      std::lock_guard lock(mutex_);
+      busy = config_.polling == PollingMode::kBusy;
+    }
+    if (!busy) {
+      std::promise<Result<Message>> promise;
+      std::future<Result<Message>> future = promise.get_future();
+      CallAsync(method, request, options,
+                [&promise](Result<Message> result) { promise.set_value(std::move(result)); });
+      return future.get();
+    }
+    // The completion may run on this thread (in Poll) or another (a deadline, a
+    // pass of the progress thread): the store is its last touch of this frame.
+    std::optional<Result<Message>> result;
+    std::atomic<bool> done{false};
+    fabric_->BeginCallerPolling();
+    CallAsync(method, request, options, [&result, &done](Result<Message> outcome) {
+      result.emplace(std::move(outcome));
+      done.store(true, std::memory_order_release);
+    });
+    while (!done.load(std::memory_order_acquire)) {
+      if (!fabric_->Poll()) CpuRelax();
+    }
+    fabric_->EndCallerPolling();
+    return std::move(*result);
   }
 
   void CallAsync(std::string_view method, std::span<const ConstSlice> request, CallOptions options,

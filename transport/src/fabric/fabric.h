@@ -146,6 +146,19 @@ class Fabric {
 
   // Closes every endpoint and joins the progress thread. Idempotent.
   virtual void Shutdown() = 0;
+
+  // Caller-driven progress (as UCX's ucp_worker_progress): a thread waiting for
+  // its own completion in busy polling runs the progress pass itself instead of
+  // waiting for the progress thread to wake it, which saves a thread hand-off per
+  // call. Between BeginCallerPolling and EndCallerPolling the fabric's own thread
+  // stands aside (in busy polling it would only compete for the same cores);
+  // Poll runs one non-blocking pass on the calling thread when no other thread is
+  // in one and returns whether it completed anything. Completions keep their
+  // rule: one at a time per fabric, whichever thread runs them. A fabric without
+  // caller-driven progress returns false (the caller then waits as before).
+  virtual void BeginCallerPolling() {}
+  virtual void EndCallerPolling() {}
+  virtual bool Poll() { return false; }
 };
 
 // The fabric for `kind` (kAuto resolved by ResolveFabricKind), set up from

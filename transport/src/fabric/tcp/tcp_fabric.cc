@@ -333,41 +333,80 @@ int TcpFabric::ExpireAndResume(int timeout_ms) {
 }
 
 void TcpFabric::ProgressLoop() {
-  constexpr int kMaxEvents = 64;
-  epoll_event events[kMaxEvents];
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs.
-    const int timeout_ms =
-        ExpireAndResume(polling_.load(std::memory_order_relaxed) == PollingMode::kBusy ? 0 : -1);
-    int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
+    const bool busy = polling_.load(std::memory_order_relaxed) == PollingMode::kBusy;
+    if (busy && callers_polling_.load(std::memory_order_acquire) > 0) {
+      // A caller drives progress: stand aside rather than spin against it. The
+      // bounded wait keeps hello deadlines and accept pauses running meanwhile.
+      std::unique_lock park(park_mutex_);
+      park_changed_.wait_for(park, std::chrono::milliseconds(10), [this] {
+        return callers_polling_.load(std::memory_order_acquire) == 0 ||
+               stopping_.load(std::memory_order_relaxed);
+      });
+      if (callers_polling_.load(std::memory_order_acquire) > 0) {
+        std::lock_guard lock(progress_mutex_);
+        if (RunPassLocked(ExpireAndResume(0)) < 0) break;
+      }
+      continue;
     }
-    for (int i = 0; i < n; ++i) {
-      void* target = events[i].data.ptr;
-      if (target == nullptr) {
-        uint64_t value = 0;
-        (void)!::read(wake_fd_, &value, sizeof(value));
-        continue;
-      }
-      if (target == this) {
-        AcceptAll();
-        continue;
-      }
-      auto* endpoint = static_cast<TcpEndpoint*>(target);
-      if (endpoint->torn_down()) continue;  // torn down earlier in this batch
-      if (events[i].events & EPOLLOUT) endpoint->OnWritable();
-      if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
-        endpoint->OnReadable();
-      }
+    std::lock_guard lock(progress_mutex_);
+    if (RunPassLocked(ExpireAndResume(busy ? 0 : -1)) < 0) break;
+  }
+}
+
+// The thread running a pass: a completion callback that waits for a call of its
+// own must not try to run a nested pass (std::mutex is not recursive).
+thread_local bool in_progress_pass = false;
+
+int TcpFabric::RunPassLocked(int timeout_ms) {
+  constexpr int kMaxEvents = 64;
+  epoll_event events[kMaxEvents];
+  const int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
+  if (n < 0) return errno == EINTR ? 0 : -1;
+  in_progress_pass = true;
+  for (int i = 0; i < n; ++i) {
+    void* target = events[i].data.ptr;
+    if (target == nullptr) {
+      uint64_t value = 0;
+      (void)!::read(wake_fd_, &value, sizeof(value));
+      continue;
     }
-    std::vector<std::shared_ptr<TcpEndpoint>> dead;
-    {
-      std::lock_guard lock(endpoints_mutex_);
-      dead.swap(graveyard_);
+    if (target == this) {
+      AcceptAll();
+      continue;
+    }
+    auto* endpoint = static_cast<TcpEndpoint*>(target);
+    if (endpoint->torn_down()) continue;  // torn down earlier in this batch
+    if (events[i].events & EPOLLOUT) endpoint->OnWritable();
+    if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP | EPOLLRDHUP)) {
+      endpoint->OnReadable();
     }
   }
+  std::vector<std::shared_ptr<TcpEndpoint>> dead;
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    dead.swap(graveyard_);
+  }
+  in_progress_pass = false;
+  return n;
+}
+
+void TcpFabric::BeginCallerPolling() { callers_polling_.fetch_add(1, std::memory_order_acq_rel); }
+
+void TcpFabric::EndCallerPolling() {
+  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The last caller left: the progress thread takes over again at once.
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_one();
+  }
+}
+
+bool TcpFabric::Poll() {
+  if (in_progress_pass) return false;
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+  return RunPassLocked(ExpireAndResume(0)) > 0;
 }
 
 void TcpFabric::Wake() {
@@ -390,7 +429,13 @@ void TcpFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
+  {
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_all();
+  }
   if (progress_.joinable()) progress_.join();
+  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
+  std::lock_guard progress_lock(progress_mutex_);
   // The progress thread is gone: tear the remaining endpoints down here.
   std::vector<std::shared_ptr<TcpEndpoint>> remaining;
   {

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -162,6 +163,9 @@ class TcpFabric final : public Fabric {
                                             std::span<const std::byte> private_data) override;
   void SetPolling(PollingMode mode) override;
   void Shutdown() override;
+  void BeginCallerPolling() override;
+  void EndCallerPolling() override;
+  bool Poll() override;
 
   // For endpoints: the registered region `lkey` names, or nullptr.
   std::shared_ptr<Region> FindRegion(uint32_t lkey);
@@ -174,6 +178,10 @@ class TcpFabric final : public Fabric {
 
  private:
   void ProgressLoop();
+  // One pass: waits up to `timeout_ms` for events (0: just looks), handles them
+  // and frees the endpoints torn down meanwhile. Returns the number of events,
+  // or -1 when epoll failed for good. Requires progress_mutex_.
+  int RunPassLocked(int timeout_ms);
   void AcceptAll();
   void Wake();
   // Progress thread: drops accepted connections whose hello is overdue, and resumes
@@ -204,6 +212,14 @@ class TcpFabric final : public Fabric {
   AcceptHandler on_accept_;
   std::thread progress_;
   std::atomic<bool> stopping_{false};
+  // Held by whichever thread runs a progress pass: the progress thread, or a
+  // caller in Poll (fabric.h). Everything "progress thread only" is guarded by it.
+  std::mutex progress_mutex_;
+  // Callers between Begin/EndCallerPolling; the progress thread parks on
+  // park_changed_ while there are any (busy polling).
+  std::atomic<int> callers_polling_{0};
+  std::mutex park_mutex_;
+  std::condition_variable park_changed_;
   bool shut_down_ = false;
   std::mutex shutdown_mutex_;
 
