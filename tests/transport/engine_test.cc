@@ -333,6 +333,42 @@ TEST_P(EngineTest, BusyCallersDriveProgressTogether) {
   EchoAndValidate({100, 300 * 1024}, 8);
 }
 
+// Adaptive polling: calls work as in the other modes, and an idle transport
+// sleeps rather than spins (the target is at most 5 % of a core idle; the
+// figure is in bench/, this only catches a thread left spinning).
+TEST_P(EngineTest, AdaptivePollingServesCallsAndSleepsWhenIdle) {
+  config_.polling = PollingMode::kAdaptive;
+  config_.poll_spin_us = 200;
+  StartPair(config_);
+  for (int i = 0; i < 20; ++i)
+    EchoAndValidate({100, i % 4 == 0 ? size_t{300 * 1024} : size_t{10}}, 30 + i);
+  std::atomic<int> async_done{0};
+  auto payload = MakePayload({1000}, 9);
+  auto views = Views(payload);
+  for (int i = 0; i < 16; ++i) {
+    client_->CallAsync("echo", views, {}, [&](Result<Message> r) {
+      if (r.ok()) ++async_done;
+    });
+  }
+  for (int i = 0; i < 500 && async_done.load() < 16; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(async_done.load(), 16);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // past every spin window
+  auto cpu_seconds = [] {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double used = cpu_seconds() - before;
+  EXPECT_LT(used, 0.05) << "an idle adaptive transport used " << used << " s of CPU in 0.5 s";
+  EchoAndValidate({100}, 99);  // and wakes up for the next call
+}
+
 TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {
   StartPair(config_);
   EchoAndValidate({4096}, 16);

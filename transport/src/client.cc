@@ -128,35 +128,50 @@ class ClientImpl final : public Client {
 
   Result<Message> Call(std::string_view method, std::span<const ConstSlice> request,
                        CallOptions options) override {
-    // In busy polling the caller runs the fabric's progress itself until its
-    // call completes (no hand-off from the progress thread); in event polling it
-    // sleeps until the progress thread completes the call.
-    bool busy;
+    // Busy polling: the caller runs the fabric's progress itself until its call
+    // completes (no hand-off from the progress thread). Adaptive: the same for up
+    // to poll_spin_us, then it sleeps. Event: it sleeps until the progress thread
+    // completes the call.
+    PollingMode polling;
+    std::chrono::microseconds spin{0};
     {
       std::lock_guard lock(mutex_);
-      busy = config_.polling == PollingMode::kBusy;
+      polling = config_.polling;
+      spin = std::chrono::microseconds(config_.poll_spin_us);
     }
-    if (!busy) {
-      std::promise<Result<Message>> promise;
-      std::future<Result<Message>> future = promise.get_future();
-      CallAsync(method, request, options,
-                [&promise](Result<Message> result) { promise.set_value(std::move(result)); });
-      return future.get();
-    }
-    // The completion may run on this thread (in Poll) or another (a deadline, a
-    // pass of the progress thread): the store is its last touch of this frame.
-    std::optional<Result<Message>> result;
-    std::atomic<bool> done{false};
-    fabric_->BeginCallerPolling();
-    CallAsync(method, request, options, [&result, &done](Result<Message> outcome) {
-      result.emplace(std::move(outcome));
-      done.store(true, std::memory_order_release);
+    // Shared with the completion, which may run on this thread (in Poll) or on
+    // another (the progress thread, a deadline) after this frame is gone.
+    struct Waiter {
+      std::mutex mutex;
+      std::condition_variable completed;
+      std::atomic<bool> done{false};
+      std::optional<Result<Message>> result;
+    };
+    auto waiter = std::make_shared<Waiter>();
+    const bool poll = polling != PollingMode::kEvent;
+    if (poll) fabric_->BeginCallerPolling();
+    CallAsync(method, request, options, [waiter](Result<Message> outcome) {
+      std::lock_guard lock(waiter->mutex);
+      waiter->result.emplace(std::move(outcome));
+      waiter->done.store(true, std::memory_order_release);
+      waiter->completed.notify_one();
     });
-    while (!done.load(std::memory_order_acquire)) {
-      if (!fabric_->Poll()) CpuRelax();
+    if (poll) {
+      const auto spin_until = std::chrono::steady_clock::now() + spin;
+      uint32_t passes = 0;
+      while (!waiter->done.load(std::memory_order_acquire)) {
+        if (!fabric_->Poll()) CpuRelax();
+        // Adaptive: look at the clock every 64 passes, not on every one.
+        if (polling == PollingMode::kAdaptive && ++passes % 64 == 0 &&
+            std::chrono::steady_clock::now() >= spin_until) {
+          break;
+        }
+      }
+      fabric_->EndCallerPolling();
     }
-    fabric_->EndCallerPolling();
-    return std::move(*result);
+    std::unique_lock lock(waiter->mutex);
+    waiter->completed.wait(lock, [&] { return waiter->done.load(std::memory_order_relaxed); });
+    return std::move(*waiter->result);
   }
 
   void CallAsync(std::string_view method, std::span<const ConstSlice> request, CallOptions options,
@@ -303,6 +318,7 @@ class ClientImpl final : public Client {
       return true;
     });
     fabric_->SetPolling(config.polling);
+    fabric_->SetPollSpin(config.poll_spin_us);
     config_ = config;
     epoch_ = epoch;
     slots_->SetLimit(config.max_outstanding);

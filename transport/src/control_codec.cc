@@ -14,6 +14,7 @@ control::Knobs ToKnobs(const Config& config) {
   knobs.set_polling(static_cast<uint32_t>(config.polling));
   knobs.set_timeout_ms(config.timeout_ms);
   knobs.set_handler_inline(static_cast<uint32_t>(config.handler_inline));
+  knobs.set_poll_spin_us(config.poll_spin_us);
   return knobs;
 }
 
@@ -29,7 +30,8 @@ Config FromKnobs(const control::Knobs& knobs) {
   // input from a file; clamp to auto/event so a bad peer cannot produce UB here.
   config.fabric = knobs.fabric() <= 2 ? static_cast<FabricKind>(knobs.fabric()) : FabricKind::kAuto;
   config.polling =
-      knobs.polling() <= 1 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
+      knobs.polling() <= 2 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
+  config.poll_spin_us = knobs.poll_spin_us();
   config.timeout_ms = knobs.timeout_ms();
   config.handler_inline = knobs.handler_inline() <= 1
                               ? static_cast<HandlerInline>(knobs.handler_inline())

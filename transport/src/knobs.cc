@@ -33,7 +33,7 @@ void WriteField(Config& config, uint64_t value) {
 
 // Choice names in the order of the enum's values (FabricKind, PollingMode).
 constexpr std::array<std::string_view, 3> kFabricChoices = {"tcp", "verbs", "auto"};
-constexpr std::array<std::string_view, 2> kPollingChoices = {"busy", "event"};
+constexpr std::array<std::string_view, 3> kPollingChoices = {"busy", "event", "adaptive"};
 constexpr std::array<std::string_view, 2> kHandlerInlineChoices = {"auto", "off"};
 static_assert(static_cast<int>(HandlerInline::kAuto) == 0 &&
               static_cast<int>(HandlerInline::kOff) == 1);
@@ -41,13 +41,14 @@ static_assert(static_cast<int>(FabricKind::kTcp) == 0 &&
               static_cast<int>(FabricKind::kVerbs) == 1 &&
               static_cast<int>(FabricKind::kAuto) == 2);
 static_assert(static_cast<int>(PollingMode::kBusy) == 0 &&
-              static_cast<int>(PollingMode::kEvent) == 1);
+              static_cast<int>(PollingMode::kEvent) == 1 &&
+              static_cast<int>(PollingMode::kAdaptive) == 2);
 
 // The table. Ranges are what real hardware and the tuner can use: eager buffers up
 // to 1 MiB (past that a copy costs more than a read), chunks 4 KiB (a page) to
 // 64 MiB, at most 64 chunk reads in flight (a QP's outstanding-read limit is lower
 // still on most NICs, the fabric clamps), and at most an hour per call.
-const std::array<Knob, 17> kKnobs = {{
+const std::array<Knob, 18> kKnobs = {{
     {"eager_threshold",
      "ARTUNE_EAGER_THRESHOLD",
      KnobType::kBytes,
@@ -120,9 +121,22 @@ const std::array<Knob, 17> kKnobs = {{
      kFabricChoices.size() - 1, kFabricChoices, &ReadField<&Config::fabric>,
      &WriteField<&Config::fabric>, false},
     {"polling", "ARTUNE_POLLING", KnobType::kEnum, "",
-     "Completion progress: busy (spin, lowest latency, one core) or event (sleep until notified)",
+     "Completion progress: busy (spin, lowest latency, a core per side), event (sleep until "
+     "notified) or adaptive (spin poll_spin_us after activity, then sleep; verbs: as event)",
      0, kPollingChoices.size() - 1, kPollingChoices, &ReadField<&Config::polling>,
      &WriteField<&Config::polling>, true},
+    {"poll_spin_us",
+     "ARTUNE_POLL_SPIN_US",
+     KnobType::kCount,
+     "us",
+     "polling = adaptive: microseconds a waiting thread spins after the last activity "
+     "before it sleeps",
+     0,
+     100'000,
+     {},
+     &ReadField<&Config::poll_spin_us>,
+     &WriteField<&Config::poll_spin_us>,
+     true},
     {"timeout_ms",
      "ARTUNE_TIMEOUT_MS",
      KnobType::kMilliseconds,

@@ -273,6 +273,7 @@ class ServerImpl final : public Server, public control::Control::Service {
           FormatKnobValue(knob, knob.get(config)));
     }
     fabric_->SetPolling(config.polling);
+    fabric_->SetPollSpin(config.poll_spin_us);
     inline_handlers_.store(config.handler_inline == HandlerInline::kAuto,
                            std::memory_order_relaxed);
     config_ = config;

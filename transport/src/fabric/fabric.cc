@@ -45,6 +45,7 @@ Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config
     return std::unique_ptr<Fabric>(std::move(fabric));
   }
   auto fabric = std::make_unique<tcp::TcpFabric>(config.polling);
+  fabric->SetPollSpin(config.poll_spin_us);
   ARTUNE_RETURN_IF_ERROR(fabric->Init());
   return std::unique_ptr<Fabric>(std::move(fabric));
 }

@@ -143,6 +143,10 @@ class Fabric {
   // sweep's trial (or `apply config --live`) switches it without a restart. The
   // thread takes the new mode at its next pass (a sleeping one is woken). Any thread.
   virtual void SetPolling(PollingMode mode) = 0;
+  // PollingMode::kAdaptive: how long the progress thread spins after its last
+  // completion before it sleeps. A live knob too. Fabrics that sleep in adaptive
+  // mode as in event mode ignore it.
+  virtual void SetPollSpin(uint32_t /*spin_us*/) {}
 
   // Closes every endpoint and joins the progress thread. Idempotent.
   virtual void Shutdown() = 0;

@@ -13,7 +13,9 @@
 namespace artune::transport {
 
 enum class FabricKind { kTcp, kVerbs, kAuto };
-enum class PollingMode { kBusy, kEvent };
+// kAdaptive spins for poll_spin_us after the last activity, then sleeps (tcp;
+// verbs sleeps as in kEvent).
+enum class PollingMode { kBusy, kEvent, kAdaptive };
 // Where a server runs handlers registered as non-blocking (HandlerOptions): kAuto
 // on the fabric's progress thread as soon as the request is whole (no thread
 // hand-off on the call path), kOff always on a worker thread. Handlers not
@@ -40,6 +42,8 @@ struct Config {
   uint32_t eager_buffer_count = 64;
   FabricKind fabric = FabricKind::kAuto;
   PollingMode polling = PollingMode::kEvent;
+  // kAdaptive: how long a thread waiting for completions spins before it sleeps.
+  uint32_t poll_spin_us = 50;
   // Default per-call deadline; a call may set its own.
   uint32_t timeout_ms = 10000;
   HandlerInline handler_inline = HandlerInline::kAuto;

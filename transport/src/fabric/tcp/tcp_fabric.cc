@@ -333,9 +333,16 @@ int TcpFabric::ExpireAndResume(int timeout_ms) {
 }
 
 void TcpFabric::ProgressLoop() {
+  auto last_activity = SteadyClock::now();
   while (!stopping_.load(std::memory_order_relaxed)) {
-    // Read on every pass: SetPolling may switch it while the thread runs.
-    const bool busy = polling_.load(std::memory_order_relaxed) == PollingMode::kBusy;
+    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
+    // spins while there was activity within poll_spin_us, then sleeps.
+    const PollingMode mode = polling_.load(std::memory_order_relaxed);
+    const bool busy =
+        mode == PollingMode::kBusy ||
+        (mode == PollingMode::kAdaptive &&
+         SteadyClock::now() - last_activity <
+             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
     if (busy && callers_polling_.load(std::memory_order_acquire) > 0) {
       // A caller drives progress: stand aside rather than spin against it. The
       // bounded wait keeps hello deadlines and accept pauses running meanwhile.
@@ -351,7 +358,13 @@ void TcpFabric::ProgressLoop() {
       continue;
     }
     std::lock_guard lock(progress_mutex_);
-    if (RunPassLocked(ExpireAndResume(busy ? 0 : -1)) < 0) break;
+    // Asleep in epoll_wait with the lock held: a caller that wants to poll wakes
+    // the thread (BeginCallerPolling) so that it hands the passes over.
+    progress_sleeping_.store(!busy, std::memory_order_relaxed);
+    const int events = RunPassLocked(ExpireAndResume(busy ? 0 : -1));
+    progress_sleeping_.store(false, std::memory_order_relaxed);
+    if (events < 0) break;
+    if (events > 0) last_activity = SteadyClock::now();
   }
 }
 
@@ -392,7 +405,14 @@ int TcpFabric::RunPassLocked(int timeout_ms) {
   return n;
 }
 
-void TcpFabric::BeginCallerPolling() { callers_polling_.fetch_add(1, std::memory_order_acq_rel); }
+void TcpFabric::BeginCallerPolling() {
+  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
+  // Adaptive after an idle spell: the progress thread sleeps holding the pass.
+  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
+    if (!shut_down_) Wake();
+  }
+}
 
 void TcpFabric::EndCallerPolling() {
   if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
@@ -414,6 +434,10 @@ void TcpFabric::Wake() {
     uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof(one));
   }
+}
+
+void TcpFabric::SetPollSpin(uint32_t spin_us) {
+  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
 }
 
 void TcpFabric::SetPolling(PollingMode mode) {

@@ -162,6 +162,7 @@ class TcpFabric final : public Fabric {
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
   void SetPolling(PollingMode mode) override;
+  void SetPollSpin(uint32_t spin_us) override;
   void Shutdown() override;
   void BeginCallerPolling() override;
   void EndCallerPolling() override;
@@ -206,6 +207,7 @@ class TcpFabric final : public Fabric {
   SteadyClock::time_point last_refusal_log_{};
 
   std::atomic<PollingMode> polling_;
+  std::atomic<uint32_t> poll_spin_us_{0};
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   int listen_fd_ = -1;
@@ -218,6 +220,7 @@ class TcpFabric final : public Fabric {
   // Callers between Begin/EndCallerPolling; the progress thread parks on
   // park_changed_ while there are any (busy polling).
   std::atomic<int> callers_polling_{0};
+  std::atomic<bool> progress_sleeping_{false};
   std::mutex park_mutex_;
   std::condition_variable park_changed_;
   bool shut_down_ = false;

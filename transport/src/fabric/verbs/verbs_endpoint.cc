@@ -53,7 +53,7 @@ Status VerbsEndpoint::CreateQueues() {
   cq_ = ibv_create_cq(id_->verbs, static_cast<int>(send_queue_depth_ + recv_depth), this,
                       fabric_.comp_channel(), 0);
   if (cq_ == nullptr) return Status::ResourceExhausted(VerbError("ibv_create_cq", errno));
-  if (fabric_.polling() == PollingMode::kEvent && ibv_req_notify_cq(cq_, 0) != 0) {
+  if (fabric_.polling() != PollingMode::kBusy && ibv_req_notify_cq(cq_, 0) != 0) {
     return Status::Unavailable(VerbError("ibv_req_notify_cq", errno));
   }
   ibv_qp_init_attr attr{};

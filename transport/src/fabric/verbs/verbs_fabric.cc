@@ -489,7 +489,8 @@ void VerbsFabric::ProgressLoop() {
   // the first pass arms them and polls, and the thread sleeps from the next one on.
   bool armed = false;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    const bool event = polling() == PollingMode::kEvent;
+    // Adaptive sleeps as event does here: spinning first is the tcp fabric's.
+    const bool event = polling() != PollingMode::kBusy;
     if (event && armed) {
       pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
