@@ -166,18 +166,20 @@ Status Show(const ResultsOptions& options, const Context& context) {
 // ---- sweeps ---------------------------------------------------------------
 
 ordered_json SweepJson(const db::SweepRecord& sweep) {
-  return {{"id", sweep.id},
-          {"created_at", sweep.created_at},
-          {"finished_at", sweep.finished_at},
-          {"host", sweep.host},
-          {"peer", sweep.peer},
-          {"fabric", sweep.fabric},
-          {"objective", sweep.objective},
-          {"goal", sweep.goal},
-          {"strategy", sweep.strategy},
-          {"workload", sweep.workload},
-          {"search_space", sweep.search_space},
-          {"verdict", sweep.verdict ? ordered_json(sweep.verdict->verdict) : ordered_json()}};
+  return {
+      {"id", sweep.id},
+      {"created_at", sweep.created_at},
+      {"finished_at", sweep.finished_at},
+      {"host", sweep.host},
+      {"peer", sweep.peer},
+      {"fabric", sweep.fabric},
+      {"objective", sweep.objective},
+      {"goal", sweep.goal},
+      {"strategy", sweep.strategy},
+      {"workload", sweep.workload},
+      {"search_space", sweep.search_space},
+      {"verdict", sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
+                                : ordered_json()}};
 }
 
 // The distinct values a knob takes over the trials, in numeric order.
@@ -237,12 +239,14 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
                          const char* what) {
     if (!again) return;
     out << label << db::TrialKnobKey(again->knobs) << "  ";
-    if (again->status == "failed") {
+    if (again->status == db::TrialStatus::kFailed) {
       out << "failed";
     } else {
       out << FormatNumber(again->objective, 2) << " [" << FormatNumber(again->ci_low, 2) << ", "
           << FormatNumber(again->ci_high, 2) << "]";
-      if (again->status != "ok" || !again->validated) out << " " << again->status;
+      if (again->status != db::TrialStatus::kOk || !again->validated) {
+        out << " " << db::TrialStatusName(again->status);
+      }
     }
     out << "  (" << what << (again->error.empty() ? "" : "; " + again->error) << ")\n";
   };
@@ -286,7 +290,7 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
     rows.push_back({std::to_string(sweep.id), ShortTime(sweep.created_at), sweep.objective,
                     sweep.strategy, sweep.workload, sweep.fabric, sweep.peer,
                     sweep.finished_at.empty() ? "unfinished" : "finished",
-                    sweep.verdict ? sweep.verdict->verdict : "-"});
+                    sweep.verdict ? std::string(db::VerdictName(sweep.verdict->verdict)) : "-"});
   }
   PrintTable(rows, {true, false, false, false, false, false, false, false, false}, std::cout);
   return Status::Ok();
@@ -327,8 +331,9 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
         ordered_json row = ordered_json::array();
         for (const std::string& chunk : chunks) {
           const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
-          row.push_back(cell != nullptr && cell->status == "ok" ? ordered_json(cell->objective)
-                                                                : ordered_json(nullptr));
+          row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
+                            ? ordered_json(cell->objective)
+                            : ordered_json(nullptr));
         }
         cells.push_back(row);
       }
@@ -361,7 +366,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
     if (default_trial && trial.id == default_trial->id)
       note += note.empty() ? "default" : ", default";
     if (!trial.error.empty()) note += (note.empty() ? "" : "; ") + trial.error;
-    rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs), trial.status,
+    rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs),
+                    std::string(db::TrialStatusName(trial.status)),
                     FormatNumber(trial.objective, 2), FormatNumber(trial.ci_low, 2),
                     FormatNumber(trial.ci_high, 2), std::to_string(trial.samples), note});
   }
@@ -399,9 +405,9 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
         const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
         if (cell == nullptr) {
           row.push_back("-");
-        } else if (cell->status == "failed") {
+        } else if (cell->status == db::TrialStatus::kFailed) {
           row.push_back("FAIL");
-        } else if (cell->status == "invalid") {
+        } else if (cell->status == db::TrialStatus::kInvalid) {
           row.push_back("BAD");
         } else {
           row.push_back(FormatNumber(cell->objective, 1) +

@@ -190,12 +190,12 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
       const db::TrialRecord& pooled = finalist.pooled;
       std::cout << "  " << std::left << std::setw(13) << "" << db::TrialKnobKey(pooled.knobs)
                 << "  ";
-      if (pooled.status == "ok") {
+      if (pooled.status == db::TrialStatus::kOk) {
         std::cout << Number(pooled.objective) << " " << unit << " [" << Number(pooled.ci_low)
                   << ", " << Number(pooled.ci_high) << "], faster than the default in "
                   << finalist.rounds_won << " of " << rounds << " rounds\n";
       } else {
-        std::cout << pooled.status << ": " << pooled.error << "\n";
+        std::cout << db::TrialStatusName(pooled.status) << ": " << pooled.error << "\n";
       }
     }
   }
@@ -211,10 +211,11 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
   // The gain from the final round when there is one (interleaved, free of the
   // winner's curse and of drift), else from the search's own trials.
-  const bool paired = outcome.best_remeasured && outcome.best_remeasured->status == "ok" &&
-                      outcome.default_remeasured && outcome.default_remeasured->status == "ok";
+  const bool paired =
+      outcome.best_remeasured && outcome.best_remeasured->status == db::TrialStatus::kOk &&
+      outcome.default_remeasured && outcome.default_remeasured->status == db::TrialStatus::kOk;
   const std::optional<db::TrialRecord>& baseline =
-      outcome.default_remeasured && outcome.default_remeasured->status == "ok"
+      outcome.default_remeasured && outcome.default_remeasured->status == db::TrialStatus::kOk
           ? outcome.default_remeasured
           : outcome.default_trial;
   const std::optional<db::TrialRecord>& winner = paired ? outcome.best_remeasured : outcome.best;
@@ -222,8 +223,8 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
     std::cout << std::left << std::setw(15) << "verdict"
               << VerdictText(outcome.sweep.verdict->verdict) << "\n";
   }
-  if (outcome.best_beats_default && baseline && baseline->status == "ok" && winner->objective > 0 &&
-      baseline->objective > 0) {
+  if (outcome.best_beats_default && baseline && baseline->status == db::TrialStatus::kOk &&
+      winner->objective > 0 && baseline->objective > 0) {
     const bool lower = sweep.goal == "min";
     const double gain =
         lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
