@@ -22,6 +22,7 @@
 #include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
+#include "stored_list.h"
 #include "trial_json.h"
 
 namespace artune::cli {
@@ -46,14 +47,6 @@ std::string FormatNumber(double value, int decimals) {
   }
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-// "2024-05-01T12:34:56.789Z" -> "2024-05-01 12:34:56"; anything else unchanged.
-std::string ShortTime(const std::string& iso8601) {
-  if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
-  std::string text = iso8601.substr(0, 19);
-  text[10] = ' ';
   return text;
 }
 
@@ -82,47 +75,35 @@ ordered_json RunJson(const db::BenchRun& run) {
   return j;
 }
 
-Status List(const ResultsOptions& options, const Context& context) {
-  if (options.limit < 0) {
-    return Status::InvalidArgument("--limit " + std::to_string(options.limit) +
-                                   " is negative: pass 0 for all runs or a positive count");
-  }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::BenchRun> runs,
-                          store->ListBenchRuns(options.limit));
-  ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
-  const int64_t total = info.row_counts.count("bench_runs") ? info.row_counts.at("bench_runs") : 0;
+std::vector<std::string> RunRow(const db::BenchRun& run) {
+  return {std::to_string(run.id),
+          ShortTime(run.started_at),
+          run.transport,
+          run.benchmark,
+          run.scheme,
+          FormatHumanBytes(run.payload_bytes),
+          FormatNumber(run.latency.p50_us, 1),
+          FormatNumber(run.latency.p99_us, 1),
+          FormatNumber(run.bandwidth_mbps, 1),
+          FormatNumber(run.rpcs_per_s, 0),
+          run.validated ? "yes" : "NO"};
+}
 
-  if (options.json) {
-    ordered_json out;
-    out["db"] = info.path;
-    out["total_runs"] = total;
-    out["runs"] = ordered_json::array();
-    for (const db::BenchRun& run : runs) out["runs"].push_back(RunJson(run));
-    std::cout << out.dump(2) << "\n";
-    return Status::Ok();
-  }
-  if (runs.empty()) {
-    std::cout << "No bench runs stored in " << info.path << " yet: `artune bench` records one.\n";
-    return Status::Ok();
-  }
-  std::vector<std::vector<std::string>> rows = {{"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK",
-                                                 "SCHEME", "PAYLOAD", "P50 µs", "P99 µs", "MB/s",
-                                                 "RPC/s", "VALIDATED"}};
-  for (const db::BenchRun& run : runs) {
-    rows.push_back({std::to_string(run.id), ShortTime(run.started_at), run.transport, run.benchmark,
-                    run.scheme, FormatHumanBytes(run.payload_bytes),
-                    FormatNumber(run.latency.p50_us, 1), FormatNumber(run.latency.p99_us, 1),
-                    FormatNumber(run.bandwidth_mbps, 1), FormatNumber(run.rpcs_per_s, 0),
-                    run.validated ? "yes" : "NO"});
-  }
-  PrintTable(rows, {true, false, false, false, false, true, true, true, true, true, false},
-             std::cout);
-  if (static_cast<int64_t>(runs.size()) < total) {
-    std::cout << "(" << runs.size() << " newest of " << total
-              << " runs; --limit 0 shows all, `artune results show ID` one in full)\n";
-  }
-  return Status::Ok();
+Status List(const ResultsOptions& options, const Context& context) {
+  const StoredListing<db::BenchRun> listing = {
+      .noun = "runs",
+      .table = "bench_runs",
+      .command = "results",
+      .kind = "bench runs",
+      .recorder = "bench",
+      .list = [](db::Store& store, int limit) { return store.ListBenchRuns(limit); },
+      .json = RunJson,
+      .header = {"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK", "SCHEME", "PAYLOAD", "P50 µs",
+                 "P99 µs", "MB/s", "RPC/s", "VALIDATED"},
+      .right_aligned = {true, false, false, false, false, true, true, true, true, true, false},
+      .row = RunRow,
+  };
+  return PrintStoredListing(listing, options.limit, options.json, context);
 }
 
 Status Show(const ResultsOptions& options, const Context& context) {
