@@ -22,6 +22,7 @@
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/paired_compare.h"
 #include "artune/tuner/stats.h"
+#include "artune/tuner/sweep_plan.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
 #include "trial_json.h"
@@ -91,7 +92,7 @@ Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Co
 }
 
 // `artune sweep --inflight`'s default: what a sweep measures with unless told.
-constexpr uint32_t kSweepDefaultInflight = 8;
+constexpr uint32_t kSweepDefaultInflight = tuner::kDefaultSweepInflight;
 
 // How many calls the replay keeps in flight, and why that many.
 struct Inflight {
