@@ -1,7 +1,5 @@
 #include "artune/tuner/sweep_plan.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <exception>
 #include <sstream>
@@ -9,6 +7,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/tuner/payload.h"
 #include "artune/tuner/strategy.h"
+#include "hostname.h"
 
 namespace artune::tuner {
 namespace {
@@ -32,12 +31,6 @@ Result<Workload> WorkloadOf(const SweepPlan& plan, db::Store& store) {
   spec.buffer_count = plan.buffers;
   spec.seed = plan.seed;
   return SchemeWorkload(spec);
-}
-
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
 }
 
 }  // namespace
@@ -160,7 +153,7 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
   ARTUNE_ASSIGN_OR_RETURN(prepared.target, TrialTarget::Open(base, plan.peer, options));
 
   if (!resumed) {
-    record.host = Hostname();
+    record.host = LocalHostname();
     record.peer = prepared.target->peer();
     record.fabric = prepared.target->fabric();
     record.objective = std::string(ObjectiveName(prepared.objective));
