@@ -98,11 +98,11 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
     proposal.winner_chosen_by_verdict = winner.chosen_by_verdict;
     if (winner.trial) proposal.winner_trial_id = winner.trial->id;
     if (sweep.verdict) {
-      proposal.verdict = sweep.verdict->verdict;
+      proposal.verdict = std::string(db::VerdictName(sweep.verdict->verdict));
       // Applied anyway (the user may want it, e.g. for another reason than speed);
       // only said, so nobody mistakes noise for a win.
-      if (sweep.verdict->verdict == db::kVerdictWithinNoise ||
-          sweep.verdict->verdict == db::kVerdictDefaultIsBest) {
+      if (sweep.verdict->verdict == db::Verdict::kWithinNoise ||
+          sweep.verdict->verdict == db::Verdict::kDefaultIsBest) {
         proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s winner (" +
                                    winner.KnobText() +
                                    ") does not beat the default config beyond noise: " +

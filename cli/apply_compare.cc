@@ -5,11 +5,7 @@
 // hits both alike, and printed side by side.
 #include "apply_compare.h"
 
-#include <sys/resource.h>
-
-#include <algorithm>
 #include <charconv>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -21,12 +17,12 @@
 #include "apply_winner.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
-#include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
-#include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "artune/tuner/config_emit.h"
+#include "artune/tuner/paired_compare.h"
 #include "artune/tuner/stats.h"
+#include "artune/tuner/sweep_plan.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
 #include "trial_json.h"
@@ -54,45 +50,6 @@ struct CompareFlags {
   bool json = false;
 };
 
-// One side of the comparison.
-struct Side {
-  std::string name;    // "default" | "tuned"
-  std::string source;  // where its config came from
-  Config config;
-  std::unique_ptr<tuner::BenchTransport> transport;
-  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
-  std::unique_ptr<tuner::BenchChannel> channel;
-  std::vector<tuner::RunResult> runs;
-  // CPU cores this process kept busy during each of the side's measurements (both
-  // ends run here): what its progress mode costs besides time.
-  std::vector<double> cpu_cores;
-  bool parked = false;  // reconfigured to event polling while the other side runs
-};
-
-// Both sides' transports live in this process for the whole comparison. One that
-// busy-polls would spin while the other side is measured and take its CPU: in the
-// lab a default measured beside a busy-polling tuned side ran 30-60 % slower than
-// beside an event-polling one. So the side not being measured is parked on event
-// polling (live, its threads sleep) and gets its own config back before its turn.
-Status Park(Side& side, bool parked) {
-  if (side.config.polling != transport::PollingMode::kBusy || side.parked == parked) {
-    return Status::Ok();
-  }
-  Config config = side.config;
-  if (parked) config.polling = transport::PollingMode::kEvent;
-  ARTUNE_RETURN_IF_ERROR(side.channel->Reconfigure(config).WithContext(
-      std::string(parked ? "parking" : "resuming") + " the " + side.name + " side"));
-  side.parked = parked;
-  return Status::Ok();
-}
-
-double ProcessCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 // A config file on its own: no ARTUNE_* variables, so both sides differ only by
 // what their files say.
 Result<Config> LoadFileOnly(const std::string& path) {
@@ -107,7 +64,7 @@ Result<Config> LoadFileOnly(const std::string& path) {
 // The tuned side's config. With --sweep: the sweep's winner (apply_winner.h, the
 // same knobs `artune apply config --sweep` writes) laid over the baseline, so the
 // two sides differ only by the swept knobs; `choice` is set. Else a file on its own.
-Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Side& baseline,
+Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Config& baseline,
                            std::string& source, std::optional<SweepChoice>& choice) {
   if (flags.sweep_id.has_value()) {
     ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
@@ -118,7 +75,7 @@ Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Si
     }
     source = "sweep " + std::to_string(*flags.sweep_id) + " winner " + choice->KnobText() + ", " +
              choice->How() + (flags.baseline_path.empty() ? "" : ", over the baseline");
-    return tuner::ApplyKnobSettings(baseline.config, settings);
+    return tuner::ApplyKnobSettings(baseline, settings);
   }
   std::string path = flags.tuned_path;
   if (path.empty()) {
@@ -135,7 +92,7 @@ Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Si
 }
 
 // `artune sweep --inflight`'s default: what a sweep measures with unless told.
-constexpr uint32_t kSweepDefaultInflight = 8;
+constexpr uint32_t kSweepDefaultInflight = tuner::kDefaultSweepInflight;
 
 // How many calls the replay keeps in flight, and why that many.
 struct Inflight {
@@ -185,58 +142,6 @@ Result<tuner::Workload> BuildWorkload(const CompareFlags& flags, Context& contex
   return tuner::SchemeWorkload(spec);
 }
 
-Status StartSide(Side& side) {
-  side.transport = tuner::MakeArtuneBenchTransport(side.config);
-  ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport::LocalListenHost(side.config));
-  ARTUNE_ASSIGN_OR_RETURN(side.servers, tuner::StartLoopbackServers(*side.transport, 1, host));
-  ARTUNE_ASSIGN_OR_RETURN(side.channel, side.transport->Connect(side.servers[0]->address()));
-  return Status::Ok();
-}
-
-double Median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-// The medians over a side's repeats.
-struct SideSummary {
-  double workload_ms = 0;  // one pass over the replay list
-  double p50_us = 0, p99_us = 0, mbps = 0;
-  double cpu_cores = 0;  // median over the measurements
-  uint64_t calls = 0;
-  bool validated = true;
-  std::string validation_error;
-};
-
-// Milliseconds of one pass over the replay list, averaged over the run's passes.
-double PassMilliseconds(const tuner::RunResult& run) {
-  return run.passes == 0 ? 0 : run.duration_s * 1000.0 / run.passes;
-}
-
-SideSummary Summarize(const Side& side) {
-  SideSummary summary;
-  std::vector<double> times, p50, p99, mbps;
-  for (const tuner::RunResult& run : side.runs) {
-    times.push_back(PassMilliseconds(run));
-    p50.push_back(run.latency_us.p50);
-    p99.push_back(run.latency_us.p99);
-    mbps.push_back(run.bandwidth_mbps);
-    summary.calls += run.rpcs;
-    if (!run.validated && summary.validated) {
-      summary.validated = false;
-      summary.validation_error = run.validation_error;
-    }
-  }
-  summary.workload_ms = Median(times);
-  summary.p50_us = Median(p50);
-  summary.p99_us = Median(p99);
-  summary.mbps = Median(mbps);
-  summary.cpu_cores = Median(side.cpu_cores);
-  return summary;
-}
-
 const char* PairedOutcomeText(tuner::PairedOutcome outcome) {
   switch (outcome) {
     case tuner::PairedOutcome::kFaster:
@@ -257,15 +162,20 @@ std::string Fixed(double value, int digits) {
   return out.str();
 }
 
+tuner::PairedCompareOptions CompareOptionsOf(const CompareFlags& flags) {
+  tuner::PairedCompareOptions options;
+  options.repeats = flags.repeats;
+  options.replay.rounds = flags.rounds;
+  options.replay.min_duration_s = flags.duration_s;
+  options.replay.warmup_rounds = flags.warmup_rounds;
+  return options;
+}
+
 Status Compare(const CompareFlags& flags, Context& context) {
-  if (flags.repeats == 0 || flags.rounds == 0) {
-    return Status::InvalidArgument("--repeats and --rounds must be at least 1");
-  }
-  if (!(flags.duration_s >= 0)) {
-    return Status::InvalidArgument("--duration must be 0 (just --rounds passes) or more seconds");
-  }
-  Side baseline{"default", "", Config{}, nullptr, {}, nullptr, {}, {}, false};
-  Side tuned{"tuned", "", Config{}, nullptr, {}, nullptr, {}, {}, false};
+  tuner::PairedCompareOptions options = CompareOptionsOf(flags);
+  ARTUNE_RETURN_IF_ERROR(tuner::ValidatePairedCompareOptions(options));
+  tuner::CompareSideSpec baseline{"default", "", Config{}};
+  tuner::CompareSideSpec tuned{"tuned", "", Config{}};
   if (flags.baseline_path.empty()) {
     baseline.source = "transport defaults";
   } else {
@@ -274,77 +184,43 @@ Status Compare(const CompareFlags& flags, Context& context) {
   }
   std::optional<SweepChoice> choice;
   ARTUNE_ASSIGN_OR_RETURN(tuned.config,
-                          TunedConfig(flags, context, baseline, tuned.source, choice));
+                          TunedConfig(flags, context, baseline.config, tuned.source, choice));
   const Inflight inflight =
       ReplayInflight(flags, choice ? std::optional<db::SweepRecord>(choice->sweep) : std::nullopt);
   if (!flags.fabric.empty()) {
-    for (Side* side : {&baseline, &tuned}) {
+    for (tuner::CompareSideSpec* side : {&baseline, &tuned}) {
       ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", flags.fabric));
     }
   }
   ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, BuildWorkload(flags, context));
 
   const bool progress = ShowProgress(context);
-  for (Side* side : {&baseline, &tuned}) {
-    const Status started = StartSide(*side);
-    if (!started.ok()) return started.WithContext(side->name + " config (" + side->source + ")");
+  options.replay.inflight = inflight.calls;
+  if (progress) {
+    options.progress = [&flags](uint32_t repeat, const std::string& side) {
+      std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
+                   side.c_str());
+      std::fflush(stderr);
+    };
   }
-  tuner::ReplayRunOptions run_options;
-  run_options.inflight = inflight.calls;
-  run_options.rounds = flags.rounds;
-  run_options.min_duration_s = flags.duration_s;
-  run_options.warmup_rounds = flags.warmup_rounds;
-  for (uint32_t repeat = 0; repeat < flags.repeats; ++repeat) {
-    // A B, B A, A B, ...: whichever side runs second in a pair meets a warmer machine
-    // (caches, CPU frequency, the other side's leftovers); alternating cancels that.
-    const bool baseline_first = repeat % 2 == 0;
-    for (Side* side : {baseline_first ? &baseline : &tuned, baseline_first ? &tuned : &baseline}) {
-      if (progress) {
-        std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
-                     side->name.c_str());
-        std::fflush(stderr);
-      }
-      ARTUNE_RETURN_IF_ERROR(Park(side == &baseline ? tuned : baseline, true));
-      ARTUNE_RETURN_IF_ERROR(Park(*side, false));
-      const double cpu_before = ProcessCpuSeconds();
-      const auto wall_before = std::chrono::steady_clock::now();
-      auto run = tuner::RunReplay(*side->channel, workload, run_options);
-      if (!run.ok()) return run.status().WithContext(side->name + " config replay");
-      const double wall =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
-      side->cpu_cores.push_back(wall > 0 ? (ProcessCpuSeconds() - cpu_before) / wall : 0);
-      side->runs.push_back(*run);
-    }
-  }
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared,
+                          tuner::RunPairedCompare(baseline, tuned, workload, options));
   if (progress) std::fprintf(stderr, "\r\033[K");
-  for (Side* side : {&baseline, &tuned}) {
-    for (auto& server : side->servers) server->Shutdown();
-  }
 
-  const SideSummary base = Summarize(baseline);
-  const SideSummary tune = Summarize(tuned);
-  const double speedup = tune.workload_ms > 0 ? base.workload_ms / tune.workload_ms : 0;
-  // Each repeat pairs one default and one tuned measurement taken back to back: the
-  // spread of these ratios says how far the median speedup can be trusted.
-  std::vector<double> paired;
-  for (size_t i = 0; i < baseline.runs.size() && i < tuned.runs.size(); ++i) {
-    const double tuned_ms = PassMilliseconds(tuned.runs[i]);
-    if (tuned_ms > 0) paired.push_back(PassMilliseconds(baseline.runs[i]) / tuned_ms);
-  }
-  const auto [lowest, highest] = std::minmax_element(paired.begin(), paired.end());
-  const double paired_low = paired.empty() ? 0 : *lowest;
-  const double paired_high = paired.empty() ? 0 : *highest;
-  const tuner::PairedVerdict verdict = tuner::JudgePairedSpeedups(paired);
+  const tuner::CompareSideSummary& base = compared.baseline.summary;
+  const tuner::CompareSideSummary& tune = compared.tuned.summary;
+  const tuner::PairedVerdict& verdict = compared.verdict;
   if (flags.json) {
-    auto side_json = [&](const Side& side, const SideSummary& s) {
+    auto side_json = [&](const tuner::CompareSide& side) {
+      const tuner::CompareSideSummary& s = side.summary;
       ordered_json runs = ordered_json::array(), passes = ordered_json::array();
       for (const auto& run : side.runs) {
-        runs.push_back(PassMilliseconds(run));
+        runs.push_back(tuner::PassMilliseconds(run));
         passes.push_back(run.passes);
       }
-      return ordered_json{{"source", side.source},
-                          {"fabric", side.transport->fabric()},
-                          {"config", transport::ConfigToMap(side.config)},
+      return ordered_json{{"source", side.spec.source},
+                          {"fabric", side.fabric},
+                          {"config", transport::ConfigToMap(side.spec.config)},
                           {"workload_ms", s.workload_ms},
                           {"workload_ms_per_repeat", runs},
                           {"passes_per_repeat", passes},
@@ -365,8 +241,8 @@ Status Compare(const CompareFlags& flags, Context& context) {
     out["duration_s"] = flags.duration_s;
     out["inflight"] = inflight.calls;
     out["inflight_source"] = inflight.source;
-    out["default"] = side_json(baseline, base);
-    out["tuned"] = side_json(tuned, tune);
+    out["default"] = side_json(compared.baseline);
+    out["tuned"] = side_json(compared.tuned);
     // With --sweep: which of its configs this is ("final_remeasurement": the one its
     // verdict chose; "best_trial": no verdict named one) and its stored trial.
     out["tuned"]["sweep_winner"] =
@@ -377,13 +253,14 @@ Status Compare(const CompareFlags& flags, Context& context) {
                               {"trial_id",
                                choice->trial ? ordered_json(choice->trial->id) : ordered_json()}}
                : ordered_json();
-    out["speedup"] = speedup;
-    out["paired_speedups"] = paired;
+    out["speedup"] = compared.speedup;
+    out["paired_speedups"] = compared.paired_speedups;
     out["paired_speedup"] = PairedEstimateJson(verdict.estimate);
     // faster | slower: the interval of the paired median clears 1; within_noise;
     // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
     out["verdict"] = tuner::PairedOutcomeName(verdict.outcome);
-    out["consistent"] = !paired.empty() && (paired_low > 1 || paired_high < 1);
+    out["consistent"] =
+        !compared.paired_speedups.empty() && (compared.paired_low > 1 || compared.paired_high < 1);
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "workload  " << workload.description << ": " << workload.messages.size()
@@ -403,7 +280,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
       rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
                       transport::FormatKnobValue(knob, b)});
     }
-    rows.push_back({"fabric in use", baseline.transport->fabric(), tuned.transport->fabric()});
+    rows.push_back({"fabric in use", compared.baseline.fabric, compared.tuned.fabric});
     rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
     rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
     rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
@@ -412,10 +289,10 @@ Status Compare(const CompareFlags& flags, Context& context) {
     rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
     rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
     PrintTable(rows, {false, true, true}, std::cout);
-    std::cout << "\ntuned vs default: workload pass " << Fixed(speedup, 2) << "x "
-              << (speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
-              << "; paired repeats " << Fixed(paired_low, 2) << "x.." << Fixed(paired_high, 2)
-              << "x)\n";
+    std::cout << "\ntuned vs default: workload pass " << Fixed(compared.speedup, 2) << "x "
+              << (compared.speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
+              << "; paired repeats " << Fixed(compared.paired_low, 2) << "x.."
+              << Fixed(compared.paired_high, 2) << "x)\n";
     if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
       std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
                 << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";

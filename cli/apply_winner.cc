@@ -37,12 +37,12 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id) {
       if (db::TrialKnobKey(trial.knobs) != key) continue;
       // The store keeps one trial per knob key; a verdict should never pick one that
       // failed, but a corrupting config must not be applied on its word.
-      if (trial.status != "ok" || !trial.validated) {
-        return Status::Corruption(sweep_name + "'s verdict picks " + key + ", but its trial #" +
-                                  std::to_string(trial.id) + " is " + trial.status +
-                                  (trial.validated ? "" : ", not validated") +
-                                  "; see `artune results --sweep " + std::to_string(sweep_id) +
-                                  "`");
+      if (trial.status != db::TrialStatus::kOk || !trial.validated) {
+        return Status::Corruption(
+            sweep_name + "'s verdict picks " + key + ", but its trial #" +
+            std::to_string(trial.id) + " is " + std::string(db::TrialStatusName(trial.status)) +
+            (trial.validated ? "" : ", not validated") + "; see `artune results --sweep " +
+            std::to_string(sweep_id) + "`");
       }
       winner.trial = std::move(trial);
       break;

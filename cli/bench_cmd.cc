@@ -15,6 +15,7 @@
 #include "command.h"
 #include "knob_flags.h"
 #include "progress.h"
+#include "server_flags.h"
 
 namespace artune::cli {
 namespace {
@@ -82,10 +83,7 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
                             tuner::RunOptions options, db::Store& store, Context& context) {
   std::unique_ptr<tuner::BenchTransport> transport;
   if (transport_name == "grpc") {
-    tuner::GrpcBenchOptions grpc_options;
-    grpc_options.server_threads = flags.grpc_threads;
-    grpc_options.timeout = std::chrono::milliseconds(config.timeout_ms);
-    transport = tuner::MakeGrpcBenchTransport(grpc_options);
+    transport = MakeGrpcServerTransport(flags.grpc_threads, config);
   } else {
     ARTUNE_ASSIGN_OR_RETURN(transport, tuner::MakeBenchTransport(transport_name, config));
   }
@@ -344,11 +342,8 @@ void RegisterBench(CLI::App& root, Context& context) {
       "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
       "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
       "the servers run in this process on 127.0.0.1 (verbs: on the RDMA netdev's address)");
-  command
-      ->add_option("--grpc-threads", flags->grpc_threads,
-                   "Completion-queue threads of a loopback stock gRPC server")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  AddGrpcThreadsFlag(*command, flags->grpc_threads,
+                     "Completion-queue threads of a loopback stock gRPC server");
   command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
   AddKnobFlags(*command, flags->knobs);
   command->footer(

@@ -1,31 +1,15 @@
 #include "capture_record.h"
 
-#include <cstdio>
-#include <ctime>
-
 #include "artune/probes/http2_decoder.h"
 #include "artune/probes/profile_output.h"
 
 namespace artune::cli {
 
-std::string Iso8601Utc(std::chrono::system_clock::time_point time) {
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(millis % 1000));
-  return text;
-}
-
 db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
     std::optional<std::chrono::system_clock::time_point> started_at) {
   db::CaptureRecord record;
-  if (started_at) record.started_at = Iso8601Utc(*started_at);
+  if (started_at) record.started_at = db::Iso8601Utc(*started_at);
   record.backend = profile.backend;
   record.process = process;
   record.duration_s = profile.duration_s;

@@ -20,7 +20,4 @@ db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
     std::optional<std::chrono::system_clock::time_point> started_at = std::nullopt);
 
-// "2026-11-21T22:23:39.123Z": the store's ISO 8601 UTC form, to the millisecond.
-std::string Iso8601Utc(std::chrono::system_clock::time_point time);
-
 }  // namespace artune::cli

@@ -14,6 +14,7 @@
 #include "artune/probes/profile_output.h"
 #include "command.h"
 #include "format.h"
+#include "stored_list.h"
 
 namespace artune::cli {
 namespace {
@@ -25,14 +26,6 @@ struct CapturesOptions {
   int limit = 20;
   int64_t show_id = 0;
 };
-
-// "2024-05-01T12:34:56.789Z" -> "2024-05-01 12:34:56"; anything else unchanged.
-std::string ShortTime(const std::string& iso8601) {
-  if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
-  std::string text = iso8601.substr(0, 19);
-  text[10] = ' ';
-  return text;
-}
 
 struct Totals {
   uint64_t messages = 0;
@@ -79,49 +72,35 @@ ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
   return j;
 }
 
-Status List(const CapturesOptions& options, const Context& context) {
-  if (options.limit < 0) {
-    return Status::InvalidArgument("--limit " + std::to_string(options.limit) +
-                                   " is negative: pass 0 for all captures or a positive count");
-  }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::CaptureRecord> captures,
-                          store->ListCaptures(options.limit));
-  ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
-  const int64_t total = info.row_counts.count("captures") ? info.row_counts.at("captures") : 0;
+std::vector<std::string> CaptureRow(const db::CaptureRecord& capture) {
+  const Totals totals = Summarize(capture);
+  char duration[32];
+  std::snprintf(duration, sizeof duration, "%.1f s", capture.duration_s);
+  return {std::to_string(capture.id),
+          ShortTime(capture.started_at),
+          capture.backend,
+          capture.process.empty() ? "-" : capture.process,
+          duration,
+          std::to_string(totals.messages),
+          probes::FormatBytes(totals.bytes),
+          std::to_string(totals.methods)};
+}
 
-  if (options.json) {
-    ordered_json out;
-    out["db"] = info.path;
-    out["total_captures"] = total;
-    out["captures"] = ordered_json::array();
-    for (const db::CaptureRecord& capture : captures) {
-      out["captures"].push_back(CaptureSummaryJson(capture));
-    }
-    std::cout << out.dump(2) << "\n";
-    return Status::Ok();
-  }
-  if (captures.empty()) {
-    std::cout << "No captures stored in " << info.path << " yet: `artune probe` records one.\n";
-    return Status::Ok();
-  }
-  std::vector<std::vector<std::string>> rows = {
-      {"ID", "TIME (UTC)", "BACKEND", "PROCESS", "DURATION", "MESSAGES", "BYTES", "METHODS"}};
-  for (const db::CaptureRecord& capture : captures) {
-    const Totals totals = Summarize(capture);
-    char duration[32];
-    std::snprintf(duration, sizeof duration, "%.1f s", capture.duration_s);
-    rows.push_back({std::to_string(capture.id), ShortTime(capture.started_at), capture.backend,
-                    capture.process.empty() ? "-" : capture.process, duration,
-                    std::to_string(totals.messages), probes::FormatBytes(totals.bytes),
-                    std::to_string(totals.methods)});
-  }
-  PrintTable(rows, {true, false, false, false, true, true, true, true}, std::cout);
-  if (static_cast<int64_t>(captures.size()) < total) {
-    std::cout << "(" << captures.size() << " newest of " << total
-              << " captures; --limit 0 shows all, `artune captures show ID` one in full)\n";
-  }
-  return Status::Ok();
+Status List(const CapturesOptions& options, const Context& context) {
+  const StoredListing<db::CaptureRecord> listing = {
+      .noun = "captures",
+      .table = "captures",
+      .command = "captures",
+      .kind = "captures",
+      .recorder = "probe",
+      .list = [](db::Store& store, int limit) { return store.ListCaptures(limit); },
+      .json = CaptureSummaryJson,
+      .header = {"ID", "TIME (UTC)", "BACKEND", "PROCESS", "DURATION", "MESSAGES", "BYTES",
+                 "METHODS"},
+      .right_aligned = {true, false, false, false, true, true, true, true},
+      .row = CaptureRow,
+  };
+  return PrintStoredListing(listing, options.limit, options.json, context);
 }
 
 Status Show(const CapturesOptions& options, const Context& context) {

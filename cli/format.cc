@@ -5,6 +5,13 @@
 
 namespace artune::cli {
 
+std::string ShortTime(const std::string& iso8601) {
+  if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
+  std::string text = iso8601.substr(0, 19);
+  text[10] = ' ';
+  return text;
+}
+
 std::string FormatHumanBytes(uint64_t bytes) {
   constexpr double kKiB = 1024.0;
   char text[32];

@@ -22,6 +22,7 @@
 #include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
+#include "stored_list.h"
 #include "trial_json.h"
 
 namespace artune::cli {
@@ -46,14 +47,6 @@ std::string FormatNumber(double value, int decimals) {
   }
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-// "2024-05-01T12:34:56.789Z" -> "2024-05-01 12:34:56"; anything else unchanged.
-std::string ShortTime(const std::string& iso8601) {
-  if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
-  std::string text = iso8601.substr(0, 19);
-  text[10] = ' ';
   return text;
 }
 
@@ -82,47 +75,35 @@ ordered_json RunJson(const db::BenchRun& run) {
   return j;
 }
 
-Status List(const ResultsOptions& options, const Context& context) {
-  if (options.limit < 0) {
-    return Status::InvalidArgument("--limit " + std::to_string(options.limit) +
-                                   " is negative: pass 0 for all runs or a positive count");
-  }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const std::vector<db::BenchRun> runs,
-                          store->ListBenchRuns(options.limit));
-  ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
-  const int64_t total = info.row_counts.count("bench_runs") ? info.row_counts.at("bench_runs") : 0;
+std::vector<std::string> RunRow(const db::BenchRun& run) {
+  return {std::to_string(run.id),
+          ShortTime(run.started_at),
+          run.transport,
+          run.benchmark,
+          run.scheme,
+          FormatHumanBytes(run.payload_bytes),
+          FormatNumber(run.latency.p50_us, 1),
+          FormatNumber(run.latency.p99_us, 1),
+          FormatNumber(run.bandwidth_mbps, 1),
+          FormatNumber(run.rpcs_per_s, 0),
+          run.validated ? "yes" : "NO"};
+}
 
-  if (options.json) {
-    ordered_json out;
-    out["db"] = info.path;
-    out["total_runs"] = total;
-    out["runs"] = ordered_json::array();
-    for (const db::BenchRun& run : runs) out["runs"].push_back(RunJson(run));
-    std::cout << out.dump(2) << "\n";
-    return Status::Ok();
-  }
-  if (runs.empty()) {
-    std::cout << "No bench runs stored in " << info.path << " yet: `artune bench` records one.\n";
-    return Status::Ok();
-  }
-  std::vector<std::vector<std::string>> rows = {{"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK",
-                                                 "SCHEME", "PAYLOAD", "P50 µs", "P99 µs", "MB/s",
-                                                 "RPC/s", "VALIDATED"}};
-  for (const db::BenchRun& run : runs) {
-    rows.push_back({std::to_string(run.id), ShortTime(run.started_at), run.transport, run.benchmark,
-                    run.scheme, FormatHumanBytes(run.payload_bytes),
-                    FormatNumber(run.latency.p50_us, 1), FormatNumber(run.latency.p99_us, 1),
-                    FormatNumber(run.bandwidth_mbps, 1), FormatNumber(run.rpcs_per_s, 0),
-                    run.validated ? "yes" : "NO"});
-  }
-  PrintTable(rows, {true, false, false, false, false, true, true, true, true, true, false},
-             std::cout);
-  if (static_cast<int64_t>(runs.size()) < total) {
-    std::cout << "(" << runs.size() << " newest of " << total
-              << " runs; --limit 0 shows all, `artune results show ID` one in full)\n";
-  }
-  return Status::Ok();
+Status List(const ResultsOptions& options, const Context& context) {
+  const StoredListing<db::BenchRun> listing = {
+      .noun = "runs",
+      .table = "bench_runs",
+      .command = "results",
+      .kind = "bench runs",
+      .recorder = "bench",
+      .list = [](db::Store& store, int limit) { return store.ListBenchRuns(limit); },
+      .json = RunJson,
+      .header = {"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK", "SCHEME", "PAYLOAD", "P50 µs",
+                 "P99 µs", "MB/s", "RPC/s", "VALIDATED"},
+      .right_aligned = {true, false, false, false, false, true, true, true, true, true, false},
+      .row = RunRow,
+  };
+  return PrintStoredListing(listing, options.limit, options.json, context);
 }
 
 Status Show(const ResultsOptions& options, const Context& context) {
@@ -166,18 +147,20 @@ Status Show(const ResultsOptions& options, const Context& context) {
 // ---- sweeps ---------------------------------------------------------------
 
 ordered_json SweepJson(const db::SweepRecord& sweep) {
-  return {{"id", sweep.id},
-          {"created_at", sweep.created_at},
-          {"finished_at", sweep.finished_at},
-          {"host", sweep.host},
-          {"peer", sweep.peer},
-          {"fabric", sweep.fabric},
-          {"objective", sweep.objective},
-          {"goal", sweep.goal},
-          {"strategy", sweep.strategy},
-          {"workload", sweep.workload},
-          {"search_space", sweep.search_space},
-          {"verdict", sweep.verdict ? ordered_json(sweep.verdict->verdict) : ordered_json()}};
+  return {
+      {"id", sweep.id},
+      {"created_at", sweep.created_at},
+      {"finished_at", sweep.finished_at},
+      {"host", sweep.host},
+      {"peer", sweep.peer},
+      {"fabric", sweep.fabric},
+      {"objective", sweep.objective},
+      {"goal", sweep.goal},
+      {"strategy", sweep.strategy},
+      {"workload", sweep.workload},
+      {"search_space", sweep.search_space},
+      {"verdict", sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
+                                : ordered_json()}};
 }
 
 // The distinct values a knob takes over the trials, in numeric order.
@@ -237,12 +220,14 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
                          const char* what) {
     if (!again) return;
     out << label << db::TrialKnobKey(again->knobs) << "  ";
-    if (again->status == "failed") {
+    if (again->status == db::TrialStatus::kFailed) {
       out << "failed";
     } else {
       out << FormatNumber(again->objective, 2) << " [" << FormatNumber(again->ci_low, 2) << ", "
           << FormatNumber(again->ci_high, 2) << "]";
-      if (again->status != "ok" || !again->validated) out << " " << again->status;
+      if (again->status != db::TrialStatus::kOk || !again->validated) {
+        out << " " << db::TrialStatusName(again->status);
+      }
     }
     out << "  (" << what << (again->error.empty() ? "" : "; " + again->error) << ")\n";
   };
@@ -286,7 +271,7 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
     rows.push_back({std::to_string(sweep.id), ShortTime(sweep.created_at), sweep.objective,
                     sweep.strategy, sweep.workload, sweep.fabric, sweep.peer,
                     sweep.finished_at.empty() ? "unfinished" : "finished",
-                    sweep.verdict ? sweep.verdict->verdict : "-"});
+                    sweep.verdict ? std::string(db::VerdictName(sweep.verdict->verdict)) : "-"});
   }
   PrintTable(rows, {true, false, false, false, false, false, false, false, false}, std::cout);
   return Status::Ok();
@@ -327,8 +312,9 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
         ordered_json row = ordered_json::array();
         for (const std::string& chunk : chunks) {
           const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
-          row.push_back(cell != nullptr && cell->status == "ok" ? ordered_json(cell->objective)
-                                                                : ordered_json(nullptr));
+          row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
+                            ? ordered_json(cell->objective)
+                            : ordered_json(nullptr));
         }
         cells.push_back(row);
       }
@@ -361,7 +347,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
     if (default_trial && trial.id == default_trial->id)
       note += note.empty() ? "default" : ", default";
     if (!trial.error.empty()) note += (note.empty() ? "" : "; ") + trial.error;
-    rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs), trial.status,
+    rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs),
+                    std::string(db::TrialStatusName(trial.status)),
                     FormatNumber(trial.objective, 2), FormatNumber(trial.ci_low, 2),
                     FormatNumber(trial.ci_high, 2), std::to_string(trial.samples), note});
   }
@@ -399,9 +386,9 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
         const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
         if (cell == nullptr) {
           row.push_back("-");
-        } else if (cell->status == "failed") {
+        } else if (cell->status == db::TrialStatus::kFailed) {
           row.push_back("FAIL");
-        } else if (cell->status == "invalid") {
+        } else if (cell->status == db::TrialStatus::kInvalid) {
           row.push_back("BAD");
         } else {
           row.push_back(FormatNumber(cell->objective, 1) +

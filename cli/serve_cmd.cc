@@ -19,6 +19,7 @@
 #include "artune/tuner/bench_transport.h"
 #include "command.h"
 #include "knob_flags.h"
+#include "server_flags.h"
 
 namespace artune::cli {
 namespace {
@@ -110,10 +111,7 @@ Status Serve(const ServeFlags& flags) {
   ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
                           transport::CredentialsFromEnvironment());
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
-  tuner::GrpcBenchOptions grpc_options;
-  grpc_options.server_threads = flags.grpc_threads;
-  grpc_options.timeout = std::chrono::milliseconds(loaded.config.timeout_ms);
-  auto grpc = tuner::MakeGrpcBenchTransport(grpc_options);
+  auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
   // With port 0 the first server picks the base port and the others follow it.
   std::string base = flags.listen;
@@ -195,11 +193,8 @@ void RegisterServe(CLI::App& root, Context& context) {
                    "Servers per transport (bench --benchmark ps --servers N needs N)")
       ->check(CLI::Range(1u, 64u))
       ->capture_default_str();
-  command
-      ->add_option("--grpc-threads", flags->grpc_threads,
-                   "Completion-queue threads per stock gRPC server")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  AddGrpcThreadsFlag(*command, flags->grpc_threads,
+                     "Completion-queue threads per stock gRPC server");
   command->add_flag("--json", flags->json,
                     "Print the listening addresses as one JSON line instead of text");
   AddKnobFlags(*command, flags->knobs);

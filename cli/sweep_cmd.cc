@@ -1,9 +1,7 @@
 // artune sweep: search the transport's knobs (eager threshold x chunk size by
 // default) for the fastest config on this link and workload; every trial measured,
 // validated and stored on its own; --resume continues a killed sweep. Thin over the
-// tuner library (artune/tuner/sweep.h).
-#include <unistd.h>
-
+// tuner library (artune/tuner/sweep_plan.h, sweep.h).
 #include <algorithm>
 #include <cstdio>
 #include <iomanip>
@@ -15,6 +13,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
+#include "artune/tuner/sweep_plan.h"
 #include "command.h"
 #include "knob_flags.h"
 #include "progress.h"
@@ -27,130 +26,11 @@ using nlohmann::ordered_json;
 
 struct SweepFlags {
   KnobFlags knobs;
-  std::vector<std::string> axes;  // --knob
-  std::string scheme = "uniform";
-  std::string classes;  // empty: the scheme's default
-  uint32_t buffers = 10;
-  int64_t capture_id = 0;  // --workload
-  uint32_t replay_messages = 32;
-  std::string objective = "latency-p50";
-  std::string peer;
-  std::string fabric;  // empty: the config's (auto: verbs where a device exists)
-  std::string strategy = "grid";
-  uint32_t repeats = 3;
-  double warmup_s = 0.2;
-  double duration_s = 0.5;
-  uint32_t inflight = 0;  // 0: the capture's concurrency (p50), else kDefaultInflight
-  uint32_t finalists = 3;
-  uint32_t final_rounds = 3;
-  uint64_t seed = 1;
+  tuner::SweepPlan plan;  // what to search, over which workload, how to measure
+  std::string fabric;     // empty: the config's (auto: verbs where a device exists)
   int64_t resume = 0;
   bool json = false;
-  // A resumed sweep stored before workload-time meant seconds per pass (no
-  // "workload_time" parameter): it keeps measuring the old way.
-  bool replay_fixed_rounds = false;
 };
-
-// Calls in flight when neither --inflight nor the capture says (`apply compare`
-// uses the same default).
-constexpr uint32_t kDefaultInflight = 8;
-// The replay's concurrency is capped here: a list rarely holds more messages.
-constexpr uint32_t kMaxCapturedInflight = 64;
-
-// The stored "workload_time" parameter of sweeps whose workload-time is the seconds
-// of one pass, averaged over the passes of a --duration measurement.
-constexpr const char* kWorkloadTimePerPass = "seconds_per_pass";
-
-// What --resume needs to rebuild the same sweep, stored with it.
-std::map<std::string, std::string> ParametersOf(const SweepFlags& flags) {
-  return {{"scheme", flags.scheme},
-          {"classes", flags.classes},
-          {"buffers", std::to_string(flags.buffers)},
-          {"replay_messages", std::to_string(flags.replay_messages)},
-          {"repeats", std::to_string(flags.repeats)},
-          {"warmup_s", std::to_string(flags.warmup_s)},
-          {"duration_s", std::to_string(flags.duration_s)},
-          {"inflight", std::to_string(flags.inflight)},
-          {"finalists", std::to_string(flags.finalists)},
-          {"final_rounds", std::to_string(flags.final_rounds)},
-          {"seed", std::to_string(flags.seed)},
-          {"workload_time", kWorkloadTimePerPass}};
-}
-
-Status RestoreFlags(const db::SweepRecord& sweep, SweepFlags& flags) {
-  const auto& p = sweep.parameters;
-  auto get = [&](const char* name) -> Result<std::string> {
-    auto it = p.find(name);
-    if (it == p.end()) {
-      return Status::Corruption("sweep " + std::to_string(sweep.id) + " has no stored " + name +
-                                ": it cannot be resumed; start a new sweep");
-    }
-    return it->second;
-  };
-  try {
-    ARTUNE_ASSIGN_OR_RETURN(flags.scheme, get("scheme"));
-    ARTUNE_ASSIGN_OR_RETURN(flags.classes, get("classes"));
-    ARTUNE_ASSIGN_OR_RETURN(std::string buffers, get("buffers"));
-    flags.buffers = static_cast<uint32_t>(std::stoul(buffers));
-    ARTUNE_ASSIGN_OR_RETURN(std::string messages, get("replay_messages"));
-    flags.replay_messages = static_cast<uint32_t>(std::stoul(messages));
-    ARTUNE_ASSIGN_OR_RETURN(std::string repeats, get("repeats"));
-    flags.repeats = static_cast<uint32_t>(std::stoul(repeats));
-    ARTUNE_ASSIGN_OR_RETURN(std::string warmup, get("warmup_s"));
-    flags.warmup_s = std::stod(warmup);
-    ARTUNE_ASSIGN_OR_RETURN(std::string duration, get("duration_s"));
-    flags.duration_s = std::stod(duration);
-    ARTUNE_ASSIGN_OR_RETURN(std::string inflight, get("inflight"));
-    flags.inflight = static_cast<uint32_t>(std::stoul(inflight));
-    ARTUNE_ASSIGN_OR_RETURN(std::string seed, get("seed"));
-    flags.seed = std::stoull(seed);
-    // Sweeps stored before the final round had none of these: the defaults.
-    if (p.count("finalists"))
-      flags.finalists = static_cast<uint32_t>(std::stoul(p.at("finalists")));
-    if (p.count("final_rounds")) {
-      flags.final_rounds = static_cast<uint32_t>(std::stoul(p.at("final_rounds")));
-    }
-    // Before it, a workload measurement was two passes and workload-time their total.
-    flags.replay_fixed_rounds = !p.count("workload_time");
-    if (!flags.replay_fixed_rounds && p.at("workload_time") != kWorkloadTimePerPass) {
-      return Status::Corruption("sweep " + std::to_string(sweep.id) + " has workload_time '" +
-                                p.at("workload_time") +
-                                "', which this artune does not know: resume it with the "
-                                "artune that started it, or start a new sweep");
-    }
-  } catch (const std::exception& error) {
-    return Status::Corruption("sweep " + std::to_string(sweep.id) +
-                              " has a stored parameter that is not a number (" + error.what() +
-                              "): start a new sweep");
-  }
-  flags.objective = sweep.objective;
-  flags.strategy = sweep.strategy;
-  flags.peer = sweep.peer == "loopback" ? "" : sweep.peer;
-  flags.axes.clear();
-  std::istringstream specs(sweep.search_space);
-  for (std::string spec; specs >> spec;) flags.axes.push_back(spec);
-  if (sweep.workload.rfind("capture:", 0) == 0) {
-    flags.capture_id = std::stoll(sweep.workload.substr(8));
-  }
-  return Status::Ok();
-}
-
-Result<tuner::Workload> WorkloadFromFlags(const SweepFlags& flags, db::Store& store) {
-  if (flags.capture_id != 0) {
-    tuner::ReplayOptions replay;
-    replay.messages = flags.replay_messages;
-    replay.seed = flags.seed;
-    return tuner::LoadCaptureWorkload(store, flags.capture_id, replay);
-  }
-  tuner::PayloadSpec spec;
-  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
-  std::string classes = flags.classes;
-  if (classes.empty()) classes = spec.scheme == tuner::Scheme::kUniform ? "S,M" : "S,M,L";
-  ARTUNE_ASSIGN_OR_RETURN(spec.classes, tuner::ParseClasses(classes));
-  spec.buffer_count = flags.buffers;
-  spec.seed = flags.seed;
-  return tuner::SchemeWorkload(spec);
-}
 
 std::string Number(double value) {
   std::ostringstream out;
@@ -190,12 +70,12 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
       const db::TrialRecord& pooled = finalist.pooled;
       std::cout << "  " << std::left << std::setw(13) << "" << db::TrialKnobKey(pooled.knobs)
                 << "  ";
-      if (pooled.status == "ok") {
+      if (pooled.status == db::TrialStatus::kOk) {
         std::cout << Number(pooled.objective) << " " << unit << " [" << Number(pooled.ci_low)
                   << ", " << Number(pooled.ci_high) << "], faster than the default in "
                   << finalist.rounds_won << " of " << rounds << " rounds\n";
       } else {
-        std::cout << pooled.status << ": " << pooled.error << "\n";
+        std::cout << db::TrialStatusName(pooled.status) << ": " << pooled.error << "\n";
       }
     }
   }
@@ -211,10 +91,11 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
   // The gain from the final round when there is one (interleaved, free of the
   // winner's curse and of drift), else from the search's own trials.
-  const bool paired = outcome.best_remeasured && outcome.best_remeasured->status == "ok" &&
-                      outcome.default_remeasured && outcome.default_remeasured->status == "ok";
+  const bool paired =
+      outcome.best_remeasured && outcome.best_remeasured->status == db::TrialStatus::kOk &&
+      outcome.default_remeasured && outcome.default_remeasured->status == db::TrialStatus::kOk;
   const std::optional<db::TrialRecord>& baseline =
-      outcome.default_remeasured && outcome.default_remeasured->status == "ok"
+      outcome.default_remeasured && outcome.default_remeasured->status == db::TrialStatus::kOk
           ? outcome.default_remeasured
           : outcome.default_trial;
   const std::optional<db::TrialRecord>& winner = paired ? outcome.best_remeasured : outcome.best;
@@ -222,8 +103,8 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
     std::cout << std::left << std::setw(15) << "verdict"
               << VerdictText(outcome.sweep.verdict->verdict) << "\n";
   }
-  if (outcome.best_beats_default && baseline && baseline->status == "ok" && winner->objective > 0 &&
-      baseline->objective > 0) {
+  if (outcome.best_beats_default && baseline && baseline->status == db::TrialStatus::kOk &&
+      winner->objective > 0 && baseline->objective > 0) {
     const bool lower = sweep.goal == "min";
     const double gain =
         lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
@@ -236,76 +117,37 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
 }
 
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
 Status RunSweepCommand(SweepFlags flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store,
                           db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
   db::SweepRecord record;
   transport::Config base;
   if (flags.resume != 0) {
-    ARTUNE_ASSIGN_OR_RETURN(record, store->GetSweep(flags.resume));
-    ARTUNE_RETURN_IF_ERROR(RestoreFlags(record, flags));
-    for (const auto& [name, value] : record.base_config) {
-      if (transport::FindKnob(name) == nullptr) continue;  // a knob this build dropped
-      ARTUNE_RETURN_IF_ERROR(
-          transport::SetKnob(base, name, value)
-              .WithContext("stored base config of sweep " + std::to_string(record.id)));
-    }
+    ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
+                            tuner::LoadSweepToResume(*store, flags.resume, flags.plan));
+    record = std::move(resumed.record);
+    flags.plan = std::move(resumed.plan);
+    base = resumed.base;
   } else {
     ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
     base = loaded.config;
     if (!flags.fabric.empty())
       ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
   }
-  ARTUNE_ASSIGN_OR_RETURN(tuner::SearchSpace space, tuner::ParseSearchSpace(flags.axes));
-  ARTUNE_ASSIGN_OR_RETURN(tuner::Objective objective, tuner::ParseObjective(flags.objective));
-  ARTUNE_RETURN_IF_ERROR(tuner::MakeStrategy(flags.strategy, {1}, {0}).status());
-  ARTUNE_ASSIGN_OR_RETURN(tuner::Workload workload, WorkloadFromFlags(flags, *store));
-
-  if (flags.inflight == 0) {
-    // As many calls in flight as the captured application kept (the replay list is
-    // a burst like TensorFlow's per-step fetch), else the default.
-    flags.inflight = workload.captured_inflight > 0
-                         ? std::min(workload.captured_inflight, kMaxCapturedInflight)
-                         : kDefaultInflight;
-    if (workload.captured_inflight > 0 && !flags.json) {
-      std::cerr << "inflight " << flags.inflight << ": the p50 of "
-                << workload.captured_inflight_method << " calls in flight in the capture"
-                << (workload.captured_inflight > kMaxCapturedInflight
-                        ? " (" + std::to_string(workload.captured_inflight) + ", capped)"
-                        : std::string())
-                << " (--inflight sets it)\n";
-    }
-  }
-  tuner::TrialOptions options;
-  options.objective = objective;
-  options.repeats = flags.repeats;
-  options.warmup_s = flags.warmup_s;
-  options.duration_s = flags.duration_s;
-  options.inflight = flags.inflight;
-  options.replay_fixed_rounds = flags.replay_fixed_rounds;
-  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<tuner::TrialTarget> target,
-                          tuner::TrialTarget::Open(base, flags.peer, options));
-
-  if (flags.resume == 0) {
-    record.host = Hostname();
-    record.peer = target->peer();
-    record.fabric = target->fabric();
-    record.objective = std::string(tuner::ObjectiveName(objective));
-    record.strategy = flags.strategy;
-    record.workload = workload.description;
-    record.parameters = ParametersOf(flags);
-  }
-
-  tuner::SweepOptions sweep_options;
-  sweep_options.final_round.finalists = flags.finalists;
-  sweep_options.final_round.rounds = flags.final_rounds;
-  ARTUNE_RETURN_IF_ERROR(tuner::ValidateFinalRoundOptions(sweep_options.final_round));
+  auto say_captured_inflight = [&flags](uint32_t inflight, const tuner::Workload& workload) {
+    if (flags.json) return;
+    std::cerr << "inflight " << inflight << ": the p50 of " << workload.captured_inflight_method
+              << " calls in flight in the capture"
+              << (workload.captured_inflight > tuner::kMaxCapturedInflight
+                      ? " (" + std::to_string(workload.captured_inflight) + ", capped)"
+                      : std::string())
+              << " (--inflight sets it)\n";
+  };
+  ARTUNE_ASSIGN_OR_RETURN(tuner::PreparedSweep prepared,
+                          tuner::PrepareSweep(*store, flags.plan, base, std::move(record),
+                                              flags.resume != 0, say_captured_inflight));
+  const tuner::Workload& workload = prepared.workload;
+  const tuner::Objective objective = prepared.objective;
 
   ProgressLine progress(context);
   const std::string unit(tuner::ObjectiveUnit(objective));
@@ -320,9 +162,8 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     }
     progress.Update(text);
   };
-  ARTUNE_ASSIGN_OR_RETURN(
-      tuner::SweepOutcome outcome,
-      tuner::RunSweep(*store, *target, workload, space, base, record, on_trial, sweep_options));
+  ARTUNE_ASSIGN_OR_RETURN(tuner::SweepOutcome outcome,
+                          tuner::RunPreparedSweep(*store, prepared, on_trial));
   progress.Clear();
 
   if (flags.json) {
@@ -337,7 +178,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["layout"] = LayoutJson(workload);
     j["peer"] = outcome.sweep.peer;
     j["search_space"] = outcome.sweep.search_space;
-    j["inflight"] = flags.inflight;
+    j["inflight"] = prepared.inflight;
     j["measured"] = outcome.measured;
     j["resumed"] = outcome.resumed;
     j["trials"] = ordered_json::array();
@@ -383,67 +224,69 @@ void RegisterSweep(CLI::App& root, Context& context) {
       "Search transport knobs (eager_threshold x chunk_size by default) for the fastest config "
       "on this link and workload; every trial validated and stored");
   AddKnobFlags(*command, flags->knobs);
-  command->add_option("--knob", flags->axes,
+  command->add_option("--knob", flags->plan.axes,
                       "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
                       "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2. "
                       "Only knobs a running transport takes live (not fabric or verbs_*: "
                       "`artune config show` marks them)");
-  command->add_option("--scheme", flags->scheme, "TF-gRPC-Bench payload scheme")
+  command->add_option("--scheme", flags->plan.scheme, "TF-gRPC-Bench payload scheme")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();
-  command->add_option("--classes", flags->classes,
+  command->add_option("--classes", flags->plan.classes,
                       "Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L "
                       "otherwise)");
-  command->add_option("--buffers", flags->buffers, "Buffers per scheme message")
+  command->add_option("--buffers", flags->plan.buffers, "Buffers per scheme message")
       ->capture_default_str();
   command
-      ->add_option("--workload", flags->capture_id,
+      ->add_option("--workload", flags->plan.capture_id,
                    "Replay stored capture ID (per-method sizes and mix; `artune captures` "
                    "lists them) instead of a scheme")
       ->excludes("--scheme");
   command
-      ->add_option("--replay-messages", flags->replay_messages, "Messages in a capture replay list")
+      ->add_option("--replay-messages", flags->plan.replay_messages,
+                   "Messages in a capture replay list")
       ->capture_default_str();
-  command->add_option("--objective", flags->objective, "What to optimise")
+  command->add_option("--objective", flags->plan.objective, "What to optimise")
       ->check(CLI::IsMember(
           {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
       ->capture_default_str();
-  command->add_option("--peer", flags->peer,
+  command->add_option("--peer", flags->plan.peer,
                       "host:port of `artune serve` (default: a loopback server in this process)");
   command->add_option("--fabric", flags->fabric, "tcp | verbs | auto (default: the config's)")
       ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
   command
-      ->add_option("--strategy", flags->strategy,
+      ->add_option("--strategy", flags->plan.strategy,
                    "grid (every point) or adaptive (pattern search, far fewer trials)")
       ->check(CLI::IsMember({"grid", "adaptive"}))
       ->capture_default_str();
-  command->add_option("--repeats", flags->repeats, "Measurements per trial (median and 95% CI)")
+  command
+      ->add_option("--repeats", flags->plan.repeats, "Measurements per trial (median and 95% CI)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  command->add_option("--warmup", flags->warmup_s, "Warm-up seconds per trial")
+  command->add_option("--warmup", flags->plan.warmup_s, "Warm-up seconds per trial")
       ->capture_default_str();
   command
-      ->add_option("--duration", flags->duration_s,
+      ->add_option("--duration", flags->plan.duration_s,
                    "Seconds per measurement (a workload replay makes as many passes as fit; "
                    "workload-time is the seconds of one pass)")
       ->capture_default_str();
   command
-      ->add_option("--inflight", flags->inflight,
+      ->add_option("--inflight", flags->plan.inflight,
                    "Calls in flight (bandwidth, ps, workload); default: with --workload the "
                    "capture's p50 of calls in flight (at most 64), else 8")
       ->check(CLI::Range(1, 1024));
   command
-      ->add_option("--finalists", flags->finalists,
+      ->add_option("--finalists", flags->plan.finalists,
                    "Best configs of the search measured again with the default at the end; the "
                    "winner is chosen on those measurements")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   command
-      ->add_option("--final-rounds", flags->final_rounds,
+      ->add_option("--final-rounds", flags->plan.final_rounds,
                    "Interleaved rounds of that final measurement (each config once per round)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
-  command->add_option("--seed", flags->seed, "Payload seed")->capture_default_str();
+  command->add_option("--seed", flags->plan.seed, "Payload seed")->capture_default_str();
   command->add_option("--resume", flags->resume,
                       "Continue stored sweep ID with its stored settings; finished trials are "
                       "not repeated");

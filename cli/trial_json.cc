@@ -15,7 +15,7 @@ ordered_json TrialJson(const db::TrialRecord& trial) {
   for (const auto& [name, value] : trial.metrics) metrics[name] = value;
   return {{"id", trial.id},
           {"knobs", KnobsJson(trial.knobs)},
-          {"status", trial.status},
+          {"status", std::string(db::TrialStatusName(trial.status))},
           {"objective", trial.objective},
           {"ci_low", trial.ci_low},
           {"ci_high", trial.ci_high},
@@ -35,7 +35,7 @@ ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
           {"ci_low", trial->ci_low},
           {"ci_high", trial->ci_high},
           {"validated", trial->validated},
-          {"status", trial->status},
+          {"status", std::string(db::TrialStatusName(trial->status))},
           {"samples", trial->samples},
           {"id", trial->id != 0 ? ordered_json(trial->id) : ordered_json()}};
 }
@@ -60,7 +60,8 @@ void AddVerdictJson(ordered_json& out, const std::optional<db::SweepVerdict>& ve
   }
   out["finalists"] = std::move(finalists);
   out["best_beats_default"] = verdict && verdict->best_beats_default();
-  out["verdict"] = verdict ? ordered_json(verdict->verdict) : ordered_json();
+  out["verdict"] =
+      verdict ? ordered_json(std::string(db::VerdictName(verdict->verdict))) : ordered_json();
 }
 
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
@@ -82,20 +83,20 @@ nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate)
           {"pairs", estimate.count}};
 }
 
-std::string VerdictText(std::string_view verdict) {
-  if (verdict == db::kVerdictBeatsDefault) {
-    return "beats default: the best config is better than the default beyond noise (its "
-           "same-round pairs with the default, or their confidence intervals)";
+std::string VerdictText(db::Verdict verdict) {
+  switch (verdict) {
+    case db::Verdict::kBeatsDefault:
+      return "beats default: the best config is better than the default beyond noise (its "
+             "same-round pairs with the default, or their confidence intervals)";
+    case db::Verdict::kWithinNoise:
+      return "within noise: the best config does not beat the default beyond noise (its "
+             "same-round pairs with the default, or their confidence intervals)";
+    case db::Verdict::kDefaultIsBest:
+      return "default is best: no config measured beats it";
+    case db::Verdict::kNoValidTrial:
+      return "no valid trial: nothing validated to compare with the default";
   }
-  if (verdict == db::kVerdictWithinNoise) {
-    return "within noise: the best config does not beat the default beyond noise (its "
-           "same-round pairs with the default, or their confidence intervals)";
-  }
-  if (verdict == db::kVerdictDefaultIsBest) return "default is best: no config measured beats it";
-  if (verdict == db::kVerdictNoValidTrial) {
-    return "no valid trial: nothing validated to compare with the default";
-  }
-  return std::string(verdict);
+  return std::string(db::VerdictName(verdict));
 }
 
 ordered_json LayoutJson(const tuner::Workload& workload) {

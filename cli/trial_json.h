@@ -60,6 +60,6 @@ Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::S
 // One line of text for a verdict value, for the human output of sweep, results and
 // apply (e.g. "within noise: the best config does not beat the default beyond noise
 // ..."); unknown values are returned as they are.
-std::string VerdictText(std::string_view verdict);
+std::string VerdictText(db::Verdict verdict);
 
 }  // namespace artune::cli

@@ -32,7 +32,7 @@ std::string AxisValue(const SweepTrial& trial, const std::string& knob) {
 }
 
 bool Usable(const SweepTrial& trial) {
-  return trial.status == "ok" && trial.validated && std::isfinite(trial.objective);
+  return trial.status == db::TrialStatus::kOk && trial.validated && std::isfinite(trial.objective);
 }
 
 // Whether `a` beats `b` under `goal`; ties keep the earlier (strictly better only).

@@ -10,13 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "artune/db/store.h"
+
 namespace artune::dashboard {
 
 // One stored trial, as the view needs it.
 struct SweepTrial {
   std::map<std::string, std::string> knobs;   // the swept knobs, as knob text ("4KiB")
   std::map<std::string, std::string> config;  // the full effective config (fallback axis values)
-  std::string status;                         // "ok" | "invalid" | "failed"
+  db::TrialStatus status = db::TrialStatus::kFailed;
   bool validated = false;
   double objective = 0;
   double ci_low = 0, ci_high = 0;
@@ -38,12 +40,11 @@ struct SweepInput {
   // The planned values of each swept knob (knob text), so unmeasured cells show.
   std::map<std::string, std::vector<std::string>> planned_axes;
   std::vector<SweepTrial> trials;  // in the order they were stored
-  // The stored verdict ("beats_default" | "within_noise" | "default_is_best" |
-  // "no_valid_trial"; "" when none is stored), the default measured again at the
+  // The stored verdict (nullopt when none is stored), the default measured again at the
   // end of the sweep that it rests on, and the config the verdict judged measured
   // again just before it (absent when the sweep did not, e.g. the best is the
   // default).
-  std::string verdict;
+  std::optional<db::Verdict> verdict;
   std::optional<SweepTrial> default_remeasured;
   std::optional<SweepTrial> best_remeasured;
 };
@@ -75,7 +76,7 @@ struct SweepSummary {
   std::optional<SweepTrial> latest;  // the most recently stored trial
   // Only once the sweep is finished: a resumed sweep that is running again still
   // has its previous verdict stored, which the new trials may overturn.
-  std::string verdict;  // "" when not finished or none is stored
+  std::optional<db::Verdict> verdict;  // nullopt when not finished or none is stored
   std::optional<SweepTrial> default_remeasured;
   std::optional<SweepTrial> best_remeasured;
 };

@@ -33,27 +33,30 @@ std::string CellValue(double value) {
 
 std::string TrialLine(const SweepTrial& trial) {
   char text[96];
-  if (trial.status == "ok") {
+  if (trial.status == db::TrialStatus::kOk) {
     std::snprintf(text, sizeof text, "  %.4g [%.4g, %.4g]", trial.objective, trial.ci_low,
                   trial.ci_high);
   } else {
-    std::snprintf(text, sizeof text, "  %s%s", trial.status.c_str(),
+    std::snprintf(text, sizeof text, "  %s%s",
+                  std::string(db::TrialStatusName(trial.status)).c_str(),
                   trial.validated ? "" : " (not validated)");
   }
   return KnobText(trial.knobs) + text;
 }
 
 // The stored verdict in a few words, and how to colour it.
-std::pair<std::string, Style> VerdictLine(const std::string& verdict) {
-  if (verdict == "beats_default") {
-    return {"best beats the default beyond noise", Style::kGood};
+std::pair<std::string, Style> VerdictLine(db::Verdict verdict) {
+  switch (verdict) {
+    case db::Verdict::kBeatsDefault:
+      return {"best beats the default beyond noise", Style::kGood};
+    case db::Verdict::kWithinNoise:
+      return {"within noise: best does not beat the default beyond noise", Style::kWarn};
+    case db::Verdict::kDefaultIsBest:
+      return {"the default is the best config", Style::kNormal};
+    case db::Verdict::kNoValidTrial:
+      return {"no valid trial", Style::kWarn};
   }
-  if (verdict == "within_noise") {
-    return {"within noise: best does not beat the default beyond noise", Style::kWarn};
-  }
-  if (verdict == "default_is_best") return {"the default is the best config", Style::kNormal};
-  if (verdict == "no_valid_trial") return {"no valid trial", Style::kWarn};
-  return {verdict, Style::kNormal};
+  return {std::string(db::VerdictName(verdict)), Style::kNormal};
 }
 
 constexpr Style kHeatStyles[kHeatLevels] = {Style::kHeat0, Style::kHeat1, Style::kHeat2,
@@ -118,9 +121,9 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
   }
   if (!s.finished) {
     canvas.Put(5, 8, "trial " + std::to_string(s.done + 1) + " is being measured", Style::kDim);
-  } else if (!s.verdict.empty()) {
+  } else if (s.verdict) {
     canvas.Put(5, 1, "verdict", Style::kHeader);
-    const auto [text, style] = VerdictLine(s.verdict);
+    const auto [text, style] = VerdictLine(*s.verdict);
     canvas.Put(5, 9, KeepEnd(text, static_cast<size_t>(std::max(0, width - 10))), style);
     // The end-of-sweep re-measurements the verdict rests on, one under the other:
     // the config it judged, then the default.
@@ -139,7 +142,7 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
   }
 
   // Heatmap, one row lower when both re-measurements are shown.
-  const int top = s.best_remeasured && s.default_remeasured && !s.verdict.empty() ? 8 : 7;
+  const int top = s.best_remeasured && s.default_remeasured && s.verdict ? 8 : 7;
   canvas.Put(top, 1,
              "objective: rows eager_threshold, columns chunk_size; * best, . none, x failed",
              Style::kHeader);

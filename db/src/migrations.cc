@@ -1,80 +1,195 @@
 #include "migrations.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace artune::db {
 namespace {
 
+// The schema is written as column lists, one per table, and turned into CREATE
+// TABLE text here, so that tables of the same shape (a measurement, a key/value list
+// beside its owner) are declared once. The text must stay byte for byte what each
+// migration has always run: SQLite keeps it in sqlite_schema, and files in the
+// field were built by it. migrations_test's golden digest catches any drift.
+
+// One column of a CREATE TABLE.
+struct Column {
+  std::string_view name;
+  std::string_view type;          // INTEGER | TEXT | REAL
+  std::string_view constraints;   // "NOT NULL CHECK (...)"; may run over several lines
+  std::string_view comment = "";  // SQL comment at the end of the line; "" for none
+};
+
+struct Table {
+  std::string_view name;
+  std::vector<Column> columns;
+  std::vector<std::string_view> constraints = {};  // "PRIMARY KEY (...)", "UNIQUE (...)"
+  bool without_rowid = false;
+  // Where the type starts; 0 for one space after the longest column name.
+  size_t name_width = 0;
+};
+
+std::string Padded(std::string_view text, size_t width) {
+  std::string out(text);
+  if (out.size() < width) out.append(width - out.size(), ' ');
+  return out;
+}
+
+std::string CreateTable(const Table& table) {
+  size_t name_width = table.name_width;
+  for (const Column& column : table.columns) {
+    name_width = std::max(name_width, column.name.size() + 1);
+  }
+  constexpr size_t kTypeWidth = std::string_view("INTEGER ").size();
+  // Each column's line up to its comma; a separator stands in for the last line's
+  // missing comma so that its comment lines up with the others.
+  std::vector<std::string> lines;
+  size_t check_comment_at = 0;  // comments after a CHECK line up with each other
+  for (size_t i = 0; i < table.columns.size(); ++i) {
+    const Column& column = table.columns[i];
+    const bool last = i + 1 == table.columns.size() && table.constraints.empty();
+    std::string line = "  " + Padded(column.name, name_width) + Padded(column.type, kTypeWidth) +
+                       std::string(column.constraints);
+    if (!last || !column.comment.empty()) line += last ? " " : ",";
+    if (!column.comment.empty() && column.constraints.find("CHECK") != std::string_view::npos) {
+      check_comment_at = std::max(check_comment_at, line.size());
+    }
+    lines.push_back(std::move(line));
+  }
+  std::string out = "CREATE TABLE " + std::string(table.name) + " (\n";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Column& column = table.columns[i];
+    out += lines[i];
+    if (!column.comment.empty()) {
+      if (column.constraints.find("CHECK") != std::string_view::npos) {
+        out.append(check_comment_at - lines[i].size(), ' ');
+      }
+      out += "  -- " + std::string(column.comment);
+    }
+    out += "\n";
+  }
+  for (size_t i = 0; i < table.constraints.size(); ++i) {
+    out += "  " + std::string(table.constraints[i]) +
+           (i + 1 < table.constraints.size() ? ",\n" : "\n");
+  }
+  out += table.without_rowid ? ") WITHOUT ROWID;\n" : ");\n";
+  return out;
+}
+
+std::vector<Column> Concat(std::initializer_list<std::vector<Column>> groups) {
+  std::vector<Column> out;
+  for (const std::vector<Column>& group : groups) out.insert(out.end(), group.begin(), group.end());
+  return out;
+}
+
+// A key/value list belonging to one row of `owner` (config, parameters, metrics):
+// rows rather than columns, so a new knob or metric needs no migration.
+std::string KeyValueTable(std::string_view table, std::string_view owner_column,
+                          std::string_view owner, std::string_view key, std::string_view type) {
+  const std::string references = "NOT NULL REFERENCES " + std::string(owner) + " ON DELETE CASCADE";
+  const std::string key_check = "NOT NULL CHECK (" + std::string(key) + " <> '')";
+  const std::string primary_key =
+      "PRIMARY KEY (" + std::string(owner_column) + ", " + std::string(key) + ")";
+  return CreateTable({table,
+                      {{owner_column, "INTEGER", references},
+                       {key, "TEXT", key_check},
+                       {"value", type, "NOT NULL"}},
+                      {primary_key},
+                      /*without_rowid=*/true});
+}
+
+// How a measurement came out (a trial, a re-measurement, a finalist's pooled rounds).
+std::vector<Column> MeasurementColumns() {
+  return {
+      {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'invalid', 'failed'))"},
+      {"objective", "REAL", "NOT NULL"},
+      {"ci_low", "REAL", "NOT NULL"},
+      {"ci_high", "REAL", "NOT NULL"},
+      {"samples", "INTEGER", "NOT NULL CHECK (samples >= 0)"},
+      {"remeasured", "INTEGER", "NOT NULL CHECK (remeasured >= 0)"},
+      {"validated", "INTEGER", "NOT NULL CHECK (validated IN (0, 1))"},
+  };
+}
+
+// The end of a measurement taken again after the search (schema v4 on), which is
+// not a trial: when, rather than started_at.
+std::vector<Column> RemeasuredTail() {
+  return {
+      {"error", "TEXT", "NOT NULL"},
+      {"measured_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+      {"duration_s", "REAL", "NOT NULL"},
+  };
+}
+
 // Schema v1: bench runs. Config and parameters are key/value tables rather than
 // columns so a new knob in the transport's table needs no migration here.
-constexpr std::string_view kSchemaV1 = R"sql(
-CREATE TABLE bench_runs (
-  id                INTEGER PRIMARY KEY AUTOINCREMENT,
-  started_at        TEXT    NOT NULL,  -- ISO 8601 UTC, e.g. 2024-05-01T12:34:56.789Z
-  host              TEXT    NOT NULL,
-  peer              TEXT    NOT NULL,  -- address, or 'loopback'
-  transport         TEXT    NOT NULL CHECK (transport <> ''),
-  benchmark         TEXT    NOT NULL CHECK (benchmark <> ''),
-  scheme            TEXT    NOT NULL,
-  fabric            TEXT    NOT NULL,  -- '' for stock gRPC
-  payload_bytes     INTEGER NOT NULL CHECK (payload_bytes >= 0),
-  duration_s        REAL    NOT NULL,
-  rpcs              INTEGER NOT NULL CHECK (rpcs >= 0),
-  latency_p50_us    REAL    NOT NULL,
-  latency_p99_us    REAL    NOT NULL,
-  latency_mean_us   REAL    NOT NULL,
-  latency_stddev_us REAL    NOT NULL,
-  bandwidth_mbps    REAL    NOT NULL,
-  rpcs_per_s        REAL    NOT NULL,
-  validated         INTEGER NOT NULL CHECK (validated IN (0, 1))
-);
-CREATE INDEX bench_runs_by_time ON bench_runs (started_at);
-
-CREATE TABLE bench_run_config (
-  run_id INTEGER NOT NULL REFERENCES bench_runs (id) ON DELETE CASCADE,
-  knob   TEXT    NOT NULL CHECK (knob <> ''),
-  value  TEXT    NOT NULL,
-  PRIMARY KEY (run_id, knob)
-) WITHOUT ROWID;
-
-CREATE TABLE bench_run_parameters (
-  run_id INTEGER NOT NULL REFERENCES bench_runs (id) ON DELETE CASCADE,
-  name   TEXT    NOT NULL CHECK (name <> ''),
-  value  TEXT    NOT NULL,
-  PRIMARY KEY (run_id, name)
-) WITHOUT ROWID;
-)sql";
+std::string SchemaV1() {
+  const Table bench_runs = {
+      "bench_runs",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"started_at", "TEXT", "NOT NULL", "ISO 8601 UTC, e.g. 2024-05-01T12:34:56.789Z"},
+          {"host", "TEXT", "NOT NULL"},
+          {"peer", "TEXT", "NOT NULL", "address, or 'loopback'"},
+          {"transport", "TEXT", "NOT NULL CHECK (transport <> '')"},
+          {"benchmark", "TEXT", "NOT NULL CHECK (benchmark <> '')"},
+          {"scheme", "TEXT", "NOT NULL"},
+          {"fabric", "TEXT", "NOT NULL", "'' for stock gRPC"},
+          {"payload_bytes", "INTEGER", "NOT NULL CHECK (payload_bytes >= 0)"},
+          {"duration_s", "REAL", "NOT NULL"},
+          {"rpcs", "INTEGER", "NOT NULL CHECK (rpcs >= 0)"},
+          {"latency_p50_us", "REAL", "NOT NULL"},
+          {"latency_p99_us", "REAL", "NOT NULL"},
+          {"latency_mean_us", "REAL", "NOT NULL"},
+          {"latency_stddev_us", "REAL", "NOT NULL"},
+          {"bandwidth_mbps", "REAL", "NOT NULL"},
+          {"rpcs_per_s", "REAL", "NOT NULL"},
+          {"validated", "INTEGER", "NOT NULL CHECK (validated IN (0, 1))"},
+      }};
+  return "\n" + CreateTable(bench_runs) +
+         "CREATE INDEX bench_runs_by_time ON bench_runs (started_at);\n\n" +
+         KeyValueTable("bench_run_config", "run_id", "bench_runs (id)", "knob", "TEXT") + "\n" +
+         KeyValueTable("bench_run_parameters", "run_id", "bench_runs (id)", "name", "TEXT");
+}
 
 // Schema v2: captures from `artune probe`. The whole profile is kept as its JSON
 // (the probes' own format, so histograms need no schema here); the per-method
 // totals are also rows so SQL can filter and sum them without parsing JSON.
-constexpr std::string_view kSchemaV2 = R"sql(
-CREATE TABLE captures (
-  id           INTEGER PRIMARY KEY AUTOINCREMENT,
-  started_at   TEXT    NOT NULL,  -- ISO 8601 UTC
-  backend      TEXT    NOT NULL CHECK (backend <> ''),  -- 'pcap' | 'ebpf' | ...
-  process      TEXT    NOT NULL,  -- process name or pid, '' when not known
-  duration_s   REAL    NOT NULL,
-  lost_events  INTEGER NOT NULL CHECK (lost_events >= 0),
-  profile_json TEXT    NOT NULL
-);
-CREATE INDEX captures_by_time ON captures (started_at);
-
-CREATE TABLE capture_methods (
-  capture_id INTEGER NOT NULL REFERENCES captures (id) ON DELETE CASCADE,
-  method     TEXT    NOT NULL CHECK (method <> ''),
-  direction  TEXT    NOT NULL,  -- 'request' | 'response'
-  messages   INTEGER NOT NULL CHECK (messages >= 0),
-  bytes      INTEGER NOT NULL CHECK (bytes >= 0),
-  scheme     TEXT    NOT NULL,  -- the size scheme the probes classified
-  small      INTEGER NOT NULL CHECK (small >= 0),
-  medium     INTEGER NOT NULL CHECK (medium >= 0),
-  large      INTEGER NOT NULL CHECK (large >= 0),
-  PRIMARY KEY (capture_id, method, direction)
-) WITHOUT ROWID;
-)sql";
+std::string SchemaV2() {
+  const Table captures = {
+      "captures",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"started_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"backend", "TEXT", "NOT NULL CHECK (backend <> '')", "'pcap' | 'ebpf' | ..."},
+          {"process", "TEXT", "NOT NULL", "process name or pid, '' when not known"},
+          {"duration_s", "REAL", "NOT NULL"},
+          {"lost_events", "INTEGER", "NOT NULL CHECK (lost_events >= 0)"},
+          {"profile_json", "TEXT", "NOT NULL"},
+      }};
+  const Table capture_methods = {
+      "capture_methods",
+      {
+          {"capture_id", "INTEGER", "NOT NULL REFERENCES captures (id) ON DELETE CASCADE"},
+          {"method", "TEXT", "NOT NULL CHECK (method <> '')"},
+          {"direction", "TEXT", "NOT NULL", "'request' | 'response'"},
+          {"messages", "INTEGER", "NOT NULL CHECK (messages >= 0)"},
+          {"bytes", "INTEGER", "NOT NULL CHECK (bytes >= 0)"},
+          {"scheme", "TEXT", "NOT NULL", "the size scheme the probes classified"},
+          {"small", "INTEGER", "NOT NULL CHECK (small >= 0)"},
+          {"medium", "INTEGER", "NOT NULL CHECK (medium >= 0)"},
+          {"large", "INTEGER", "NOT NULL CHECK (large >= 0)"},
+      },
+      {"PRIMARY KEY (capture_id, method, direction)"},
+      /*without_rowid=*/true};
+  return "\n" + CreateTable(captures) +
+         "CREATE INDEX captures_by_time ON captures (started_at);\n\n" +
+         CreateTable(capture_methods);
+}
 
 // Schema v3: sweeps (`artune sweep`) and their trials. A trial is one point of the
 // search space, identified within its sweep by `knobs`, the canonical text of its
@@ -82,68 +197,57 @@ CREATE TABLE capture_methods (
 // `artune sweep --resume` skip the points a killed run had already committed.
 // Base config, parameters, full trial configs and metrics are key/value rows so a
 // new knob or metric needs no migration.
-constexpr std::string_view kSchemaV3 = R"sql(
-CREATE TABLE sweeps (
-  id            INTEGER PRIMARY KEY AUTOINCREMENT,
-  created_at    TEXT    NOT NULL,  -- ISO 8601 UTC
-  finished_at   TEXT    NOT NULL,  -- ISO 8601 UTC, '' while running (or killed)
-  host          TEXT    NOT NULL,
-  peer          TEXT    NOT NULL,  -- address, or 'loopback'
-  fabric        TEXT    NOT NULL CHECK (fabric <> ''),
-  objective     TEXT    NOT NULL CHECK (objective <> ''),  -- 'latency-p50', ...
-  goal          TEXT    NOT NULL CHECK (goal IN ('min', 'max')),
-  strategy      TEXT    NOT NULL CHECK (strategy <> ''),   -- 'grid' | 'adaptive'
-  workload      TEXT    NOT NULL CHECK (workload <> ''),   -- 'scheme:skew' | 'capture:12'
-  search_space  TEXT    NOT NULL,  -- canonical --knob specs, ' ' separated
-  default_knobs TEXT    NOT NULL   -- the knob key of the transport's defaults
-);
-CREATE INDEX sweeps_by_time ON sweeps (created_at);
+std::string SchemaV3() {
+  const Table sweeps = {
+      "sweeps",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
+          {"host", "TEXT", "NOT NULL"},
+          {"peer", "TEXT", "NOT NULL", "address, or 'loopback'"},
+          {"fabric", "TEXT", "NOT NULL CHECK (fabric <> '')"},
+          {"objective", "TEXT", "NOT NULL CHECK (objective <> '')", "'latency-p50', ..."},
+          {"goal", "TEXT", "NOT NULL CHECK (goal IN ('min', 'max'))"},
+          {"strategy", "TEXT", "NOT NULL CHECK (strategy <> '')", "'grid' | 'adaptive'"},
+          {"workload", "TEXT", "NOT NULL CHECK (workload <> '')", "'scheme:skew' | 'capture:12'"},
+          {"search_space", "TEXT", "NOT NULL", "canonical --knob specs, ' ' separated"},
+          {"default_knobs", "TEXT", "NOT NULL", "the knob key of the transport's defaults"},
+      }};
+  const Table trials = {
+      "trials",
+      Concat({{{"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+               {"sweep_id", "INTEGER", "NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE"},
+               {"knobs", "TEXT", "NOT NULL CHECK (knobs <> '')",
+                "'chunk_size=64KiB;eager_threshold=4KiB'"}},
+              MeasurementColumns(),
+              {{"error", "TEXT", "NOT NULL", "'' unless status is 'failed' or 'invalid'"},
+               {"started_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+               {"duration_s", "REAL", "NOT NULL"}}}),
+      {"UNIQUE (sweep_id, knobs)"},
+      /*without_rowid=*/false,
+      /*name_width=*/12};
+  return "\n" + CreateTable(sweeps) + "CREATE INDEX sweeps_by_time ON sweeps (created_at);\n\n" +
+         KeyValueTable("sweep_base_config", "sweep_id", "sweeps (id)", "knob", "TEXT") + "\n" +
+         KeyValueTable("sweep_parameters", "sweep_id", "sweeps (id)", "name", "TEXT") + "\n" +
+         CreateTable(trials) + "\n" +
+         KeyValueTable("trial_config", "trial_id", "trials (id)", "knob", "TEXT") + "\n" +
+         KeyValueTable("trial_metrics", "trial_id", "trials (id)", "name", "REAL");
+}
 
-CREATE TABLE sweep_base_config (
-  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
-  knob     TEXT    NOT NULL CHECK (knob <> ''),
-  value    TEXT    NOT NULL,
-  PRIMARY KEY (sweep_id, knob)
-) WITHOUT ROWID;
-
-CREATE TABLE sweep_parameters (
-  sweep_id INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
-  name     TEXT    NOT NULL CHECK (name <> ''),
-  value    TEXT    NOT NULL,
-  PRIMARY KEY (sweep_id, name)
-) WITHOUT ROWID;
-
-CREATE TABLE trials (
-  id          INTEGER PRIMARY KEY AUTOINCREMENT,
-  sweep_id    INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
-  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- 'chunk_size=64KiB;eager_threshold=4KiB'
-  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
-  objective   REAL    NOT NULL,
-  ci_low      REAL    NOT NULL,
-  ci_high     REAL    NOT NULL,
-  samples     INTEGER NOT NULL CHECK (samples >= 0),
-  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
-  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
-  error       TEXT    NOT NULL,  -- '' unless status is 'failed' or 'invalid'
-  started_at  TEXT    NOT NULL,  -- ISO 8601 UTC
-  duration_s  REAL    NOT NULL,
-  UNIQUE (sweep_id, knobs)
-);
-
-CREATE TABLE trial_config (
-  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
-  knob     TEXT    NOT NULL CHECK (knob <> ''),
-  value    TEXT    NOT NULL,
-  PRIMARY KEY (trial_id, knob)
-) WITHOUT ROWID;
-
-CREATE TABLE trial_metrics (
-  trial_id INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
-  name     TEXT    NOT NULL CHECK (name <> ''),
-  value    REAL    NOT NULL,
-  PRIMARY KEY (trial_id, name)
-) WITHOUT ROWID;
-)sql";
+// A measurement taken again at the end of a sweep, one per sweep (v4: the default;
+// v5: the best), with its metrics in a table beside it.
+std::string RemeasuredTables(std::string_view table, std::string_view knobs_comment) {
+  const Table remeasured = {
+      table, Concat({{{"sweep_id", "INTEGER",
+                       "PRIMARY KEY REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE"},
+                      {"knobs", "TEXT", "NOT NULL CHECK (knobs <> '')", knobs_comment}},
+                     MeasurementColumns(),
+                     RemeasuredTail()})};
+  return CreateTable(remeasured) + "\n" +
+         KeyValueTable(std::string(table) + "_metrics", "sweep_id",
+                       std::string(table) + " (sweep_id)", "name", "REAL");
+}
 
 // Schema v4: a sweep's verdict on its best config against the transport's defaults,
 // and the default measured again at the end of the sweep that the verdict rests on.
@@ -151,110 +255,81 @@ CREATE TABLE trial_metrics (
 // cascade takes the rest). The re-measurement is not a trial: trials are the
 // search's points, UNIQUE per knob key, and the default's first measurement is
 // already one of them. Its config is the sweep's base config and is not repeated.
-constexpr std::string_view kSchemaV4 = R"sql(
-CREATE TABLE sweep_verdicts (
-  sweep_id   INTEGER PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE,
-  verdict    TEXT    NOT NULL
-             CHECK (verdict IN ('beats_default', 'within_noise', 'default_is_best',
-                                'no_valid_trial')),
-  best_knobs TEXT    NOT NULL,  -- knob key of the best trial judged; '' for no_valid_trial
-  decided_at TEXT    NOT NULL   -- ISO 8601 UTC
-);
-
-CREATE TABLE sweep_default_remeasured (
-  sweep_id    INTEGER PRIMARY KEY REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
-  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- the sweep's default_knobs
-  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
-  objective   REAL    NOT NULL,
-  ci_low      REAL    NOT NULL,
-  ci_high     REAL    NOT NULL,
-  samples     INTEGER NOT NULL CHECK (samples >= 0),
-  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
-  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
-  error       TEXT    NOT NULL,
-  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
-  duration_s  REAL    NOT NULL
-);
-
-CREATE TABLE sweep_default_remeasured_metrics (
-  sweep_id INTEGER NOT NULL REFERENCES sweep_default_remeasured (sweep_id) ON DELETE CASCADE,
-  name     TEXT    NOT NULL CHECK (name <> ''),
-  value    REAL    NOT NULL,
-  PRIMARY KEY (sweep_id, name)
-) WITHOUT ROWID;
-)sql";
+std::string SchemaV4() {
+  const Table sweep_verdicts = {
+      "sweep_verdicts",
+      {
+          {"sweep_id", "INTEGER", "PRIMARY KEY REFERENCES sweeps (id) ON DELETE CASCADE"},
+          {"verdict", "TEXT",
+           "NOT NULL\n"
+           "             CHECK (verdict IN ('beats_default', 'within_noise', 'default_is_best',\n"
+           "                                'no_valid_trial'))"},
+          {"best_knobs", "TEXT", "NOT NULL",
+           "knob key of the best trial judged; '' for no_valid_trial"},
+          {"decided_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+      }};
+  return "\n" + CreateTable(sweep_verdicts) + "\n" +
+         RemeasuredTables("sweep_default_remeasured", "the sweep's default_knobs");
+}
 
 // Schema v5: the best trial's config re-measured back to back with the default at the
 // end of a sweep (SweepVerdict::best_remeasured), the same shape as the default's.
-constexpr std::string_view kSchemaV5 = R"sql(
-CREATE TABLE sweep_best_remeasured (
-  sweep_id    INTEGER PRIMARY KEY REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
-  knobs       TEXT    NOT NULL CHECK (knobs <> ''),  -- the best trial's knob key
-  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
-  objective   REAL    NOT NULL,
-  ci_low      REAL    NOT NULL,
-  ci_high     REAL    NOT NULL,
-  samples     INTEGER NOT NULL CHECK (samples >= 0),
-  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
-  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
-  error       TEXT    NOT NULL,
-  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
-  duration_s  REAL    NOT NULL
-);
-
-CREATE TABLE sweep_best_remeasured_metrics (
-  sweep_id INTEGER NOT NULL REFERENCES sweep_best_remeasured (sweep_id) ON DELETE CASCADE,
-  name     TEXT    NOT NULL CHECK (name <> ''),
-  value    REAL    NOT NULL,
-  PRIMARY KEY (sweep_id, name)
-) WITHOUT ROWID;
-)sql";
+std::string SchemaV5() {
+  return "\n" + RemeasuredTables("sweep_best_remeasured", "the best trial's knob key");
+}
 
 // Schema v6: the final round of a sweep. The number of interleaved rounds goes on
 // the verdict; each finalist's pooled measurement (the shape of the re-measured
 // tables, plus its rank and the rounds it won against the default) in a table of
 // its own, with its metrics. The cascade from the verdict removes them together.
-constexpr std::string_view kSchemaV6 = R"sql(
-ALTER TABLE sweep_verdicts ADD COLUMN final_rounds INTEGER NOT NULL DEFAULT 0
-  CHECK (final_rounds >= 0);
+std::string SchemaV6() {
+  const Table sweep_finalists = {
+      "sweep_finalists",
+      Concat({{{"sweep_id", "INTEGER",
+                "NOT NULL REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE"},
+               {"rank", "INTEGER", "NOT NULL CHECK (rank >= 1)", "1: the winner"},
+               {"knobs", "TEXT", "NOT NULL CHECK (knobs <> '')"}},
+              MeasurementColumns(),
+              RemeasuredTail(),
+              {{"rounds_won", "INTEGER", "NOT NULL CHECK (rounds_won >= 0)"}}}),
+      {"PRIMARY KEY (sweep_id, rank)", "UNIQUE (sweep_id, knobs)"}};
+  const Table sweep_finalist_metrics = {
+      "sweep_finalist_metrics",
+      {
+          {"sweep_id", "INTEGER", "NOT NULL"},
+          {"rank", "INTEGER", "NOT NULL"},
+          {"name", "TEXT", "NOT NULL CHECK (name <> '')"},
+          {"value", "REAL", "NOT NULL"},
+      },
+      {"PRIMARY KEY (sweep_id, rank, name)",
+       "FOREIGN KEY (sweep_id, rank) REFERENCES sweep_finalists (sweep_id, rank) ON DELETE "
+       "CASCADE"},
+      /*without_rowid=*/true};
+  return "\n"
+         "ALTER TABLE sweep_verdicts ADD COLUMN final_rounds INTEGER NOT NULL DEFAULT 0\n"
+         "  CHECK (final_rounds >= 0);\n\n" +
+         CreateTable(sweep_finalists) + "\n" + CreateTable(sweep_finalist_metrics);
+}
 
-CREATE TABLE sweep_finalists (
-  sweep_id    INTEGER NOT NULL REFERENCES sweep_verdicts (sweep_id) ON DELETE CASCADE,
-  rank        INTEGER NOT NULL CHECK (rank >= 1),  -- 1: the winner
-  knobs       TEXT    NOT NULL CHECK (knobs <> ''),
-  status      TEXT    NOT NULL CHECK (status IN ('ok', 'invalid', 'failed')),
-  objective   REAL    NOT NULL,
-  ci_low      REAL    NOT NULL,
-  ci_high     REAL    NOT NULL,
-  samples     INTEGER NOT NULL CHECK (samples >= 0),
-  remeasured  INTEGER NOT NULL CHECK (remeasured >= 0),
-  validated   INTEGER NOT NULL CHECK (validated IN (0, 1)),
-  error       TEXT    NOT NULL,
-  measured_at TEXT    NOT NULL,  -- ISO 8601 UTC
-  duration_s  REAL    NOT NULL,
-  rounds_won  INTEGER NOT NULL CHECK (rounds_won >= 0),
-  PRIMARY KEY (sweep_id, rank),
-  UNIQUE (sweep_id, knobs)
-);
+// Built once; the Migration entries point into it for the life of the process.
+const std::array<std::string, 6>& SchemaTexts() {
+  static const std::array<std::string, 6> texts = {SchemaV1(), SchemaV2(), SchemaV3(),
+                                                   SchemaV4(), SchemaV5(), SchemaV6()};
+  return texts;
+}
 
-CREATE TABLE sweep_finalist_metrics (
-  sweep_id INTEGER NOT NULL,
-  rank     INTEGER NOT NULL,
-  name     TEXT    NOT NULL CHECK (name <> ''),
-  value    REAL    NOT NULL,
-  PRIMARY KEY (sweep_id, rank, name),
-  FOREIGN KEY (sweep_id, rank) REFERENCES sweep_finalists (sweep_id, rank) ON DELETE CASCADE
-) WITHOUT ROWID;
-)sql";
-
-constexpr std::array<Migration, 6> kMigrations = {{
-    {1, "bench runs with their effective config and parameters", kSchemaV1},
-    {2, "captures with their profile and per-method totals", kSchemaV2},
-    {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", kSchemaV3},
-    {4, "sweep verdicts and the default re-measured at the end of a sweep", kSchemaV4},
-    {5, "the best trial re-measured back to back with the default", kSchemaV5},
-    {6, "the final round: finalists re-measured with the default in interleaved rounds", kSchemaV6},
-}};
+const std::array<Migration, 6>& Migrations() {
+  static const std::array<Migration, 6> migrations = {{
+      {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
+      {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
+      {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
+      {4, "sweep verdicts and the default re-measured at the end of a sweep", SchemaTexts()[3]},
+      {5, "the best trial re-measured back to back with the default", SchemaTexts()[4]},
+      {6, "the final round: finalists re-measured with the default in interleaved rounds",
+       SchemaTexts()[5]},
+  }};
+  return migrations;
+}
 
 Status CheckNumbering(std::span<const Migration> migrations) {
   for (size_t i = 0; i < migrations.size(); ++i) {
@@ -301,7 +376,7 @@ Result<int> ReadSchemaVersion(sqlite::Database& db, int latest) {
   return static_cast<int>(version);
 }
 
-std::span<const Migration> BuiltinMigrations() { return kMigrations; }
+std::span<const Migration> BuiltinMigrations() { return Migrations(); }
 
 Status Migrate(sqlite::Database& db, std::span<const Migration> migrations) {
   ARTUNE_RETURN_IF_ERROR(CheckNumbering(migrations));

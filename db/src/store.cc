@@ -18,6 +18,20 @@
 #include "sweep_verdict_store.h"
 
 namespace artune::db {
+
+std::string Iso8601Utc(std::chrono::system_clock::time_point time) {
+  const auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[64];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
+                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
+                static_cast<int>(millis % 1000));
+  return text;
+}
+
 namespace {
 
 using sqlite::Database;
@@ -28,19 +42,7 @@ using sqlite::Transaction;
 // enough that a stuck lock holder is reported rather than waited on forever.
 constexpr int kBusyTimeoutMs = 5000;
 
-std::string NowIso8601Utc() {
-  auto now = std::chrono::system_clock::now();
-  auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(millis / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(millis % 1000));
-  return text;
-}
+std::string NowIso8601Utc() { return Iso8601Utc(std::chrono::system_clock::now()); }
 
 Result<int64_t> CheckedInt64(uint64_t value, const char* field,
                              std::string_view record = "bench run") {

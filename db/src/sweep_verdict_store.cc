@@ -26,26 +26,15 @@ constexpr RemeasuredTables kDefaultAgain = {
 constexpr RemeasuredTables kBestAgain = {"sweep_best_remeasured", "sweep_best_remeasured_metrics",
                                          "re-measured best"};
 
-bool IsVerdict(std::string_view text) {
-  return text == kVerdictBeatsDefault || text == kVerdictWithinNoise ||
-         text == kVerdictDefaultIsBest || text == kVerdictNoValidTrial;
-}
-
 Status CheckRemeasured(const TrialRecord& again, std::string_view record);
 
 Status CheckVerdict(const SweepVerdict& verdict) {
-  if (!IsVerdict(verdict.verdict)) {
-    return Status::InvalidArgument(
-        "sweep verdict \"" + verdict.verdict + "\" is not one of " +
-        std::string(kVerdictBeatsDefault) + ", " + std::string(kVerdictWithinNoise) + ", " +
-        std::string(kVerdictDefaultIsBest) + ", " + std::string(kVerdictNoValidTrial));
-  }
-  const bool no_best = verdict.verdict == kVerdictNoValidTrial;
+  const bool no_best = verdict.verdict == Verdict::kNoValidTrial;
   if (no_best != verdict.best_knobs.empty()) {
     return Status::InvalidArgument(
-        "sweep verdict " + verdict.verdict + " with best_knobs \"" + verdict.best_knobs +
-        "\": the best trial's knob key is given for every verdict but " +
-        std::string(kVerdictNoValidTrial) + ", and only then left empty");
+        "sweep verdict " + std::string(VerdictName(verdict.verdict)) + " with best_knobs \"" +
+        verdict.best_knobs + "\": the best trial's knob key is given for every verdict but " +
+        std::string(VerdictName(Verdict::kNoValidTrial)) + ", and only then left empty");
   }
   if (!no_best) {
     ARTUNE_RETURN_IF_ERROR(
@@ -80,10 +69,6 @@ Status CheckVerdict(const SweepVerdict& verdict) {
 
 Status CheckRemeasured(const TrialRecord& again, std::string_view record) {
   ARTUNE_RETURN_IF_ERROR(CheckKnobs(again.knobs).WithContext(std::string(record)));
-  if (again.status != "ok" && again.status != "invalid" && again.status != "failed") {
-    return Status::InvalidArgument(std::string(record) + " status \"" + again.status +
-                                   "\" is not one of ok, invalid, failed");
-  }
   ARTUNE_RETURN_IF_ERROR(CheckFinite(again.objective, "objective", record));
   ARTUNE_RETURN_IF_ERROR(CheckFinite(again.ci_low, "ci_low", record));
   ARTUNE_RETURN_IF_ERROR(CheckFinite(again.ci_high, "ci_high", record));
@@ -107,7 +92,7 @@ constexpr std::string_view kMeasurementColumns =
 Status BindMeasurement(Statement& insert, int& column, const TrialRecord& again,
                        const std::string& now) {
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialKnobKey(again.knobs)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.status));
+  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialStatusName(again.status)));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.objective));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.ci_low));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.ci_high));
@@ -251,7 +236,7 @@ Status RecordSweepVerdict(Database& db, int64_t sweep_id, const SweepVerdict& ve
                           db.Prepare("INSERT INTO sweep_verdicts (sweep_id, verdict, best_knobs, "
                                      "decided_at, final_rounds) VALUES (?, ?, ?, ?, ?)"));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(1, sweep_id));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(2, verdict.verdict));
+  ARTUNE_RETURN_IF_ERROR(insert.Bind(2, VerdictName(verdict.verdict)));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(3, verdict.best_knobs));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(4, verdict.decided_at.empty() ? now : verdict.decided_at));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(5, static_cast<int64_t>(verdict.final_rounds)));
@@ -278,7 +263,14 @@ Result<std::optional<SweepVerdict>> LoadSweepVerdict(Database& db, int64_t sweep
   ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
   if (!has_row) return std::optional<SweepVerdict>();
   SweepVerdict verdict;
-  verdict.verdict = select.ColumnText(0);
+  const std::string verdict_text = select.ColumnText(0);
+  const std::optional<Verdict> parsed = ParseVerdict(verdict_text);
+  // The schema's CHECK admits only the known words; anything else is damage.
+  if (!parsed) {
+    return Status::Corruption("sweep " + std::to_string(sweep_id) + " has unknown verdict \"" +
+                              verdict_text + "\"");
+  }
+  verdict.verdict = *parsed;
   verdict.best_knobs = select.ColumnText(1);
   verdict.decided_at = select.ColumnText(2);
   verdict.final_rounds = static_cast<uint32_t>(select.ColumnInt64(3));

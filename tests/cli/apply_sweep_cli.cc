@@ -51,7 +51,7 @@ class ApplySweepCliTest : public ApplyCliTest {
       artune::db::TrialRecord record;
       record.sweep_id = *sweep_id;
       record.knobs = {{"eager_threshold", eager}};
-      record.status = "ok";
+      record.status = artune::db::TrialStatus::kOk;
       record.objective = objective;
       record.ci_low = objective - 0.5;
       record.ci_high = objective + 0.5;
@@ -66,7 +66,7 @@ class ApplySweepCliTest : public ApplyCliTest {
     }
     if (!verdict_knobs.empty()) {
       artune::db::SweepVerdict verdict;
-      verdict.verdict = std::string(artune::db::kVerdictBeatsDefault);
+      verdict.verdict = artune::db::Verdict::kBeatsDefault;
       verdict.best_knobs = verdict_knobs;
       verdict.default_remeasured = trial("16KiB", 14.5);
       verdict.best_remeasured = trial("64KiB", 11.5);

@@ -54,9 +54,11 @@ int main(int argc, char** argv) {
     trial.sweep_id = std::atoll(argv[3]);
     trial.knobs = {{"eager_threshold", argv[4]}, {"chunk_size", argv[5]}};
     trial.objective = std::atof(argv[6]);
-    trial.status = argc >= 8 ? argv[7] : "ok";
-    trial.validated = trial.status == "ok";
-    if (trial.status != "ok") trial.error = "fixture: a failed trial";
+    const std::optional<db::TrialStatus> status = db::ParseTrialStatus(argc >= 8 ? argv[7] : "ok");
+    if (!status) return Fail(Status::InvalidArgument(std::string("unknown status ") + argv[7]));
+    trial.status = *status;
+    trial.validated = trial.status == db::TrialStatus::kOk;
+    if (trial.status != db::TrialStatus::kOk) trial.error = "fixture: a failed trial";
     trial.ci_low = trial.objective * 0.95;
     trial.ci_high = trial.objective * 1.05;
     trial.samples = 30;
@@ -69,11 +71,13 @@ int main(int argc, char** argv) {
   }
   if (action == "verdict" && argc >= 7) {
     db::SweepVerdict verdict;
-    verdict.verdict = argv[4];
+    const std::optional<db::Verdict> parsed = db::ParseVerdict(argv[4]);
+    if (!parsed) return Fail(Status::InvalidArgument(std::string("unknown verdict ") + argv[4]));
+    verdict.verdict = *parsed;
     verdict.best_knobs = argv[5];
     db::TrialRecord again;
     again.knobs = {{"eager_threshold", "8KiB"}, {"chunk_size", "512KiB"}};
-    again.status = "ok";
+    again.status = db::TrialStatus::kOk;
     again.validated = true;
     again.objective = std::atof(argv[6]);
     again.ci_low = again.objective * 0.95;

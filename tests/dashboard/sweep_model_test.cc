@@ -7,11 +7,11 @@ namespace artune::dashboard {
 namespace {
 
 SweepTrial Trial(const std::string& eager, const std::string& chunk, double objective,
-                 const std::string& status = "ok", double duration_s = 2) {
+                 db::TrialStatus status = db::TrialStatus::kOk, double duration_s = 2) {
   SweepTrial trial;
   trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
   trial.status = status;
-  trial.validated = status == "ok";
+  trial.validated = status == db::TrialStatus::kOk;
   trial.objective = objective;
   trial.ci_low = objective * 0.9;
   trial.ci_high = objective * 1.1;
@@ -69,7 +69,7 @@ TEST(SweepModelTest, MaxGoalMarksTheHighestCellBest) {
 
 TEST(SweepModelTest, FailedTrialsAreMeasuredButNeverBest) {
   SweepInput input = Input("min");
-  input.trials = {Trial("256B", "64KiB", 1, "invalid"), Trial("4KiB", "64KiB", 40)};
+  input.trials = {Trial("256B", "64KiB", 1, db::TrialStatus::kInvalid), Trial("4KiB", "64KiB", 40)};
   SweepSummary summary = SummarizeSweep(input);
   EXPECT_TRUE(summary.cells[0][0].measured);
   EXPECT_FALSE(summary.cells[0][0].usable);
@@ -83,7 +83,7 @@ TEST(SweepModelTest, AxisValueFallsBackToTheTrialConfig) {
   SweepTrial trial;
   trial.knobs = {{"eager_threshold", "8KiB"}};
   trial.config = {{"chunk_size", "512KiB"}, {"eager_threshold", "8KiB"}};
-  trial.status = "ok";
+  trial.status = db::TrialStatus::kOk;
   trial.validated = true;
   trial.objective = 5;
   input.trials = {trial};
@@ -94,7 +94,8 @@ TEST(SweepModelTest, AxisValueFallsBackToTheTrialConfig) {
 TEST(SweepModelTest, EtaIsRemainingTrialsTimesMeanDuration) {
   SweepInput input = Input("min");
   input.planned_trials = 10;
-  input.trials = {Trial("256B", "64KiB", 1, "ok", 2), Trial("4KiB", "64KiB", 2, "ok", 4)};
+  input.trials = {Trial("256B", "64KiB", 1, db::TrialStatus::kOk, 2),
+                  Trial("4KiB", "64KiB", 2, db::TrialStatus::kOk, 4)};
   SweepSummary summary = SummarizeSweep(input);
   ASSERT_TRUE(summary.eta_s);
   EXPECT_DOUBLE_EQ(*summary.eta_s, 8 * 3.0);

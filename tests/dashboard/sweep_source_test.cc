@@ -48,7 +48,7 @@ class SweepSourceTest : public ::testing::Test {
     db::TrialRecord trial;
     trial.sweep_id = sweep_id;
     trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-    trial.status = "ok";
+    trial.status = db::TrialStatus::kOk;
     trial.validated = true;
     trial.objective = objective;
     trial.ci_low = objective;
@@ -109,11 +109,11 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   const int64_t id = InsertSweep(*writer, "min");
   InsertTrial(*writer, id, "4KiB", "64KiB", 20);
   db::SweepVerdict verdict;
-  verdict.verdict = std::string(db::kVerdictWithinNoise);
+  verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
   db::TrialRecord again;
   again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  again.status = "ok";
+  again.status = db::TrialStatus::kOk;
   again.validated = true;
   again.objective = 21;
   again.ci_low = 19;
@@ -128,14 +128,14 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   SweepSource source(path_, SweepSelector{id});
   SweepPanel panel = source.Poll();
   ASSERT_TRUE(panel.summary) << panel.error;
-  EXPECT_EQ(panel.summary->verdict, "") << "shown before the sweep finished";
+  EXPECT_EQ(panel.summary->verdict, std::nullopt) << "shown before the sweep finished";
   EXPECT_FALSE(panel.summary->default_remeasured);
   EXPECT_FALSE(panel.summary->best_remeasured);
 
   ASSERT_TRUE(writer->FinishSweep(id).ok());
   panel = source.Poll();
   ASSERT_TRUE(panel.summary) << panel.error;
-  EXPECT_EQ(panel.summary->verdict, "within_noise");
+  EXPECT_EQ(panel.summary->verdict, db::Verdict::kWithinNoise);
   ASSERT_TRUE(panel.summary->default_remeasured);
   EXPECT_DOUBLE_EQ(panel.summary->default_remeasured->objective, 21);
   EXPECT_EQ(panel.summary->default_remeasured->knobs, again.knobs);

@@ -309,7 +309,7 @@ TEST(ViewsTest, SweepViewShowsProgressHeatmapAndBest) {
         std::tuple{"256B", "1MiB", 41.0}}) {
     SweepTrial trial;
     trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-    trial.status = "ok";
+    trial.status = db::TrialStatus::kOk;
     trial.validated = true;
     trial.objective = value;
     trial.duration_s = 10;
@@ -344,11 +344,11 @@ TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
   input.finished_at = "2026-01-01T00:00:00.000Z";
   SweepTrial trial;
   trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
-  trial.status = "ok";
+  trial.status = db::TrialStatus::kOk;
   trial.validated = true;
   trial.objective = 20;
   input.trials.push_back(trial);
-  input.verdict = "within_noise";
+  input.verdict = db::Verdict::kWithinNoise;
   SweepTrial again = trial;
   again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
   again.objective = 21;
@@ -388,11 +388,11 @@ TEST(ViewsTest, TheWinnerMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
   input.finished_at = "2026-01-01T00:00:00.000Z";
   SweepTrial trial;
   trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
-  trial.status = "ok";
+  trial.status = db::TrialStatus::kOk;
   trial.validated = true;
   trial.objective = 20;
   input.trials.push_back(trial);
-  input.verdict = "beats_default";
+  input.verdict = db::Verdict::kBeatsDefault;
   SweepTrial best_again = trial;
   best_again.objective = 18;
   best_again.ci_low = 17;

@@ -41,6 +41,35 @@ std::vector<Migration> MigrationsWithV2() {
   return list;
 }
 
+// 64-bit FNV-1a: a digest that is the same on every platform and build.
+uint64_t Fnv1a(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
+// A released migration's text is what files in the field were built by, and SQLite
+// keeps it in sqlite_schema: it must never change, even now that migrations.cc
+// builds it from column lists. These are the digests of the text as released
+// (version: bytes, digest).
+TEST(Migrations, ReleasedTextIsUnchanged) {
+  struct Released {
+    size_t bytes;
+    uint64_t digest;
+  };
+  const std::vector<Released> released = {
+      {1460, 0xcce248d2b5e679f3ULL}, {1070, 0x17849e31ed5d0675ULL}, {2564, 0x4867d58ec67cda06ULL},
+      {1354, 0x6ac85301b65174a8ULL}, {930, 0x251b7c5f232922e0ULL},  {1243, 0xb7ac2aaf87818ea0ULL},
+  };
+  const std::span<const Migration> migrations = BuiltinMigrations();
+  ASSERT_GE(migrations.size(), released.size());
+  for (size_t i = 0; i < released.size(); ++i) {
+    SCOPED_TRACE("migration " + std::to_string(migrations[i].version));
+    EXPECT_EQ(migrations[i].sql.size(), released[i].bytes);
+    EXPECT_EQ(Fnv1a(migrations[i].sql), released[i].digest);
+  }
+}
+
 TEST(StoreOpen, CreatesFileDirectoryAndLatestSchema) {
   TempDir dir;
   const std::string path = dir.File("nested/deeper/artune.db");

@@ -37,7 +37,7 @@ SweepRecord VerdictSweep() {
 TrialRecord Remeasured(double objective) {
   TrialRecord again;
   again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  again.status = "ok";
+  again.status = TrialStatus::kOk;
   again.objective = objective;
   again.ci_low = objective - 2;
   again.ci_high = objective + 2;
@@ -52,7 +52,7 @@ TrialRecord Remeasured(double objective) {
 
 SweepVerdict WithinNoise(double default_objective) {
   SweepVerdict verdict;
-  verdict.verdict = std::string(kVerdictWithinNoise);
+  verdict.verdict = Verdict::kWithinNoise;
   verdict.best_knobs = "chunk_size=128KiB;eager_threshold=4KiB";
   verdict.decided_at = "2026-01-02T03:04:07.000Z";
   verdict.default_remeasured = Remeasured(default_objective);
@@ -113,7 +113,7 @@ TEST_F(SweepVerdictTest, RoundTripsThroughGetSweepAndListSweeps) {
   auto sweep = store_->GetSweep(sweep_id_);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   ASSERT_TRUE(sweep->verdict.has_value());
-  EXPECT_EQ(sweep->verdict->verdict, "within_noise");
+  EXPECT_EQ(sweep->verdict->verdict, Verdict::kWithinNoise);
   EXPECT_FALSE(sweep->verdict->best_beats_default());
   EXPECT_EQ(sweep->verdict->best_knobs, want.best_knobs);
   EXPECT_EQ(sweep->verdict->decided_at, want.decided_at);
@@ -125,7 +125,7 @@ TEST_F(SweepVerdictTest, RoundTripsThroughGetSweepAndListSweeps) {
   ASSERT_TRUE(listed.ok()) << listed.status().ToString();
   ASSERT_EQ(listed->size(), 1u);
   ASSERT_TRUE((*listed)[0].verdict.has_value());
-  EXPECT_EQ((*listed)[0].verdict->verdict, "within_noise");
+  EXPECT_EQ((*listed)[0].verdict->verdict, Verdict::kWithinNoise);
   ASSERT_TRUE((*listed)[0].verdict->default_remeasured.has_value());
   ExpectSameMeasurement(*(*listed)[0].verdict->default_remeasured, *want.default_remeasured);
 }
@@ -164,7 +164,7 @@ TEST_F(SweepVerdictTest, TheFinalRoundsFinalistsRoundTripInRankOrder) {
   second.pooled.metrics = {};
   FinalistRecord broken{Remeasured(0), 0};
   broken.pooled.knobs = {{"chunk_size", "16KiB"}, {"eager_threshold", "4KiB"}};
-  broken.pooled.status = "invalid";
+  broken.pooled.status = TrialStatus::kInvalid;
   broken.pooled.validated = false;
   broken.pooled.error = "checksum mismatch";
   want.finalists = {winner, second, broken};
@@ -233,7 +233,7 @@ TEST_F(SweepVerdictTest, EmptyTimesBecomeNow) {
 TEST_F(SweepVerdictTest, RecordingAgainReplacesTheVerdictAndTheMeasurement) {
   ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, WithinNoise(100)).ok());
   SweepVerdict second;
-  second.verdict = std::string(kVerdictBeatsDefault);
+  second.verdict = Verdict::kBeatsDefault;
   second.best_knobs = "chunk_size=128KiB;eager_threshold=4KiB";
   second.default_remeasured = Remeasured(150);
   second.default_remeasured->metrics = {{"p50_us", 150}};
@@ -242,7 +242,7 @@ TEST_F(SweepVerdictTest, RecordingAgainReplacesTheVerdictAndTheMeasurement) {
   auto sweep = store_->GetSweep(sweep_id_);
   ASSERT_TRUE(sweep.ok());
   ASSERT_TRUE(sweep->verdict.has_value());
-  EXPECT_EQ(sweep->verdict->verdict, "beats_default");
+  EXPECT_EQ(sweep->verdict->verdict, Verdict::kBeatsDefault);
   EXPECT_TRUE(sweep->verdict->best_beats_default());
   ASSERT_TRUE(sweep->verdict->default_remeasured.has_value());
   EXPECT_EQ(sweep->verdict->default_remeasured->objective, 150);
@@ -254,12 +254,12 @@ TEST_F(SweepVerdictTest, RecordingAgainReplacesTheVerdictAndTheMeasurement) {
 
   // A verdict without a re-measurement drops the old one.
   SweepVerdict bare;
-  bare.verdict = std::string(kVerdictNoValidTrial);
+  bare.verdict = Verdict::kNoValidTrial;
   ASSERT_TRUE(store_->RecordSweepVerdict(sweep_id_, bare).ok());
   sweep = store_->GetSweep(sweep_id_);
   ASSERT_TRUE(sweep.ok());
   ASSERT_TRUE(sweep->verdict.has_value());
-  EXPECT_EQ(sweep->verdict->verdict, "no_valid_trial");
+  EXPECT_EQ(sweep->verdict->verdict, Verdict::kNoValidTrial);
   EXPECT_EQ(sweep->verdict->best_knobs, "");
   EXPECT_FALSE(sweep->verdict->default_remeasured.has_value());
   EXPECT_EQ(CountRows("sweep_default_remeasured"), 0);
@@ -273,17 +273,12 @@ TEST_F(SweepVerdictTest, BadInputIsRefusedAndKeepsTheStoredVerdict) {
   std::vector<std::pair<std::string, SweepVerdict>> bad;
   {
     SweepVerdict v = WithinNoise(1);
-    v.verdict = "better";
-    bad.emplace_back("unknown verdict", v);
-  }
-  {
-    SweepVerdict v = WithinNoise(1);
     v.best_knobs.clear();
     bad.emplace_back("within_noise without best_knobs", v);
   }
   {
     SweepVerdict v = WithinNoise(1);
-    v.verdict = std::string(kVerdictNoValidTrial);
+    v.verdict = Verdict::kNoValidTrial;
     bad.emplace_back("no_valid_trial with best_knobs", v);
   }
   {
@@ -310,11 +305,6 @@ TEST_F(SweepVerdictTest, BadInputIsRefusedAndKeepsTheStoredVerdict) {
     SweepVerdict v = WithinNoise(1);
     v.default_remeasured->metrics["p99_us"] = nan;
     bad.emplace_back("NaN metric", v);
-  }
-  {
-    SweepVerdict v = WithinNoise(1);
-    v.default_remeasured->status = "great";
-    bad.emplace_back("unknown status", v);
   }
   {
     SweepVerdict v = WithinNoise(1);
@@ -435,7 +425,7 @@ TEST(SweepVerdictMigration, AV5VerdictReadsBackWithoutAFinalRound) {
   auto sweep = (*store)->GetSweep(sweep_id);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   ASSERT_TRUE(sweep->verdict.has_value());
-  EXPECT_EQ(sweep->verdict->verdict, "within_noise");
+  EXPECT_EQ(sweep->verdict->verdict, Verdict::kWithinNoise);
   EXPECT_EQ(sweep->verdict->final_rounds, 0u);
   EXPECT_TRUE(sweep->verdict->finalists.empty());
   EXPECT_FALSE(sweep->verdict->best_remeasured.has_value());

@@ -128,15 +128,15 @@ int WriteSweep(db::Store& store) {
       trial.samples = 5;
       trial.duration_s = 2.5;
       trial.validated = true;
-      trial.status = "ok";
+      trial.status = db::TrialStatus::kOk;
       trial.objective = p50[e][c];
       if (e == 3 && c == 2) {
-        trial.status = "invalid";
+        trial.status = db::TrialStatus::kInvalid;
         trial.validated = false;
         trial.error = "payload checksum mismatch on reply 12";
         trial.objective = 0;
       } else if (e == 0 && c == 2) {
-        trial.status = "failed";
+        trial.status = db::TrialStatus::kFailed;
         trial.validated = false;
         trial.error = "peer closed the connection <reset>";
         trial.objective = 0;
@@ -154,12 +154,12 @@ int WriteSweep(db::Store& store) {
   // The default measured again at the end came out close to the winner (42 against
   // 41.5, intervals overlapping): the sweep's verdict is "within noise".
   db::SweepVerdict verdict;
-  verdict.verdict = std::string(db::kVerdictWithinNoise);
+  verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = db::TrialKnobKey({{"chunk_size", "128KiB"}, {"eager_threshold", "4KiB"}});
   verdict.decided_at = "2024-05-01T10:05:00.000Z";
   db::TrialRecord again;
   again.knobs = {{"chunk_size", "512KiB"}, {"eager_threshold", "16KiB"}};
-  again.status = "ok";
+  again.status = db::TrialStatus::kOk;
   again.validated = true;
   again.objective = 42;
   again.ci_low = 41;
@@ -199,7 +199,7 @@ int WritePollingSweep(db::Store& store) {
         trial.samples = 3;
         trial.duration_s = 3;
         trial.validated = true;
-        trial.status = "ok";
+        trial.status = db::TrialStatus::kOk;
         trial.objective = seconds;
         trial.ci_low = seconds * 0.97;
         trial.ci_high = seconds * 1.03;

@@ -10,13 +10,13 @@ namespace artune::report {
 namespace {
 
 db::TrialRecord Trial(int64_t id, std::string eager, std::string chunk, double objective,
-                      std::string status = "ok") {
+                      db::TrialStatus status = db::TrialStatus::kOk) {
   db::TrialRecord trial;
   trial.id = id;
   trial.sweep_id = 1;
   trial.knobs = {{"eager_threshold", std::move(eager)}, {"chunk_size", std::move(chunk)}};
-  trial.status = std::move(status);
-  trial.validated = trial.status == "ok";
+  trial.status = status;
+  trial.validated = trial.status == db::TrialStatus::kOk;
   trial.objective = objective;
   trial.ci_low = objective - 1;
   trial.ci_high = objective + 1;
@@ -66,9 +66,11 @@ TEST(ChooseHeatmapAxes, PrefersEagerThresholdByChunkSize) {
 
 TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
   const std::vector<db::TrialRecord> trials = {
-      Trial(1, "16KiB", "512KiB", 55),         Trial(2, "4KiB", "512KiB", 47),
-      Trial(3, "16KiB", "64KiB", 50),          Trial(4, "4KiB", "64KiB", 41.5),
-      Trial(5, "1MiB", "64KiB", 0, "invalid"),
+      Trial(1, "16KiB", "512KiB", 55),
+      Trial(2, "4KiB", "512KiB", 47),
+      Trial(3, "16KiB", "64KiB", 50),
+      Trial(4, "4KiB", "64KiB", 41.5),
+      Trial(5, "1MiB", "64KiB", 0, db::TrialStatus::kInvalid),
   };
   const std::string html = SweepReportHtml(Sweep(), trials, trials[3]);
   // Rows 4KiB, 16KiB, 1MiB (by size, not by text); the best cell is row 0, column 0
@@ -110,7 +112,7 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
                                                Trial(2, "4KiB", "64KiB", 49)};
   db::SweepRecord sweep = Sweep();
   db::SweepVerdict verdict;
-  verdict.verdict = std::string(db::kVerdictWithinNoise);
+  verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
   verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 48.5);
   sweep.verdict = verdict;
@@ -124,8 +126,8 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
             std::string::npos);
   EXPECT_NE(html.find("within_noise"), std::string::npos);
 
-  sweep.verdict->verdict = std::string(db::kVerdictBeatsDefault);
-  sweep.verdict->default_remeasured->status = "failed";
+  sweep.verdict->verdict = db::Verdict::kBeatsDefault;
+  sweep.verdict->default_remeasured->status = db::TrialStatus::kFailed;
   sweep.verdict->default_remeasured->error = "peer <gone>";
   const std::string failed = SweepReportHtml(sweep, trials, trials[1]);
   EXPECT_NE(failed.find("The winner beats the defaults beyond noise"), std::string::npos);
@@ -150,7 +152,7 @@ TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
                                                Trial(3, "8KiB", "64KiB", 45)};
   db::SweepRecord sweep = Sweep();
   db::SweepVerdict verdict;
-  verdict.verdict = std::string(db::kVerdictBeatsDefault);
+  verdict.verdict = db::Verdict::kBeatsDefault;
   verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
   verdict.best_remeasured = Trial(0, "4KiB", "64KiB", 46.5);
   verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 49.5);
@@ -182,7 +184,7 @@ TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
             std::string::npos);
 
   // A failed re-measurement of the winner is stated, with no numbers in its row.
-  sweep.verdict->best_remeasured->status = "failed";
+  sweep.verdict->best_remeasured->status = db::TrialStatus::kFailed;
   sweep.verdict->best_remeasured->error = "timeout";
   html = SweepReportHtml(sweep, trials, trials[1]);
   EXPECT_NE(html.find("The winner measured again after the search: failed (timeout). Measured "
@@ -196,7 +198,7 @@ TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
 }
 
 TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
-  std::vector<db::TrialRecord> trials = {Trial(1, "<b>", "64KiB", 0, "failed")};
+  std::vector<db::TrialRecord> trials = {Trial(1, "<b>", "64KiB", 0, db::TrialStatus::kFailed)};
   trials[0].error = "peer said <script>x</script>";
   const std::string html = SweepReportHtml(Sweep(), trials, std::nullopt);
   EXPECT_EQ(html.find("<script"), std::string::npos);

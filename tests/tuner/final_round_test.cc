@@ -17,11 +17,11 @@ namespace artune::tuner {
 namespace {
 
 db::TrialRecord Trial(std::map<std::string, std::string> knobs, double objective,
-                      std::string status = "ok") {
+                      db::TrialStatus status = db::TrialStatus::kOk) {
   db::TrialRecord trial;
   trial.knobs = std::move(knobs);
-  trial.status = std::move(status);
-  trial.validated = trial.status == "ok";
+  trial.status = status;
+  trial.validated = trial.status == db::TrialStatus::kOk;
   trial.objective = objective;
   trial.ci_low = objective * 0.95;
   trial.ci_high = objective * 1.05;
@@ -31,9 +31,11 @@ db::TrialRecord Trial(std::map<std::string, std::string> knobs, double objective
 TEST(FinalRound, PickFinalistsTakesTheBestValidNonDefaultPoints) {
   const std::vector<db::TrialRecord> trials = {
       Trial({{"chunk_size", "512KiB"}}, 10),  // the default: never a finalist
-      Trial({{"chunk_size", "16KiB"}}, 90),          Trial({{"chunk_size", "1MiB"}}, 40),
-      Trial({{"chunk_size", "4KiB"}}, 5, "invalid"),  // corrupted: never a finalist
-      Trial({{"chunk_size", "2MiB"}}, 60),           Trial({{"chunk_size", "4MiB"}}, 70),
+      Trial({{"chunk_size", "16KiB"}}, 90),
+      Trial({{"chunk_size", "1MiB"}}, 40),
+      Trial({{"chunk_size", "4KiB"}}, 5, db::TrialStatus::kInvalid),  // corrupted: never a finalist
+      Trial({{"chunk_size", "2MiB"}}, 60),
+      Trial({{"chunk_size", "4MiB"}}, 70),
   };
   const auto lowest = PickFinalists(trials, "chunk_size=512KiB", true, 3);
   ASSERT_EQ(lowest.size(), 3u);
@@ -51,7 +53,7 @@ TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
   std::vector<TrialMeasurement> rounds(3);
   const std::vector<std::vector<double>> values = {{10, 11, 12}, {30, 31, 32}, {13, 14, 15}};
   for (size_t i = 0; i < rounds.size(); ++i) {
-    rounds[i].status = "ok";
+    rounds[i].status = db::TrialStatus::kOk;
     rounds[i].validated = true;
     rounds[i].values = values[i];
     rounds[i].samples = values[i].size();
@@ -62,7 +64,7 @@ TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
   const db::TrialRecord pooled = PoolRounds(7, {{"chunk_size", "1MiB"}}, rounds);
   EXPECT_EQ(pooled.id, 0);
   EXPECT_EQ(pooled.sweep_id, 7);
-  EXPECT_EQ(pooled.status, "ok");
+  EXPECT_EQ(pooled.status, db::TrialStatus::kOk);
   EXPECT_TRUE(pooled.validated);
   EXPECT_EQ(pooled.objective, 14);  // the 5th of the 9 samples
   EXPECT_LE(pooled.ci_low, 14);
@@ -84,11 +86,11 @@ TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
   EXPECT_EQ(medians.ci_low, 12);
 
   // One corrupted round makes the whole record invalid, with its error.
-  rounds[1].status = "invalid";
+  rounds[1].status = db::TrialStatus::kInvalid;
   rounds[1].validated = false;
   rounds[1].error = "checksum mismatch in slice 3";
   const db::TrialRecord invalid = PoolRounds(7, {{"chunk_size", "1MiB"}}, rounds);
-  EXPECT_EQ(invalid.status, "invalid");
+  EXPECT_EQ(invalid.status, db::TrialStatus::kInvalid);
   EXPECT_FALSE(invalid.validated);
   EXPECT_EQ(invalid.error, "checksum mismatch in slice 3");
 }
@@ -96,7 +98,7 @@ TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
 // A valid measurement of `value`: three samples, 1 % either side of it.
 TrialMeasurement OkMeasurement(double value) {
   TrialMeasurement measurement;
-  measurement.status = "ok";
+  measurement.status = db::TrialStatus::kOk;
   measurement.validated = true;
   measurement.values = {value * 0.99, value, value * 1.01};
   measurement.samples = 3;
@@ -126,7 +128,7 @@ class ScriptedTarget final : public TrialTarget {
     const size_t seen = ++measured_[config.chunk_size];
     if (config.chunk_size == broken) {
       TrialMeasurement measurement;
-      measurement.status = "invalid";
+      measurement.status = db::TrialStatus::kInvalid;
       measurement.error = "checksum mismatch";
       return measurement;
     }
@@ -250,26 +252,26 @@ TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,
                                                               1.05, 1.04, 1.06, 1.02};
   db::SweepVerdict verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=2MiB");
 
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 0.97, 1.05, 0.99, 1.07,
                                                               0.95, 1.04, 1.01, 0.98};
   verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 
   // Five pairs decide nothing: the pooled intervals overlap, so within noise.
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07};
   EXPECT_FALSE(WinnerPairs(*evidence.final_round).has_value());
   verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 
   // Better by the pooled medians (95 against 100) but not by its pairs: the
   // default is best, and it is what gets applied.
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {0.98, 1.01, 0.97, 0.99, 1.00,
                                                               0.96, 1.02, 0.99, 0.98};
   verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictDefaultIsBest);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kDefaultIsBest);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=512KiB");
 
   // Faster by the pairs but in only 1 of 3 rounds: not beaten.
@@ -277,7 +279,7 @@ TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
                                                               1.05, 1.04, 1.06, 1.02};
   evidence.final_round->finalists[0].rounds_won = 1;
   verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 }
 
 TEST(FinalRound, AFinalistThatCorruptsIsDroppedAndRankedLast) {
@@ -293,7 +295,7 @@ TEST(FinalRound, AFinalistThatCorruptsIsDroppedAndRankedLast) {
   EXPECT_EQ(std::count(target.order.begin(), target.order.end(), 1024 * kKiB), 1);
   ASSERT_EQ(result->finalists.size(), 2u);
   EXPECT_EQ(result->finalists[0].pooled.knobs.at("chunk_size"), "2MiB");
-  EXPECT_EQ(result->finalists[1].pooled.status, "invalid");
+  EXPECT_EQ(result->finalists[1].pooled.status, db::TrialStatus::kInvalid);
   EXPECT_EQ(result->finalists[1].rounds_won, 0u);
 }
 
@@ -341,7 +343,7 @@ TEST(FinalRound, ASweepDoesNotCrownAPointThatWasLuckyOnce) {
   auto stored = (*store)->GetSweep(outcome->sweep.id);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
   ASSERT_TRUE(stored->verdict.has_value());
-  EXPECT_EQ(stored->verdict->verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(stored->verdict->verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(stored->verdict->best_knobs, "chunk_size=1MiB");
   EXPECT_EQ(stored->verdict->final_rounds, 3u);
   ASSERT_EQ(stored->verdict->finalists.size(), 3u);

@@ -58,14 +58,14 @@ class LiveBench {
                                               static_cast<double>(planned_ - done_)
                                         : 0;
     const std::string knobs = db::TrialKnobKey(options_.space.KnobValues(point));
-    if (m.status == "ok") {
+    if (m.status == db::TrialStatus::kOk) {
       std::fprintf(progress_, "%-9s %3zu/~%zu %6s ETA %-7s %-40s %10.1f %s [%.1f, %.1f]\n",
                    phase.c_str(), done_, planned_, Minutes(elapsed).c_str(), Minutes(eta).c_str(),
                    knobs.c_str(), m.objective, unit_.c_str(), m.ci_low, m.ci_high);
     } else {
       std::fprintf(progress_, "%-9s %3zu/~%zu %6s ETA %-7s %-40s %s: %s\n", phase.c_str(), done_,
                    planned_, Minutes(elapsed).c_str(), Minutes(eta).c_str(), knobs.c_str(),
-                   m.status.c_str(), m.error.c_str());
+                   std::string(db::TrialStatusName(m.status)).c_str(), m.error.c_str());
     }
     std::fflush(progress_);
     return m;
@@ -120,7 +120,8 @@ class LiveBench {
       pick->share = grid_trials > 0 ? static_cast<double>(pick->trials) / grid_trials : 0;
       if (!pick->found || !report.grid.found) continue;
       auto measured = grid_measured.find(pick->point);
-      if (measured == grid_measured.end() || measured->second.status != "ok") continue;
+      if (measured == grid_measured.end() || measured->second.status != db::TrialStatus::kOk)
+        continue;
       pick->grid_value = measured->second.objective;
       pick->gap_on_grid_pct = GapPct(Cost(*pick->grid_value), Cost(report.grid.value));
     }
@@ -143,7 +144,7 @@ class LiveBench {
     Status status = strategy.Search([&](const Point& p) -> Result<std::optional<double>> {
       ++pick.trials;
       ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement m, measure(p));
-      if (m.status != "ok") return std::optional<double>();
+      if (m.status != db::TrialStatus::kOk) return std::optional<double>();
       const double cost = Cost(m.objective);
       if (!best_cost || cost < *best_cost) {
         best_cost = cost;
@@ -171,7 +172,8 @@ class LiveBench {
     for (uint32_t round = 0; round < options_.rounds; ++round) {
       ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement g, Measure(grid_pick, "h2h grid"));
       ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement a, Measure(adaptive_pick, "h2h adapt"));
-      if (g.status != "ok" || a.status != "ok") continue;  // a round counts only whole
+      if (g.status != db::TrialStatus::kOk || a.status != db::TrialStatus::kOk)
+        continue;  // a round counts only whole
       ++h2h.rounds_ok;
       h2h.grid_values.push_back(g.objective);
       h2h.adaptive_values.push_back(a.objective);

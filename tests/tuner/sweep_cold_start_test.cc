@@ -30,7 +30,7 @@ class ColdStartTarget final : public TrialTarget {
 
   Result<TrialMeasurement> Measure(const transport::Config& config, const Workload&) override {
     TrialMeasurement measurement;
-    measurement.status = "ok";
+    measurement.status = db::TrialStatus::kOk;
     measurement.validated = true;
     measurement.samples = 3;
     const size_t call = calls_++;
@@ -105,7 +105,7 @@ TEST(SweepColdStart, AResumedSweepWarmsUpBeforeItsFirstMeasuredTrial) {
   db::TrialRecord trial;  // the default, measured warm before the "kill"
   trial.sweep_id = *id;
   trial.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  trial.status = "ok";
+  trial.status = db::TrialStatus::kOk;
   trial.objective = 100;
   trial.ci_low = 95;
   trial.ci_high = 105;
@@ -156,8 +156,7 @@ TEST(SweepColdStart, AFasterPointInsideTheDefaultsIntervalIsWithinNoise) {
 
 // The verdict the sweep stored, read back by a second store as `artune results`
 // would, agrees with what RunSweep returned.
-void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome,
-                         std::string_view want) {
+void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome, db::Verdict want) {
   ASSERT_TRUE(outcome.sweep.verdict.has_value()) << "RunSweep did not read back a verdict";
   EXPECT_EQ(outcome.sweep.verdict->verdict, want);
   EXPECT_EQ(outcome.sweep.verdict->best_beats_default(), outcome.best_beats_default);
@@ -207,11 +206,12 @@ void ExpectStoredVerdict(const std::string& path, const SweepOutcome& outcome,
 TEST(SweepColdStart, StoresTheVerdictItReturns) {
   struct Case {
     double fast_us;  // chunk_size 128KiB; 100 is the default's
-    std::string_view verdict;
+    db::Verdict verdict;
   };
-  for (const Case& c : {Case{100, db::kVerdictDefaultIsBest}, Case{50, db::kVerdictBeatsDefault},
-                        Case{98, db::kVerdictWithinNoise}}) {
-    SCOPED_TRACE(c.verdict);
+  for (const Case& c :
+       {Case{100, db::Verdict::kDefaultIsBest}, Case{50, db::Verdict::kBeatsDefault},
+        Case{98, db::Verdict::kWithinNoise}}) {
+    SCOPED_TRACE(db::VerdictName(c.verdict));
     TempDb db;
     auto store = db::Store::Open(db.path());
     ASSERT_TRUE(store.ok());
@@ -234,7 +234,7 @@ TEST(SweepColdStart, WithoutAReMeasurementTheVerdictRestsOnTheStoredDefault) {
                           SyntheticSweepRecord(), {}, options);
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->default_remeasured.has_value());
-  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
+  ExpectStoredVerdict(db.path(), *outcome, db::Verdict::kBeatsDefault);
 }
 
 TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
@@ -246,7 +246,7 @@ TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
   auto outcome =
       RunSweep(**store, first, Workload{}, space, transport::Config{}, SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
-  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictBeatsDefault);
+  ExpectStoredVerdict(db.path(), *outcome, db::Verdict::kBeatsDefault);
 
   // Resumed with every point stored: nothing is searched again, but the final round
   // runs again, and now every config measures 40 [38, 42]: the default is as good
@@ -259,7 +259,7 @@ TEST(SweepColdStart, AResumedSweepReplacesTheStoredVerdict) {
   ASSERT_TRUE(resumed->default_remeasured.has_value());
   EXPECT_EQ(resumed->default_remeasured->objective, 40);
   EXPECT_FALSE(resumed->best_beats_default);
-  ExpectStoredVerdict(db.path(), *resumed, db::kVerdictDefaultIsBest);
+  ExpectStoredVerdict(db.path(), *resumed, db::Verdict::kDefaultIsBest);
   auto listed = (*store)->ListSweeps(0);
   ASSERT_TRUE(listed.ok());
   ASSERT_EQ(listed->size(), 1u);
@@ -274,7 +274,7 @@ class CorruptingTarget final : public TrialTarget {
   std::string peer() const override { return "synthetic"; }
   Result<TrialMeasurement> Measure(const transport::Config&, const Workload&) override {
     TrialMeasurement measurement;
-    measurement.status = "invalid";
+    measurement.status = db::TrialStatus::kInvalid;
     measurement.validated = false;
     measurement.error = "checksum mismatch";
     return measurement;
@@ -290,14 +290,14 @@ TEST(SweepColdStart, ASweepWithNoValidTrialStoresThatVerdict) {
                           SyntheticSweepRecord(), {});
   ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
   EXPECT_FALSE(outcome->best.has_value());
-  ExpectStoredVerdict(db.path(), *outcome, db::kVerdictNoValidTrial);
+  ExpectStoredVerdict(db.path(), *outcome, db::Verdict::kNoValidTrial);
 }
 
 db::TrialRecord Measured(std::map<std::string, std::string> knobs, double objective,
                          double half_width) {
   db::TrialRecord trial;
   trial.knobs = std::move(knobs);
-  trial.status = "ok";
+  trial.status = db::TrialStatus::kOk;
   trial.validated = true;
   trial.objective = objective;
   trial.ci_low = objective - half_width;
@@ -310,21 +310,21 @@ TEST(SweepColdStart, DecideVerdictWithoutAFinalRoundComparesTheSearchTrials) {
   const db::TrialRecord default_trial = Measured({{"chunk_size", "512KiB"}}, 100, 5);
   const std::string default_key = "chunk_size=512KiB";
   EXPECT_EQ(DecideVerdict({std::nullopt, default_trial, std::nullopt}, default_key, true).verdict,
-            db::kVerdictNoValidTrial);
+            db::Verdict::kNoValidTrial);
   EXPECT_EQ(DecideVerdict({default_trial, default_trial, std::nullopt}, default_key, true).verdict,
-            db::kVerdictDefaultIsBest);
+            db::Verdict::kDefaultIsBest);
   const db::SweepVerdict beats =
       DecideVerdict({best, default_trial, std::nullopt}, default_key, true);
-  EXPECT_EQ(beats.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(beats.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(beats.best_knobs, "chunk_size=128KiB");
   EXPECT_EQ(beats.final_rounds, 0u);
   EXPECT_FALSE(beats.default_remeasured.has_value());
   const db::TrialRecord close = Measured({{"chunk_size", "128KiB"}}, 98, 8);
   EXPECT_EQ(DecideVerdict({close, default_trial, std::nullopt}, default_key, true).verdict,
-            db::kVerdictWithinNoise);
+            db::Verdict::kWithinNoise);
   // No default measured at all: any valid best beats it.
   EXPECT_EQ(DecideVerdict({best, std::nullopt, std::nullopt}, default_key, true).verdict,
-            db::kVerdictBeatsDefault);
+            db::Verdict::kBeatsDefault);
 }
 
 TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
@@ -346,7 +346,7 @@ TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
   // verdict names it, not the search's best.
   db::SweepVerdict verdict =
       DecideVerdict({search_best, default_trial, final_round(60, 4, 3, 75, 90)}, default_key, true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictBeatsDefault);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
   EXPECT_EQ(verdict.final_rounds, 3u);
   ASSERT_EQ(verdict.finalists.size(), 2u);
@@ -358,31 +358,32 @@ TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
   EXPECT_EQ(
       DecideVerdict({search_best, default_trial, final_round(60, 4, 1, 75, 90)}, default_key, true)
           .verdict,
-      db::kVerdictWithinNoise);
+      db::Verdict::kWithinNoise);
   // Faster in every round but the intervals overlap: within noise, winner named.
   verdict =
       DecideVerdict({search_best, default_trial, final_round(85, 4, 3, 88, 90)}, default_key, true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
   // The default measured best in the final round: it is the best, whatever the
   // search said, and no winner is re-measured.
   verdict =
       DecideVerdict({search_best, default_trial, final_round(92, 4, 0, 95, 90)}, default_key, true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictDefaultIsBest);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kDefaultIsBest);
   EXPECT_EQ(verdict.best_knobs, default_key);
   EXPECT_FALSE(verdict.best_remeasured.has_value());
   // Every finalist failed when measured again: nothing is reliably better.
   FinalRoundResult failed = final_round(60, 4, 0, 75, 90);
-  for (db::FinalistRecord& finalist : failed.finalists) finalist.pooled.status = "failed";
+  for (db::FinalistRecord& finalist : failed.finalists)
+    finalist.pooled.status = db::TrialStatus::kFailed;
   verdict = DecideVerdict({search_best, default_trial, failed}, default_key, true);
-  EXPECT_EQ(verdict.verdict, db::kVerdictWithinNoise);
+  EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=128KiB");
   // Higher is better (bandwidth): the same rule mirrored.
   FinalRoundResult bandwidth = final_round(200, 10, 3, 150, 100);
   EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, false).verdict,
-            db::kVerdictBeatsDefault);
+            db::Verdict::kBeatsDefault);
   EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, true).verdict,
-            db::kVerdictDefaultIsBest);
+            db::Verdict::kDefaultIsBest);
 }
 
 TEST(SweepColdStart, WarmUpStopsAtMaxPassesWhenNeverStable) {
@@ -414,7 +415,7 @@ TEST(SweepColdStart, WarmupOptionsAreValidated) {
 
 TEST(SweepColdStart, BeatsDefaultNeedsIntervalsApart) {
   db::TrialRecord best, default_trial;
-  best.status = default_trial.status = "ok";
+  best.status = default_trial.status = db::TrialStatus::kOk;
   best.validated = default_trial.validated = true;
   default_trial.objective = 100;
   default_trial.ci_low = 95;
@@ -432,7 +433,7 @@ TEST(SweepColdStart, BeatsDefaultNeedsIntervalsApart) {
   EXPECT_FALSE(BeatsDefault(best, default_trial, /*lower_is_better=*/false));
   best.ci_low = 106;
   EXPECT_TRUE(BeatsDefault(best, default_trial, false));
-  default_trial.status = "failed";
+  default_trial.status = db::TrialStatus::kFailed;
   EXPECT_TRUE(BeatsDefault(best, default_trial, false));
   best.validated = false;
   EXPECT_FALSE(BeatsDefault(best, default_trial, false));

@@ -70,7 +70,7 @@ TEST(Sweep, GridOnLoopbackStoresEveryTrialValidatedAndResumeMeasuresNothing) {
   EXPECT_EQ(outcome->measured, 5u);
   EXPECT_EQ(outcome->resumed, 0u);
   for (const db::TrialRecord& trial : outcome->trials) {
-    EXPECT_EQ(trial.status, "ok") << trial.error;
+    EXPECT_EQ(trial.status, db::TrialStatus::kOk) << trial.error;
     EXPECT_TRUE(trial.validated);
     EXPECT_GT(trial.objective, 0);
     EXPECT_LE(trial.ci_low, trial.objective);
@@ -129,7 +129,7 @@ TEST(Sweep, ResumeMeasuresOnlyTheMissingPoints) {
     db::TrialRecord trial;
     trial.sweep_id = *id;
     trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-    trial.status = "ok";
+    trial.status = db::TrialStatus::kOk;
     trial.objective = 123.0;
     trial.ci_low = trial.ci_high = 123.0;
     trial.validated = true;
@@ -164,7 +164,7 @@ TEST(Sweep, AConfigTheServerRefusesIsAFailedTrialNotAWinner) {
   bool saw_failed = false;
   for (const db::TrialRecord& trial : outcome->trials) {
     if (trial.knobs.at("eager_buffer_count") == "4096") {
-      EXPECT_EQ(trial.status, "failed");
+      EXPECT_EQ(trial.status, db::TrialStatus::kFailed);
       EXPECT_FALSE(trial.validated);
       EXPECT_NE(trial.error.find("reconfigure"), std::string::npos) << trial.error;
       saw_failed = true;

@@ -1,17 +1,11 @@
 #include "artune/tuner/bench_record.h"
 
-#include <unistd.h>
-
 #include <cstdio>
+
+#include "hostname.h"
 
 namespace artune::tuner {
 namespace {
-
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
 
 std::string Number(double value) {
   char text[32];
@@ -48,7 +42,7 @@ db::BenchRun MakeBenchRunRecord(const BenchTransport& transport, const std::stri
                                 const Payload& payload, const RunOptions& options,
                                 const RunResult& result) {
   db::BenchRun run;
-  run.host = Hostname();
+  run.host = LocalHostname();
   run.peer = peer;
   run.transport = std::string(transport.name());
   run.benchmark = std::string(BenchmarkName(options.kind));

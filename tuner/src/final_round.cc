@@ -14,7 +14,7 @@ constexpr uint32_t kMaxFinalists = 16;
 constexpr uint32_t kMaxRounds = 16;
 
 bool OkAndValidated(const TrialMeasurement& measurement) {
-  return measurement.status == "ok" && measurement.validated;
+  return measurement.status == db::TrialStatus::kOk && measurement.validated;
 }
 
 double MedianOf(std::vector<double> values) {
@@ -35,7 +35,7 @@ Result<transport::Config> ConfigOf(const transport::Config& base,
 }  // namespace
 
 bool OkAndValidated(const db::TrialRecord& trial) {
-  return trial.status == "ok" && trial.validated;
+  return trial.status == db::TrialStatus::kOk && trial.validated;
 }
 
 bool Better(double a, double b, bool lower_is_better) { return lower_is_better ? a < b : a > b; }
@@ -80,7 +80,7 @@ db::TrialRecord PoolRounds(int64_t sweep_id, const std::map<std::string, std::st
   db::TrialRecord pooled;
   pooled.sweep_id = sweep_id;
   pooled.knobs = knobs;
-  pooled.status = "ok";
+  pooled.status = db::TrialStatus::kOk;
   pooled.validated = true;
   pooled.remeasured = rounds.empty() ? 0 : rounds.size() - 1;
   bool every_round_has_samples = !rounds.empty();
@@ -89,8 +89,9 @@ db::TrialRecord PoolRounds(int64_t sweep_id, const std::map<std::string, std::st
   for (const TrialMeasurement& round : rounds) {
     pooled.duration_s += round.duration_s;
     pooled.samples += round.samples;
-    if (pooled.status == "ok" && !OkAndValidated(round)) {
-      pooled.status = round.status == "ok" ? "invalid" : round.status;
+    if (pooled.status == db::TrialStatus::kOk && !OkAndValidated(round)) {
+      pooled.status =
+          round.status == db::TrialStatus::kOk ? db::TrialStatus::kInvalid : round.status;
       pooled.error = round.error;
       pooled.validated = false;
     }

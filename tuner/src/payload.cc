@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "artune/tuner/checksum.h"
+#include "string_util.h"
 
 namespace artune::tuner {
 namespace {
@@ -40,31 +41,6 @@ constexpr uint64_t kLayoutStream = 0x6c61796f7574ULL;  // "layout"
 uint64_t ContentSeed(uint64_t seed, uint64_t index) {
   SplitMix64 mix(seed ^ (index * 0xd1b54a32d192ed03ULL));
   return mix.Next();
-}
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Trim(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return "";
-  size_t end = text.find_last_not_of(" \t");
-  return std::string(text.substr(begin, end - begin + 1));
-}
-
-std::vector<std::string> SplitComma(std::string_view text) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    parts.push_back(Trim(text.substr(start, comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return parts;
 }
 
 template <typename Rng>

@@ -1,5 +1,5 @@
 // The few pieces of the protobuf wire format the built-in TensorFlow workload
-// (tf_workload.cc) writes and reads by hand: TensorFlow's gRPC tensor coding
+// (tf_servers.cc, tf_workers.cc) writes and reads by hand: TensorFlow's gRPC tensor coding
 // builds RecvTensorResponse bytes itself so that the tensor can travel as its own
 // zero-copy slice, and this workload does the same. Private to the tuner library.
 #pragma once

@@ -6,15 +6,10 @@
 #include <limits>
 #include <set>
 
+#include "string_util.h"
+
 namespace artune::tuner {
 namespace {
-
-std::string Trim(std::string_view text) {
-  size_t begin = 0, end = text.size();
-  while (begin < end && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
-  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
-  return std::string(text.substr(begin, end - begin));
-}
 
 std::string UnknownKnobMessage(std::string_view name, std::string_view spec) {
   std::string message =
@@ -105,12 +100,8 @@ Result<KnobAxis> ParseList(const transport::Knob& knob, std::string_view body,
   KnobAxis axis;
   axis.knob = &knob;
   std::set<uint64_t> seen;
-  size_t start = 0;
-  while (start <= body.size()) {
-    size_t comma = body.find(',', start);
-    if (comma == std::string_view::npos) comma = body.size();
-    std::string_view item = body.substr(start, comma - start);
-    if (Trim(item).empty()) {
+  for (const std::string& item : SplitComma(body)) {
+    if (item.empty()) {
       return Status::InvalidArgument("--knob " + std::string(spec) +
                                      ": an empty value in the list: write " +
                                      std::string(knob.name) + "=a,b,c");
@@ -122,7 +113,6 @@ Result<KnobAxis> ParseList(const transport::Knob& knob, std::string_view body,
                                      " is listed twice: list each value once");
     }
     axis.values.push_back(value);
-    start = comma + 1;
   }
   std::sort(axis.values.begin(), axis.values.end());
   axis.spec = std::string(knob.name) + "=";

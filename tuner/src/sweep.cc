@@ -66,7 +66,7 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
                                bool lower_is_better) {
   db::SweepVerdict verdict;
   if (!evidence.search_best) {
-    verdict.verdict = std::string(db::kVerdictNoValidTrial);
+    verdict.verdict = db::Verdict::kNoValidTrial;
     return verdict;
   }
   const db::TrialRecord& search_best = *evidence.search_best;
@@ -82,8 +82,8 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     if (winner == nullptr) {
       // Every finalist failed or corrupted when measured again: none is reliable.
       verdict.best_knobs = db::TrialKnobKey(search_best.knobs);
-      verdict.verdict = std::string(verdict.best_knobs == default_knobs ? db::kVerdictDefaultIsBest
-                                                                        : db::kVerdictWithinNoise);
+      verdict.verdict = verdict.best_knobs == default_knobs ? db::Verdict::kDefaultIsBest
+                                                            : db::Verdict::kWithinNoise;
       return verdict;
     }
     const db::TrialRecord& default_pooled = final_round.default_pooled;
@@ -98,7 +98,7 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
                 : !Better(winner->pooled.objective, default_pooled.objective, lower_is_better));
     if (default_won) {
       verdict.best_knobs = default_knobs;
-      verdict.verdict = std::string(db::kVerdictDefaultIsBest);
+      verdict.verdict = db::Verdict::kDefaultIsBest;
       return verdict;
     }
     verdict.best_knobs = db::TrialKnobKey(winner->pooled.knobs);
@@ -109,24 +109,24 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     const bool clear = paired ? paired->outcome == PairedOutcome::kFaster
                               : BeatsDefault(winner->pooled, default_pooled, lower_is_better);
     const bool beats = clear && 2 * winner->rounds_won > final_round.rounds;
-    verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
+    verdict.verdict = beats ? db::Verdict::kBeatsDefault : db::Verdict::kWithinNoise;
     return verdict;
   }
   verdict.best_knobs = db::TrialKnobKey(search_best.knobs);
   if (verdict.best_knobs == default_knobs) {
-    verdict.verdict = std::string(db::kVerdictDefaultIsBest);
+    verdict.verdict = db::Verdict::kDefaultIsBest;
     return verdict;
   }
   bool beats = OkAndValidated(search_best);
   if (evidence.default_trial) {
     beats = beats && BeatsDefault(search_best, *evidence.default_trial, lower_is_better);
   }
-  verdict.verdict = std::string(beats ? db::kVerdictBeatsDefault : db::kVerdictWithinNoise);
+  verdict.verdict = beats ? db::Verdict::kBeatsDefault : db::Verdict::kWithinNoise;
   return verdict;
 }
 
 std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better) {
-  if (trial.status != "ok" || !trial.validated) return std::nullopt;
+  if (trial.status != db::TrialStatus::kOk || !trial.validated) return std::nullopt;
   return lower_is_better ? trial.objective : -trial.objective;
 }
 

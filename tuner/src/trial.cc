@@ -53,23 +53,23 @@ class LiveTrialTarget final : public TrialTarget {
     for (auto& channel : channels_) {
       Status status = channel->Reconfigure(config);
       if (!status.ok()) {
-        pass.status = "failed";
+        pass.status = db::TrialStatus::kFailed;
         pass.error = "reconfigure: " + status.message();
         return pass;
       }
     }
     Result<RunResult> run = RunOnce(workload, options_, options_.duration_s, false);
     if (!run.ok()) {
-      pass.status = "failed";
+      pass.status = db::TrialStatus::kFailed;
       pass.error = run.status().message();
       return pass;
     }
     if (!run->validated) {
-      pass.status = "invalid";
+      pass.status = db::TrialStatus::kInvalid;
       pass.error = run->validation_error;
       return pass;
     }
-    pass.status = "ok";
+    pass.status = db::TrialStatus::kOk;
     pass.validated = true;
     pass.objective = ObjectiveValue(options_, *run);
     return pass;
@@ -82,15 +82,15 @@ class LiveTrialTarget final : public TrialTarget {
                                    const Workload& workload) override {
     const auto started = Clock::now();
     TrialMeasurement measurement;
-    auto finish = [&](std::string status, std::string error) {
-      measurement.status = std::move(status);
+    auto finish = [&](db::TrialStatus status, std::string error) {
+      measurement.status = status;
       measurement.error = std::move(error);
       measurement.duration_s = std::chrono::duration<double>(Clock::now() - started).count();
       return measurement;
     };
     for (auto& channel : channels_) {
       Status status = channel->Reconfigure(config);
-      if (!status.ok()) return finish("failed", "reconfigure: " + status.message());
+      if (!status.ok()) return finish(db::TrialStatus::kFailed, "reconfigure: " + status.message());
     }
     measurement.config = channels_.front()->AgreedConfig();
 
@@ -98,8 +98,8 @@ class LiveTrialTarget final : public TrialTarget {
     {
       TrialOptions warm = options_;
       Result<RunResult> run = RunOnce(workload, warm, options_.warmup_s, /*warmup=*/true);
-      if (!run.ok()) return finish("failed", run.status().message());
-      if (!run->validated) return finish("invalid", run->validation_error);
+      if (!run.ok()) return finish(db::TrialStatus::kFailed, run.status().message());
+      if (!run->validated) return finish(db::TrialStatus::kInvalid, run->validation_error);
     }
 
     std::vector<double> values, p50s, p99s, bandwidths, rates;
@@ -108,8 +108,8 @@ class LiveTrialTarget final : public TrialTarget {
     while (true) {
       for (uint32_t i = 0; i < options_.repeats; ++i) {
         Result<RunResult> run = RunOnce(workload, options_, options_.duration_s, false);
-        if (!run.ok()) return finish("failed", run.status().message());
-        if (!run->validated) return finish("invalid", run->validation_error);
+        if (!run.ok()) return finish(db::TrialStatus::kFailed, run.status().message());
+        if (!run->validated) return finish(db::TrialStatus::kInvalid, run->validation_error);
         values.push_back(ObjectiveValue(options_, *run));
         p50s.push_back(run->latency_us.p50);
         p99s.push_back(run->latency_us.p99);
@@ -133,7 +133,7 @@ class LiveTrialTarget final : public TrialTarget {
                            {"p99_us", MedianOf(p99s)},
                            {"bandwidth_mbps", MedianOf(bandwidths)},
                            {"rpcs_per_s", MedianOf(rates)}};
-    return finish("ok", "");
+    return finish(db::TrialStatus::kOk, "");
   }
 
  private:
@@ -311,8 +311,8 @@ Result<WarmupReport> TrialTarget::WarmUp(const transport::Config& config, const 
     ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement pass, WarmupPass(config, workload));
     ++report.passes;
     report.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    if (pass.status != "ok") {
-      report.error = pass.status + ": " + pass.error;
+    if (pass.status != db::TrialStatus::kOk) {
+      report.error = std::string(db::TrialStatusName(pass.status)) + ": " + pass.error;
       break;
     }
     report.last_value = pass.objective;

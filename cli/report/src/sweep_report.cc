@@ -16,7 +16,9 @@ namespace {
 constexpr const char* kRowKnob = "eager_threshold";
 constexpr const char* kColumnKnob = "chunk_size";
 
-bool Usable(const db::TrialRecord& trial) { return trial.status == "ok" && trial.validated; }
+bool Usable(const db::TrialRecord& trial) {
+  return trial.status == db::TrialStatus::kOk && trial.validated;
+}
 
 // Lower is better unless the sweep maximises.
 bool Better(const db::SweepRecord& sweep, double a, double b) {
@@ -127,34 +129,31 @@ std::string VerdictSentence(const db::SweepRecord& sweep) {
     return sweep.finished_at.empty() ? "Not decided yet: the sweep has not finished."
                                      : "Not stored: this sweep ran before artune kept verdicts.";
   }
-  const std::string& verdict = sweep.verdict->verdict;
-  if (verdict == db::kVerdictBeatsDefault) {
-    return "The winner beats the defaults beyond noise (the 95% interval of its paired "
-           "speedups over the defaults, or their 95% confidence intervals).";
+  switch (sweep.verdict->verdict) {
+    case db::Verdict::kBeatsDefault:
+      return "The winner beats the defaults beyond noise (the 95% interval of its paired "
+             "speedups over the defaults, or their 95% confidence intervals).";
+    case db::Verdict::kWithinNoise:
+      return "Within noise: the winner does not beat the defaults beyond noise (the 95% "
+             "interval of its paired speedups, or their 95% confidence intervals), so the "
+             "difference may be chance.";
+    case db::Verdict::kDefaultIsBest:
+      return "The defaults are the best config measured: nothing beats them.";
+    case db::Verdict::kNoValidTrial:
+      return "No trial validated: there is nothing to compare with the defaults.";
   }
-  if (verdict == db::kVerdictWithinNoise) {
-    return "Within noise: the winner does not beat the defaults beyond noise (the 95% "
-           "interval of its paired speedups, or their 95% confidence intervals), so the "
-           "difference may be chance.";
-  }
-  if (verdict == db::kVerdictDefaultIsBest) {
-    return "The defaults are the best config measured: nothing beats them.";
-  }
-  if (verdict == db::kVerdictNoValidTrial) {
-    return "No trial validated: there is nothing to compare with the defaults.";
-  }
-  return verdict;
+  return std::string(db::VerdictName(sweep.verdict->verdict));
 }
 
 std::string VerdictFact(const db::SweepRecord& sweep) {
-  return sweep.verdict ? sweep.verdict->verdict
+  return sweep.verdict ? std::string(db::VerdictName(sweep.verdict->verdict))
                        : (sweep.finished_at.empty() ? "not decided yet" : "not stored");
 }
 
 void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
                 const std::vector<db::TrialRecord>& trials) {
-  std::map<std::string, int> by_status;
-  for (const auto& trial : trials) ++by_status[trial.status];
+  std::map<std::string, int> by_status;  // by name: the counts print in that order
+  for (const auto& trial : trials) ++by_status[std::string(db::TrialStatusName(trial.status))];
   std::string counts = std::to_string(trials.size()) + " trials";
   for (const auto& [status, count] : by_status) {
     counts += ", " + std::to_string(count) + " " + status;
@@ -201,7 +200,8 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
     }
     verdict += ".";
   } else if (default_trial != nullptr) {
-    verdict += "; the defaults' trial was " + default_trial->status + ".";
+    verdict += "; the defaults' trial was " +
+               std::string(db::TrialStatusName(default_trial->status)) + ".";
   } else {
     verdict += "; the defaults (" +
                (sweep.default_knobs.empty() ? "unknown" : sweep.default_knobs) +
@@ -225,11 +225,12 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
            FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high) + ")";
   };
   const auto failure = [](const db::TrialRecord& trial) {
-    return trial.status + (trial.error.empty() ? "" : " (" + trial.error + ")") + ".";
+    return std::string(db::TrialStatusName(trial.status)) +
+           (trial.error.empty() ? "" : " (" + trial.error + ")") + ".";
   };
-  const bool best_again_ok = best_again && best_again->status == "ok";
+  const bool best_again_ok = best_again && best_again->status == db::TrialStatus::kOk;
   std::string judged = "Verdict: " + VerdictSentence(sweep);
-  if (best_again_ok && again && again->status == "ok") {
+  if (best_again_ok && again && again->status == db::TrialStatus::kOk) {
     judged += " Measured again together after the search, the winner gave " +
               interval(*best_again) + " and the defaults gave " + interval(*again) + ".";
   } else {
@@ -238,7 +239,7 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
     } else if (best_again) {
       judged += " The winner measured again after the search: " + failure(*best_again);
     }
-    if (again && again->status == "ok") {
+    if (again && again->status == db::TrialStatus::kOk) {
       judged += " Measured again after the search, warm like the trials, the defaults gave " +
                 interval(*again) + ".";
     } else if (again) {
@@ -270,7 +271,8 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
        {std::pair{"winner, again", &best_again}, std::pair{"default, again", &again}}) {
     if (!*measured) continue;
     std::vector<std::string> cells = row(label, **measured);
-    if ((*measured)->status == "failed") cells[2] = cells[3] = "-";  // it measured nothing
+    if ((*measured)->status == db::TrialStatus::kFailed)
+      cells[2] = cells[3] = "-";  // it measured nothing
     table.rows.push_back(std::move(cells));
   }
   document.AddTable(table);
@@ -307,7 +309,8 @@ void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
     const std::string others = OtherKnobs(trial, axes);
     if (!Usable(trial)) {
       if (!cell.value) {
-        cell.tooltip = trial.status + (trial.error.empty() ? "" : ": " + trial.error) +
+        cell.tooltip = std::string(db::TrialStatusName(trial.status)) +
+                       (trial.error.empty() ? "" : ": " + trial.error) +
                        (others.empty() ? "" : " (" + others + ")");
       }
       continue;
@@ -363,9 +366,9 @@ void AddTrials(HtmlDocument& document, const std::vector<db::TrialRecord>& trial
     const auto& trial = trials[i];
     std::vector<std::string> cells = {std::to_string(trial.id)};
     for (const auto& name : knobs) cells.push_back(KnobValueOr(trial, name, "-"));
-    cells.push_back(trial.status);
+    cells.push_back(std::string(db::TrialStatusName(trial.status)));
     // A failed trial measured nothing: its zeros are not numbers to read.
-    const bool measured = trial.status != "failed";
+    const bool measured = trial.status != db::TrialStatus::kFailed;
     cells.push_back(measured ? FormatNumber(trial.objective) : "-");
     cells.push_back(measured ? FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high)
                              : "-");

@@ -10,6 +10,7 @@
 // Threading: a Store is used from one thread at a time; open one per thread.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -29,6 +30,10 @@ std::string DefaultDatabasePath();
 // The path a command should use: `flag_value` (the global --db option) when it is
 // not empty, else DefaultDatabasePath().
 std::string ResolveDatabasePath(const std::string& flag_value);
+
+// "2026-11-21T22:23:39.123Z": the store's ISO 8601 UTC form of a time, to the
+// millisecond (every *_at field; what the store stamps a record with when it is empty).
+std::string Iso8601Utc(std::chrono::system_clock::time_point time);
 
 struct LatencySummary {
   double p50_us = 0, p99_us = 0, mean_us = 0, stddev_us = 0;
@@ -78,6 +83,18 @@ struct CaptureRecord {
   std::vector<CaptureMethodRow> methods;  // unique by (method, direction)
 };
 
+// How a measurement (a trial, a re-measurement, a finalist's pooled rounds) ended.
+// The store keeps the words of TrialStatusName, the same words it has always kept,
+// so stores written before this type read back unchanged; JSON prints them too.
+enum class TrialStatus {
+  kOk,       // "ok": measured; see `validated` for whether every payload matched
+  kInvalid,  // "invalid": payload validation failed (a config that corrupts data)
+  kFailed,   // "failed": an error (a refused config, a transport failure)
+};
+std::string_view TrialStatusName(TrialStatus status);
+// The inverse of TrialStatusName; nullopt for any other text.
+std::optional<TrialStatus> ParseTrialStatus(std::string_view text);
+
 // One point of a sweep's search space, measured.
 struct TrialRecord {
   int64_t id = 0;        // assigned by InsertTrial
@@ -85,8 +102,8 @@ struct TrialRecord {
   // The swept knobs and their values as FormatKnobValue text; not empty. Names and
   // values may not contain '=' or ';' (the key's separators).
   std::map<std::string, std::string> knobs;
-  std::string status;    // "ok" | "invalid" (payload validation failed) | "failed" (error)
-  double objective = 0;  // the sweep's objective (median over samples); finite
+  TrialStatus status = TrialStatus::kFailed;  // until measured
+  double objective = 0;                       // the sweep's objective (median over samples); finite
   double ci_low = 0, ci_high = 0;             // confidence interval of the median; finite
   uint64_t samples = 0;                       // measurements behind the median
   uint64_t remeasured = 0;                    // times the trial was re-measured as unstable
@@ -99,11 +116,19 @@ struct TrialRecord {
 };
 
 // What a sweep concluded about its best config against the transport's defaults
-// (tuner::RunSweep decides, after measuring the default once more at the end).
-inline constexpr std::string_view kVerdictBeatsDefault = "beats_default";
-inline constexpr std::string_view kVerdictWithinNoise = "within_noise";
-inline constexpr std::string_view kVerdictDefaultIsBest = "default_is_best";
-inline constexpr std::string_view kVerdictNoValidTrial = "no_valid_trial";
+// (tuner::RunSweep decides, after measuring the default once more at the end). The
+// store and JSON use the words of VerdictName, as they always have.
+enum class Verdict {
+  // "beats_default": the best trial's confidence interval is clear of the default's,
+  // every way they were measured (tuner/sweep.h: DecideVerdict);
+  kBeatsDefault,
+  kWithinNoise,    // "within_noise": the best is another config, but the intervals overlap
+  kDefaultIsBest,  // "default_is_best": the best trial is the default config itself
+  kNoValidTrial,   // "no_valid_trial": no trial is ok and validated
+};
+std::string_view VerdictName(Verdict verdict);
+// The inverse of VerdictName; nullopt for any other text.
+std::optional<Verdict> ParseVerdict(std::string_view text);
 
 // One config of a sweep's final round (schema v6): at the end of the search the
 // best few configs and the default are measured again in interleaved rounds
@@ -123,14 +148,9 @@ struct FinalistRecord {
 // A sweep's verdict, kept with the sweep (one per sweep; a resumed sweep decides
 // again and replaces it).
 struct SweepVerdict {
-  // kVerdictBeatsDefault: the best trial's confidence interval is clear of the
-  //   default's, every way they were measured (tuner/sweep.h: DecideVerdict);
-  // kVerdictWithinNoise: the best is another config, but the intervals overlap;
-  // kVerdictDefaultIsBest: the best trial is the default config itself;
-  // kVerdictNoValidTrial: no trial is ok and validated.
-  std::string verdict;
+  Verdict verdict = Verdict::kNoValidTrial;
   // TrialKnobKey of the best trial judged; "" exactly when verdict is
-  // kVerdictNoValidTrial.
+  // Verdict::kNoValidTrial.
   std::string best_knobs;
   std::string decided_at;  // ISO 8601 UTC, assigned by RecordSweepVerdict when empty
   // The default config measured again after the search; not one of the sweep's
@@ -152,7 +172,7 @@ struct SweepVerdict {
   uint32_t final_rounds = 0;
   std::vector<FinalistRecord> finalists;
 
-  bool best_beats_default() const { return verdict == kVerdictBeatsDefault; }
+  bool best_beats_default() const { return verdict == Verdict::kBeatsDefault; }
 };
 
 // One `artune sweep`: what was searched, how, over which workload and link. The
@@ -248,11 +268,11 @@ class Store {
   // measurement's metrics, in one transaction, replacing any verdict the sweep had
   // (a resumed sweep decides again). An empty decided_at (and an empty
   // default_remeasured->started_at) becomes now (UTC); default_remeasured->id and
-  // sweep_id are ignored. Errors: kNotFound (no such sweep), kInvalidArgument (a
-  // verdict that is not one of the kVerdict* values; best_knobs empty for a verdict
-  // other than no_valid_trial, set for no_valid_trial, or not TrialKnobKey text;
-  // for default_remeasured, best_remeasured and each finalist: what InsertTrial
-  // refuses — empty or malformed knobs, an unknown status, a non-finite number, a
+  // sweep_id are ignored. Errors: kNotFound (no such sweep), kInvalidArgument
+  // (best_knobs empty for a verdict other than no_valid_trial, set for
+  // no_valid_trial, or not TrialKnobKey text; for default_remeasured,
+  // best_remeasured and each finalist: what InsertTrial refuses — empty or
+  // malformed knobs, a non-finite number, a
   // count past INT64_MAX; finalists with the same knobs; a finalist that won more
   // rounds than final_rounds), kTimeout, kIoError.
   virtual Status RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) = 0;
@@ -268,7 +288,7 @@ class Store {
   // killed sweep keeps every trial it finished. Errors: kNotFound (no such sweep),
   // kAlreadyExists (the sweep already has a trial with these knobs: a resumed sweep
   // must skip it), kInvalidArgument (empty knobs, a knob name or value with '=' or
-  // ';', an unknown status, a non-finite number, a count past INT64_MAX),
+  // ';', a non-finite number, a count past INT64_MAX),
   // kTimeout, kIoError.
   virtual Result<int64_t> InsertTrial(const TrialRecord& trial) = 0;
   // The sweep's trials in the order they were stored, each with knobs, config and

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artune/db/store.h"
 #include "artune/status.h"
 #include "artune/transport/config.h"
 #include "artune/tuner/bench_transport.h"
@@ -71,7 +72,7 @@ Status ValidateTrialOptions(const TrialOptions& options);
 double ObjectiveValue(const TrialOptions& options, const RunResult& run);
 
 struct TrialMeasurement {
-  std::string status;  // "ok" | "invalid" | "failed"
+  db::TrialStatus status = db::TrialStatus::kFailed;  // until measured
   double objective = 0, ci_low = 0, ci_high = 0;
   uint64_t samples = 0;
   // The objective of every measured run behind `objective` (samples of them); empty
@@ -140,7 +141,7 @@ class TrialTarget {
 
  protected:
   // One unmeasured pass for WarmUp: the objective value, or a failed/invalid
-  // measurement (status != "ok") carried in the result.
+  // measurement (status other than kOk) carried in the result.
   virtual Result<TrialMeasurement> WarmupPass(const transport::Config& config,
                                               const Workload& workload) {
     return Measure(config, workload);
