@@ -73,6 +73,8 @@ class GrpcBenchServer final : public BenchServer {
     server->token_ = credentials.token;
     grpc::ServerBuilder builder;
     int port = 0;
+    // No SO_REUSEPORT (gRPC's default): a taken port is an error, not shared.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
     builder.RegisterAsyncGenericService(&server->service_);
     builder.SetMaxReceiveMessageSize(INT_MAX);
@@ -97,9 +99,19 @@ class GrpcBenchServer final : public BenchServer {
 
   void Shutdown() override {
     if (shut_down_.exchange(true)) return;
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    // server_ is null when it never started (a taken port): only the queues exist.
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
     for (auto& queue : queues_) queue->Shutdown();
     for (auto& thread : threads_) thread.join();
+    if (threads_.empty()) {
+      // No poller drained them: gRPC requires it before a queue is destroyed.
+      for (auto& queue : queues_) {
+        void* tag = nullptr;
+        bool ok = false;
+        while (queue->Next(&tag, &ok)) {
+        }
+      }
+    }
   }
 
  private:
