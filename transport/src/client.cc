@@ -103,6 +103,14 @@ class ClientImpl final : public Client {
     local_ = requested;
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
+    // The server's fabric, from the wire: only a concrete one is valid.
+    if (response.fabric() != static_cast<uint32_t>(FabricKind::kTcp) &&
+        response.fabric() != static_cast<uint32_t>(FabricKind::kVerbs) &&
+        response.fabric() != static_cast<uint32_t>(FabricKind::kShm)) {
+      return Status::ProtocolError("server " + server_address_ + " runs fabric " +
+                                   std::to_string(response.fabric()) +
+                                   ", unknown here: use matching artune builds");
+    }
     ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
                             fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed));
     fabric_ = std::move(fabric);

@@ -12,7 +12,8 @@
 
 namespace artune::transport {
 
-enum class FabricKind { kTcp, kVerbs, kAuto };
+// Values are on the wire (control plane) and in stores: new fabrics go at the end.
+enum class FabricKind { kTcp, kVerbs, kAuto, kShm };
 enum class PollingMode { kBusy, kEvent };
 
 // Plain values. A Config is copied freely; it is valid only after Validate()
