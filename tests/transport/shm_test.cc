@@ -210,10 +210,12 @@ TEST_F(ShmTest, ARecordOfUnknownKindOrImpossibleLengthIsDropped) {
 }
 
 TEST_F(ShmTest, AConsumerPositionThatGoesBackIsDropped) {
-  // The server sends once; the client's "consumer" then claims a position ahead of
-  // everything the server published.
+  // The server sends once and the client takes it; the client's "consumer" then
+  // claims a position ahead of everything the server published.
+  ASSERT_TRUE(endpoint_->PostRecv(client_memory_.data(), 64, client_keys_.lkey, 1).ok());
   fabric::SgEntry entry{server_memory_.data(), 8, 0};
   ASSERT_TRUE(accepted_->PostSend(std::span(&entry, 1)).ok());
+  ASSERT_EQ(client_completions_.Next().kind, fabric::CompletionKind::kRecv);
   Segment()->rings[1].tail.store(1u << 30);
   EXPECT_FALSE(accepted_->PostSend(std::span(&entry, 1)).ok());
   fabric::Completion end = server_completions_.Next();
