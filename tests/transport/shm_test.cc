@@ -7,7 +7,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -16,6 +18,7 @@
 #include <future>
 #include <mutex>
 #include <random>
+#include <tuple>
 
 #include "engine_test_util.h"
 #include "fabric/fabric.h"
@@ -289,6 +292,76 @@ TEST(ShmSegmentTest, NoSegmentIsLeftAfterBothSidesAreGone) {
     EXPECT_EQ(entry.path().filename().string().find("artune"), std::string::npos) << entry.path();
   }
 }
+
+// Not a test: the fabric's own round trip (no engine), to say where the time of an
+// engine call goes. Run by hand:
+//   transport_tests --gtest_also_run_disabled_tests --gtest_filter='*FabricRoundTrip*'
+// The server's handler echoes on its progress thread; the caller spins on a flag.
+class FabricRoundTrip : public ::testing::TestWithParam<std::tuple<FabricKind, PollingMode>> {};
+
+TEST_P(FabricRoundTrip, DISABLED_HundredBytes) {
+  const auto [kind, polling] = GetParam();
+  Config config = testing::TestConfig(kind);
+  config.polling = polling;
+  auto server = std::move(fabric::MakeFabric(kind, config)).value();
+  auto client = std::move(fabric::MakeFabric(kind, config)).value();
+  std::vector<std::byte> server_memory(64 * 1024), client_memory(64 * 1024);
+  const uint32_t server_lkey = server->Register(server_memory.data(), server_memory.size())->lkey;
+  const uint32_t client_lkey = client->Register(client_memory.data(), client_memory.size())->lkey;
+  constexpr uint64_t kBytes = 100;
+  std::shared_ptr<fabric::Endpoint> accepted;
+  auto listening = server->Listen(
+      "127.0.0.1", [&](std::shared_ptr<fabric::Endpoint> endpoint, std::span<const std::byte>) {
+        for (int i = 0; i < 4; ++i) {
+          (void)endpoint->PostRecv(server_memory.data() + i * 1024, 1024, server_lkey, i);
+        }
+        endpoint->Start([&](fabric::Endpoint& self, const fabric::Completion& completion) {
+          if (completion.kind != fabric::CompletionKind::kRecv) return;
+          std::byte* at = server_memory.data() + completion.wr_id * 1024;
+          const fabric::SgEntry entry{at, completion.length, server_lkey};
+          (void)self.PostSend(std::span(&entry, 1));
+          (void)self.PostRecv(at, 1024, server_lkey, completion.wr_id);
+        });
+        accepted = std::move(endpoint);
+        return Status::Ok();
+      });
+  ASSERT_TRUE(listening.ok());
+  std::atomic<uint64_t> answers{0};
+  auto endpoint = std::move(client->Connect(*listening, {})).value();
+  for (int i = 0; i < 4; ++i) {
+    (void)endpoint->PostRecv(client_memory.data() + i * 1024, 1024, client_lkey, i);
+  }
+  endpoint->Start([&](fabric::Endpoint& self, const fabric::Completion& completion) {
+    if (completion.kind != fabric::CompletionKind::kRecv) return;
+    (void)self.PostRecv(client_memory.data() + completion.wr_id * 1024, 1024, client_lkey,
+                        completion.wr_id);
+    answers.fetch_add(1, std::memory_order_release);
+  });
+  std::vector<double> samples;
+  const fabric::SgEntry entry{client_memory.data() + 8192, kBytes, client_lkey};
+  for (int i = 0; i < 20000; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(endpoint->PostSend(std::span(&entry, 1)).ok());
+    while (answers.load(std::memory_order_acquire) != static_cast<uint64_t>(i + 1)) {
+    }
+    samples.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  std::sort(samples.begin(), samples.end());
+  std::printf("fabric %s polling %s: 100 B round trip p50 %.2f us, p99 %.2f us\n",
+              testing::FabricName({kind, 0}).c_str(),
+              polling == PollingMode::kBusy ? "busy" : "event", samples[samples.size() / 2],
+              samples[samples.size() * 99 / 100]);
+  endpoint->Close(Status::Cancelled("done"));
+  client->Shutdown();
+  server->Shutdown();
+}
+
+INSTANTIATE_TEST_SUITE_P(Fabrics, FabricRoundTrip,
+                         ::testing::Combine(::testing::Values(FabricKind::kTcp, FabricKind::kShm),
+                                            ::testing::Values(PollingMode::kBusy,
+                                                              PollingMode::kEvent)));
 
 }  // namespace
 }  // namespace artune::transport

@@ -3,6 +3,7 @@
 #include "fabric/shm/shm_fabric.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -26,6 +27,8 @@ constexpr size_t kMaxPrivateBytes = 256;
 constexpr auto kHelloTimeout = std::chrono::seconds(10);
 // How long Connect waits for the server's answer.
 constexpr int kWelcomeTimeoutSeconds = 10;
+// Busy polling: idle passes before the spinning thread yields its core each pass.
+constexpr uint32_t kSpinsBeforeYield = 64;
 
 // epoll tags: the low 3 bits of epoll_event.data.u64 (endpoints are 8-aligned).
 constexpr uint64_t kTagLiveness = 0;  // endpoint pointer: socket or pidfd
@@ -465,6 +468,7 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
 void ShmFabric::ProgressLoop() {
   std::vector<std::shared_ptr<ShmEndpoint>> polled;
   uint32_t passes = 0;
+  uint32_t idle_passes = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     {
       std::lock_guard lock(endpoints_mutex_);
@@ -480,7 +484,12 @@ void ShmFabric::ProgressLoop() {
     }
     // Sockets (liveness, accepts) are looked at every so often while data flows.
     if (polling_.load(std::memory_order_relaxed) == PollingMode::kBusy || progressed) {
+      idle_passes = progressed ? 0 : idle_passes + 1;
       if ((++passes & 255) == 0) WaitForEvents(0);
+      // A spinning thread that found nothing for a while lets the threads it waits
+      // for (the caller, the handlers) run: on a host with few cores they share
+      // them, and a hand-off that waits for a time slice costs milliseconds.
+      if (idle_passes >= kSpinsBeforeYield) ::sched_yield();
       continue;
     }
     bool must_not_sleep = false;
