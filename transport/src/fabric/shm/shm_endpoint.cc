@@ -143,7 +143,8 @@ Result<bool> ShmEndpoint::StreamLocked(OutItem& item) {
     const uint64_t fragment = std::min({left, kFragmentBytes, room});
     if (fragment == 0 || (fragment < left && fragment < kMinFragment)) return false;
     std::lock_guard lock(item.offer->mutex);
-    if (item.offer->revoked) {
+    std::lock_guard region_lock(item.offer->region->mutex);
+    if (item.offer->revoked || item.offer->region->deregistered) {
       // Revoked mid-read: the reader's read fails; the rest is never copied.
       ARTUNE_ASSIGN_OR_RETURN(bool refused,
                               out_.TryWrite(MakeRecord(RecordKind::kReadRefused, item.header.id),
@@ -191,18 +192,18 @@ Status ShmEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/
 }
 
 Result<uint32_t> ShmEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
-  Region region;
-  const bool found = fabric_.FindRegion(lkey, region);
-  const auto start = reinterpret_cast<uintptr_t>(region.addr);
+  std::shared_ptr<Region> region = fabric_.FindRegion(lkey);
+  const auto start = reinterpret_cast<uintptr_t>(region ? region->addr : nullptr);
   const auto at = reinterpret_cast<uintptr_t>(addr);
-  if (!found || length == 0 || at < start || length > region.length ||
-      at - start > region.length - length) {
+  if (!region || length == 0 || at < start || length > region->length ||
+      at - start > region->length - length) {
     return Status::InvalidArgument("cannot offer " + std::to_string(length) +
                                    " bytes outside a registered region");
   }
   auto offer = std::make_shared<Offer>();
   offer->addr = const_cast<std::byte*>(addr);
   offer->length = length;
+  offer->region = std::move(region);
   std::lock_guard lock(offers_mutex_);
   if (offers_closed_) return Status::Unavailable("connection to " + link_.peer + " is closed");
   uint32_t key = 0;
@@ -479,7 +480,8 @@ Status ShmEndpoint::OnReadRequest(const RecordHeader& header) {
                 request.addr - start <= offer->length - request.length;
   if (inside && mode == ReadMode::kGrant) {
     std::lock_guard lock(offer->mutex);
-    inside = !offer->revoked;
+    std::lock_guard region_lock(offer->region->mutex);
+    inside = !offer->revoked && !offer->region->deregistered;
     if (inside) ++offer->grants;
   }
   if (!inside) return SendRecord(MakeRecord(RecordKind::kReadRefused, header.id), {});

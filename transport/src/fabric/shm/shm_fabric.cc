@@ -157,23 +157,33 @@ Result<MemoryKeys> ShmFabric::Register(std::byte* addr, uint64_t length) {
   do {
     key = next_key_++;
   } while (key == 0 || regions_.contains(key));
-  regions_[key] = Region{addr, length};
+  auto region = std::make_shared<Region>();
+  region->addr = addr;
+  region->length = length;
+  regions_[key] = std::move(region);
   return MemoryKeys{key, key};
 }
 
 void ShmFabric::Deregister(const MemoryKeys& keys) {
-  // Offers inside the region are the endpoints' to revoke (the engine revokes
-  // before it frees); nothing reads a region by its lkey after this.
-  std::lock_guard lock(regions_mutex_);
-  regions_.erase(keys.lkey);
+  std::shared_ptr<Region> region;
+  {
+    std::lock_guard lock(regions_mutex_);
+    auto it = regions_.find(keys.lkey);
+    if (it == regions_.end()) return;
+    region = std::move(it->second);
+    regions_.erase(it);
+  }
+  // Owner-side copies stop at their next fragment. (A grant already given lets the
+  // peer finish its process_vm_readv: that touches the peer's memory, not ours, and
+  // the engine revokes its offers, which waits for grants, before it frees.)
+  std::lock_guard lock(region->mutex);
+  region->deregistered = true;
 }
 
-bool ShmFabric::FindRegion(uint32_t lkey, Region& region) {
+std::shared_ptr<Region> ShmFabric::FindRegion(uint32_t lkey) {
   std::lock_guard lock(regions_mutex_);
   auto it = regions_.find(lkey);
-  if (it == regions_.end()) return false;
-  region = it->second;
-  return true;
+  return it == regions_.end() ? nullptr : it->second;
 }
 
 Result<std::string> ShmFabric::Listen(const std::string& /*host*/, AcceptHandler on_accept) {

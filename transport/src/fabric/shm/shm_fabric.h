@@ -62,16 +62,21 @@ struct ShmReadCounters {
 };
 ShmReadCounters& ReadCounters();
 
-// A registered region (lkey -> range).
+// A registered region (lkey -> range). An owner-side copy holds a reference and
+// copies under `mutex`, so Deregister stops it between fragments (fabric.h: no
+// fabric operation touches the region after Deregister returns).
 struct Region {
   std::byte* addr = nullptr;
   uint64_t length = 0;
+  std::mutex mutex;
+  bool deregistered = false;  // guarded by mutex
 };
 
 // An offer on one endpoint. Grants in flight hold Revoke's callbacks back.
 struct Offer {
   std::byte* addr = nullptr;
   uint64_t length = 0;
+  std::shared_ptr<Region> region;
   std::mutex mutex;
   bool revoked = false;                              // guarded by mutex
   uint32_t grants = 0;                               // guarded by mutex
@@ -217,7 +222,7 @@ class ShmFabric final : public Fabric {
   void Shutdown() override;
 
   // For endpoints.
-  bool FindRegion(uint32_t lkey, Region& region);
+  std::shared_ptr<Region> FindRegion(uint32_t lkey);
   Status Watch(ShmEndpoint* endpoint);
   void Unwatch(ShmEndpoint* endpoint);
   void Forget(ShmEndpoint* endpoint);
@@ -245,7 +250,7 @@ class ShmFabric final : public Fabric {
   std::mutex shutdown_mutex_;
 
   std::mutex regions_mutex_;
-  std::unordered_map<uint32_t, Region> regions_;
+  std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
   uint32_t next_key_ = 1;
 
   std::mutex endpoints_mutex_;
