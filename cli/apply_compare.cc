@@ -340,7 +340,7 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
                       "config its verdict chose at its final re-measurement, else its best "
                       "trial (what `artune apply config --sweep` applies)");
   command->add_option("--fabric", flags->fabric, "Force the fabric of both sides")
-      ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
+      ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
   command->add_option("--repeats", flags->repeats, "Measurements per side (median shown)")
       ->capture_default_str();
   command

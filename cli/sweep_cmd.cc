@@ -252,8 +252,8 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->capture_default_str();
   command->add_option("--peer", flags->plan.peer,
                       "host:port of `artune serve` (default: a loopback server in this process)");
-  command->add_option("--fabric", flags->fabric, "tcp | verbs | auto (default: the config's)")
-      ->check(CLI::IsMember({"tcp", "verbs", "auto"}));
+  command->add_option("--fabric", flags->fabric, "tcp | verbs | shm | auto (default: the config's)")
+      ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
   command
       ->add_option("--strategy", flags->plan.strategy,
                    "grid (every point) or adaptive (pattern search, far fewer trials)")

@@ -77,7 +77,7 @@ complete -c artune -n '__fish_seen_subcommand_from sweep' -l workload -r -d 'Rep
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l replay-messages -r -d 'Messages in a capture replay list'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l objective -r -d 'What to optimise'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l peer -r -d 'host port of `artune serve` (default  a loopback server in this process)'
-complete -c artune -n '__fish_seen_subcommand_from sweep' -l fabric -r -d 'tcp | verbs | auto (default  the config s)'
+complete -c artune -n '__fish_seen_subcommand_from sweep' -l fabric -r -d 'tcp | verbs | shm | auto (default  the config s)'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l strategy -r -d 'grid (every point) or adaptive (pattern search, far fewer trials)'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l repeats -r -d 'Measurements per trial (median and 95% CI)'
 complete -c artune -n '__fish_seen_subcommand_from sweep' -l warmup -r -d 'Warm-up seconds per trial'

@@ -25,12 +25,17 @@ int64_t RowsOf(const HomePanel& home, const std::string& table) {
 std::string SweepState(const db::SweepRecord& sweep) {
   if (sweep.finished_at.empty()) return "unfinished";
   if (!sweep.verdict) return "finished";
-  const std::string& verdict = sweep.verdict->verdict;
-  if (verdict == db::kVerdictBeatsDefault) return "beats default";
-  if (verdict == db::kVerdictWithinNoise) return "within noise";
-  if (verdict == db::kVerdictDefaultIsBest) return "default best";
-  if (verdict == db::kVerdictNoValidTrial) return "no valid trial";
-  return verdict;
+  switch (sweep.verdict->verdict) {
+    case db::Verdict::kBeatsDefault:
+      return "beats default";
+    case db::Verdict::kWithinNoise:
+      return "within noise";
+    case db::Verdict::kDefaultIsBest:
+      return "default best";
+    case db::Verdict::kNoValidTrial:
+      return "no valid trial";
+  }
+  return std::string(db::VerdictName(sweep.verdict->verdict));
 }
 
 Style SweepStyle(const db::SweepRecord& sweep) {

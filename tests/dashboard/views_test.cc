@@ -191,7 +191,7 @@ TEST(ViewsTest, HomeViewListsTheNewestRecordsWithTotals) {
     if (id != 40) sweep.finished_at = "2026-11-25T16:50:00.000Z";
     if (id == 39) {
       sweep.verdict.emplace();
-      sweep.verdict->verdict = std::string(db::kVerdictBeatsDefault);
+      sweep.verdict->verdict = db::Verdict::kBeatsDefault;
     }
     home.sweeps.push_back(sweep);
   }

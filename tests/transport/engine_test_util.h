@@ -124,13 +124,17 @@ inline std::string FabricName(const ::testing::TestParamInfo<FabricKind>& info) 
       return "verbs";
     case FabricKind::kAuto:
       return "auto";
+    case FabricKind::kShm:
+      return "shm";
   }
   return "unknown";
 }
 
 // The fabrics the suites are instantiated for. The verbs instances skip, with
 // VerbsSkipReason printed, where no verbs device is usable.
-inline std::vector<FabricKind> TestFabrics() { return {FabricKind::kTcp, FabricKind::kVerbs}; }
+inline std::vector<FabricKind> TestFabrics() {
+  return {FabricKind::kTcp, FabricKind::kShm, FabricKind::kVerbs};
+}
 
 // In a suite's SetUp: skips the verbs instance with the reason where it cannot run.
 #define ARTUNE_SKIP_UNLESS_FABRIC_USABLE(fabric)                                  \

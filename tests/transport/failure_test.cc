@@ -55,8 +55,7 @@ pid_t SpawnHelper(const std::string& test, const std::string& argument, FabricKi
   // multi-threaded process may only make async-signal-safe calls.
   const std::string filter = "--gtest_filter=FailureHelper." + test;
   const std::string variable = "ARTUNE_FAILURE_HELPER=" + argument;
-  const std::string fabric_variable =
-      std::string("ARTUNE_FAILURE_FABRIC=") + (fabric == FabricKind::kVerbs ? "verbs" : "tcp");
+  const std::string fabric_variable = "ARTUNE_FAILURE_FABRIC=" + testing::FabricName({fabric, 0});
   std::vector<char*> environment;
   for (char** entry = environ; *entry != nullptr; ++entry) environment.push_back(*entry);
   environment.push_back(const_cast<char*>(variable.c_str()));
@@ -76,7 +75,10 @@ pid_t SpawnHelper(const std::string& test, const std::string& argument, FabricKi
 
 FabricKind HelperFabric() {
   const char* name = std::getenv("ARTUNE_FAILURE_FABRIC");
-  return name != nullptr && std::string(name) == "verbs" ? FabricKind::kVerbs : FabricKind::kTcp;
+  const std::string value = name != nullptr ? name : "tcp";
+  return value == "verbs" ? FabricKind::kVerbs
+         : value == "shm" ? FabricKind::kShm
+                          : FabricKind::kTcp;
 }
 
 TEST(FailureHelper, ClientCallsAndHangs) {

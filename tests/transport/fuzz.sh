@@ -2,8 +2,9 @@
 # Builds the transport's libFuzzer targets with clang in their own build
 # directory (the transport's sources and the control plane's generated code) and
 # runs each for a bounded time: the engine's packet parser (packet_fuzz), the tcp
-# fabric's frame parser over a loopback socket (tcp_frame_fuzz) and the control
-# plane's decoders and knob text (control_fuzz).
+# fabric's frame parser over a loopback socket (tcp_frame_fuzz), the shm fabric's
+# inbound ring written by a hostile peer (shm_ring_fuzz) and the control plane's
+# decoders and knob text (control_fuzz).
 # Usage: fuzz.sh BUILD_DIR PROTO_GEN_DIR [SECONDS_PER_TARGET]
 # Exit status: 0 when every target ran clean; 1 on a finding (the reproducer is
 # left in BUILD_DIR). Skips (exit 0, with the reason) when clang cannot build them.
@@ -51,8 +52,15 @@ def frame(kind, body, ident=0): return struct.pack("<HBBIQQ", 0xA7CE, 2, kind, 0
 out = b"\x01" + frame(2, b"x" * 16) + frame(3, struct.pack("<QQII", 0x10000, 16, 7, 0), 5)
 sys.stdout.buffer.write(out)' frames
 
+# The claimed position (8 bytes, even: "what follows"), one 16-byte send, then a
+# read request for an unknown key in the one-copy mode.
+seed shm_ring_fuzz 'import struct, sys
+def record(kind, body, ident=0): return struct.pack("<IIQQ", kind, 0, ident, len(body)) + body + b"\0" * (-len(body) % 8)
+out = struct.pack("<Q", 0) + record(1, b"x" * 16) + record(2, struct.pack("<QQII", 0x10000, 16, 7, 0), 5)
+sys.stdout.buffer.write(out)' records
+
 status=0
-for target in packet_fuzz tcp_frame_fuzz control_fuzz; do
+for target in packet_fuzz tcp_frame_fuzz shm_ring_fuzz control_fuzz; do
   nice "$cxx" "${flags[@]}" "$here/fuzz/$target.cc" "${objects[@]}" "${libs[@]}" -o "$target"
   fuzz_run "$target" "$seconds" || status=1
 done

@@ -111,6 +111,14 @@ class ClientImpl final : public Client {
     local_ = requested;
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
+    // The server's fabric, from the wire: only a concrete one is valid.
+    if (response.fabric() != static_cast<uint32_t>(FabricKind::kTcp) &&
+        response.fabric() != static_cast<uint32_t>(FabricKind::kVerbs) &&
+        response.fabric() != static_cast<uint32_t>(FabricKind::kShm)) {
+      return Status::ProtocolError("server " + server_address_ + " runs fabric " +
+                                   std::to_string(response.fabric()) +
+                                   ", unknown here: use matching artune builds");
+    }
     ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
                             fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed));
     fabric_ = std::move(fabric);
@@ -148,7 +156,9 @@ class ClientImpl final : public Client {
       std::optional<Result<Message>> result;
     };
     auto waiter = std::make_shared<Waiter>();
-    const bool poll = polling != PollingMode::kEvent;
+    // Fabrics without caller-driven progress (verbs, shm) complete the call on
+    // their own thread: the caller sleeps there whatever the polling.
+    const bool poll = polling != PollingMode::kEvent && fabric_->caller_polling();
     if (poll) fabric_->BeginCallerPolling();
     CallAsync(method, request, options, [waiter](Result<Message> outcome) {
       std::lock_guard lock(waiter->mutex);

@@ -28,7 +28,9 @@ Config FromKnobs(const control::Knobs& knobs) {
   config.eager_buffer_count = knobs.eager_buffer_count();
   // Out-of-range enum values map to a value ValidateConfig would never see as valid
   // input from a file; clamp to auto/event so a bad peer cannot produce UB here.
-  config.fabric = knobs.fabric() <= 2 ? static_cast<FabricKind>(knobs.fabric()) : FabricKind::kAuto;
+  config.fabric = knobs.fabric() <= static_cast<uint32_t>(FabricKind::kShm)
+                      ? static_cast<FabricKind>(knobs.fabric())
+                      : FabricKind::kAuto;
   config.polling =
       knobs.polling() <= 2 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
   config.poll_spin_us = knobs.poll_spin_us();
@@ -63,6 +65,9 @@ control::StatsResponse ToProto(const Stats& stats) {
   proto.set_calls_failed(stats.calls_failed);
   proto.set_connections_accepted(stats.connections_accepted);
   proto.set_connections_dropped(stats.connections_dropped);
+  proto.set_shm_reads_one_copy(stats.shm_reads_one_copy);
+  proto.set_shm_reads_owner_copy(stats.shm_reads_owner_copy);
+  proto.set_shm_one_copy_refused(stats.shm_one_copy_refused);
   return proto;
 }
 
@@ -81,6 +86,9 @@ Stats FromProto(const control::StatsResponse& proto) {
   stats.calls_failed = proto.calls_failed();
   stats.connections_accepted = proto.connections_accepted();
   stats.connections_dropped = proto.connections_dropped();
+  stats.shm_reads_one_copy = proto.shm_reads_one_copy();
+  stats.shm_reads_owner_copy = proto.shm_reads_owner_copy();
+  stats.shm_one_copy_refused = proto.shm_one_copy_refused();
   return stats;
 }
 

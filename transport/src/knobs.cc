@@ -32,14 +32,14 @@ void WriteField(Config& config, uint64_t value) {
 }
 
 // Choice names in the order of the enum's values (FabricKind, PollingMode).
-constexpr std::array<std::string_view, 3> kFabricChoices = {"tcp", "verbs", "auto"};
+constexpr std::array<std::string_view, 4> kFabricChoices = {"tcp", "verbs", "auto", "shm"};
 constexpr std::array<std::string_view, 3> kPollingChoices = {"busy", "event", "adaptive"};
 constexpr std::array<std::string_view, 2> kHandlerInlineChoices = {"auto", "off"};
 static_assert(static_cast<int>(HandlerInline::kAuto) == 0 &&
               static_cast<int>(HandlerInline::kOff) == 1);
 static_assert(static_cast<int>(FabricKind::kTcp) == 0 &&
               static_cast<int>(FabricKind::kVerbs) == 1 &&
-              static_cast<int>(FabricKind::kAuto) == 2);
+              static_cast<int>(FabricKind::kAuto) == 2 && static_cast<int>(FabricKind::kShm) == 3);
 static_assert(static_cast<int>(PollingMode::kBusy) == 0 &&
               static_cast<int>(PollingMode::kEvent) == 1 &&
               static_cast<int>(PollingMode::kAdaptive) == 2);
@@ -117,8 +117,9 @@ const std::array<Knob, 18> kKnobs = {{
      &WriteField<&Config::eager_buffer_count>,
      true},
     {"fabric", "ARTUNE_FABRIC", KnobType::kEnum, "",
-     "Payload fabric: tcp sockets, verbs (RDMA), or auto (verbs when a device is usable)", 0,
-     kFabricChoices.size() - 1, kFabricChoices, &ReadField<&Config::fabric>,
+     "Payload fabric: tcp sockets, verbs (RDMA), shm (shared memory, peers on this host), or auto "
+     "(verbs when a device is usable, else tcp)",
+     0, kFabricChoices.size() - 1, kFabricChoices, &ReadField<&Config::fabric>,
      &WriteField<&Config::fabric>, false},
     {"polling", "ARTUNE_POLLING", KnobType::kEnum, "",
      "Completion progress: busy (spin, lowest latency, a core per side), event (sleep until "

@@ -220,9 +220,10 @@ class ServerImpl final : public Server, public control::Control::Service {
                                                          std::span<const std::byte> private_data) {
                               return Accept(std::move(endpoint), private_data);
                             }));
-    if (host == "0.0.0.0") {
+    if (host == "0.0.0.0" && fabric_->kind() != FabricKind::kShm) {
       // Listening on every interface: advertise ":port"; clients connect to the
-      // host they reached the control plane on.
+      // host they reached the control plane on. (shm's "shm:@name" names no host:
+      // only clients on this host can use it.)
       data_endpoint_ = data_endpoint_.substr(data_endpoint_.rfind(':'));
     }
     grpc::ServerBuilder builder;

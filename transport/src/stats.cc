@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include "fabric/shm/shm_fabric.h"
+
 namespace artune::transport {
 
 void StatsRecorder::CountSlice(Protocol protocol, uint64_t bytes) {
@@ -26,6 +28,10 @@ Stats StatsRecorder::Snapshot() const {
   stats.calls_failed = calls_failed_.load(std::memory_order_relaxed);
   stats.connections_accepted = connections_accepted_.load(std::memory_order_relaxed);
   stats.connections_dropped = connections_dropped_.load(std::memory_order_relaxed);
+  const fabric::shm::ShmReadCounters& shm = fabric::shm::ReadCounters();
+  stats.shm_reads_one_copy = shm.one_copy.load(std::memory_order_relaxed);
+  stats.shm_reads_owner_copy = shm.owner_copy.load(std::memory_order_relaxed);
+  stats.shm_one_copy_refused = shm.cma_refused.load(std::memory_order_relaxed);
   return stats;
 }
 

@@ -22,6 +22,8 @@ std::string FabricName(transport::FabricKind fabric) {
       return "verbs";
     case transport::FabricKind::kAuto:
       return "auto";
+    case transport::FabricKind::kShm:
+      return "shm";
   }
   return "?";
 }

@@ -2,6 +2,7 @@
 #include "fabric/fabric.h"
 
 #include "artune/transport/devices.h"
+#include "fabric/shm/shm_fabric.h"
 #include "fabric/tcp/tcp_fabric.h"
 #include "fabric/verbs/verbs_fabric.h"
 
@@ -34,6 +35,8 @@ std::string_view FabricKindName(FabricKind kind) {
       return "verbs";
     case FabricKind::kAuto:
       return "auto";
+    case FabricKind::kShm:
+      return "shm";
   }
   return "unknown";
 }
@@ -41,6 +44,11 @@ std::string_view FabricKindName(FabricKind kind) {
 Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config) {
   if (ResolveFabricKind(kind) == FabricKind::kVerbs) {
     auto fabric = std::make_unique<verbs::VerbsFabric>(config);
+    ARTUNE_RETURN_IF_ERROR(fabric->Init());
+    return std::unique_ptr<Fabric>(std::move(fabric));
+  }
+  if (kind == FabricKind::kShm) {
+    auto fabric = std::make_unique<shm::ShmFabric>(config.polling);
     ARTUNE_RETURN_IF_ERROR(fabric->Init());
     return std::unique_ptr<Fabric>(std::move(fabric));
   }

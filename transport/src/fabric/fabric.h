@@ -160,6 +160,7 @@ class Fabric {
   // in one and returns whether it completed anything. Completions keep their
   // rule: one at a time per fabric, whichever thread runs them. A fabric without
   // caller-driven progress returns false (the caller then waits as before).
+  virtual bool caller_polling() const { return false; }
   virtual void BeginCallerPolling() {}
   virtual void EndCallerPolling() {}
   virtual bool Poll() { return false; }

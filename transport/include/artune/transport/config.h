@@ -12,9 +12,10 @@
 
 namespace artune::transport {
 
-enum class FabricKind { kTcp, kVerbs, kAuto };
+// Values are on the wire (control plane) and in stores: new fabrics go at the end.
+enum class FabricKind { kTcp, kVerbs, kAuto, kShm };
 // kAdaptive spins for poll_spin_us after the last activity, then sleeps (tcp;
-// verbs sleeps as in kEvent).
+// verbs and shm sleep as in kEvent).
 enum class PollingMode { kBusy, kEvent, kAdaptive };
 // Where a server runs handlers registered as non-blocking (HandlerOptions): kAuto
 // on the fabric's progress thread as soon as the request is whole (no thread

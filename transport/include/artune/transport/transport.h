@@ -152,6 +152,13 @@ struct Stats {
   uint64_t calls_failed = 0;
   uint64_t connections_accepted = 0;
   uint64_t connections_dropped = 0;  // broken or protocol errors
+  // shm fabric rendezvous reads in this process (all its servers and clients): by
+  // process_vm_readv (one copy), or copied by the owner through the ring because
+  // process_vm_readv was refused (no ptrace rights: shm_one_copy_refused counts the
+  // connections that fell back) or ARTUNE_SHM_CMA=0.
+  uint64_t shm_reads_one_copy = 0;
+  uint64_t shm_reads_owner_copy = 0;
+  uint64_t shm_one_copy_refused = 0;
 };
 
 class Server {

@@ -164,6 +164,7 @@ class TcpFabric final : public Fabric {
   void SetPolling(PollingMode mode) override;
   void SetPollSpin(uint32_t spin_us) override;
   void Shutdown() override;
+  bool caller_polling() const override { return true; }
   void BeginCallerPolling() override;
   void EndCallerPolling() override;
   bool Poll() override;

@@ -1,0 +1,265 @@
+// The shm fabric: the fabric interface (fabric.h) between processes on one host,
+// over shared-memory rings (shm_ring.h), as UCX's posix/cma transports do.
+//
+// Connection setup: the server listens on a unix-domain SOCK_SEQPACKET socket in
+// the abstract namespace ("shm:@artune-shm-<uid>-<pid>-<n>-<random>"; nothing is
+// left in the file system whatever way the process ends). A client connects and
+// sends its hello (private data). The server accepts only peers of its own uid
+// (SO_PEERCRED), creates the segment (a memfd, sized and sealed against shrinking
+// and growing, so the peer cannot make this side's mapping fault) and two eventfds,
+// and passes them back with SCM_RIGHTS. The socket stays open for liveness: end of
+// stream on it (the peer closed or died, SIGKILL included) tears the endpoint down.
+// The memfd has no name anywhere: it goes away when both sides have unmapped it.
+//
+// Eager sends: PostSend copies the message into the peer-bound ring; the peer's
+// progress thread copies it into the next posted receive buffer.
+//
+// Rendezvous reads: the reader asks the owner through the ring (kReadRequest); the
+// owner looks the key up in its own endpoint's offers and checks the range, as tcp
+// does. If the range is offered it replies kReadGrant and counts the grant; the
+// reader copies once with process_vm_readv from the owner's address space (as
+// UCX's cma) and answers kReadDone; Revoke's callback waits for the grants in
+// flight. A peer able to process_vm_readv this process could read any of its
+// memory anyway (same uid, ptrace rights): the grant keeps an honest peer within
+// its offers and makes revocation safe, it is no barrier against a hostile one.
+// Where process_vm_readv is refused (EPERM: no ptrace rights, Yama, containers) or
+// ARTUNE_SHM_CMA=0, the reader asks for kCopy instead: the owner copies the bytes
+// through the ring (kReadData records), checked against the offer as it goes.
+// That fallback is logged once per process and counted (ShmReadCounters, Stats).
+//
+// Threading: one progress thread per fabric polls every endpoint's inbound ring
+// (spinning in busy mode; in event mode blocking in epoll on the endpoints'
+// eventfds and sockets after asking the producers for a wake-up). Posts from other
+// threads write into the ring inline; only a full ring queues them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "fabric/fabric.h"
+#include "fabric/random_keys.h"
+#include "fabric/shm/shm_ring.h"
+
+namespace artune::transport::fabric::shm {
+
+class ShmFabric;
+
+// Reads done over shm in this process, by how they copied (process-wide: Stats).
+struct ShmReadCounters {
+  std::atomic<uint64_t> one_copy{0};     // process_vm_readv by the reader
+  std::atomic<uint64_t> owner_copy{0};   // the fallback: copied by the owner
+  std::atomic<uint64_t> cma_refused{0};  // endpoints that fell back
+};
+ShmReadCounters& ReadCounters();
+
+// A registered region (lkey -> range). An owner-side copy holds a reference and
+// copies under `mutex`, so Deregister stops it between fragments (fabric.h: no
+// fabric operation touches the region after Deregister returns).
+struct Region {
+  std::byte* addr = nullptr;
+  uint64_t length = 0;
+  std::mutex mutex;
+  bool deregistered = false;  // guarded by mutex
+};
+
+// An offer on one endpoint. Grants in flight hold Revoke's callbacks back.
+struct Offer {
+  std::byte* addr = nullptr;
+  uint64_t length = 0;
+  std::shared_ptr<Region> region;
+  std::mutex mutex;
+  bool revoked = false;                              // guarded by mutex
+  uint32_t grants = 0;                               // guarded by mutex
+  std::vector<std::function<void()>> when_released;  // guarded by mutex
+};
+
+// What an accepted or connected endpoint starts from (shm_fabric.cc builds it).
+struct Link {
+  int socket = -1;     // liveness, and nothing else after the setup
+  int own_wake = -1;   // eventfd this side blocks on
+  int peer_wake = -1;  // eventfd the peer blocks on
+  int pidfd = -1;      // the peer process (-1 when pidfd_open is unavailable)
+  pid_t peer_pid = 0;
+  void* segment = nullptr;  // kSegmentBytes, mapped shared
+  bool is_server = false;
+  std::string peer;
+};
+
+class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<ShmEndpoint> {
+ public:
+  ShmEndpoint(ShmFabric& fabric, Link link);
+  ~ShmEndpoint() override;
+
+  void Start(CompletionHandler handler) override;
+  Status PostSend(std::span<const SgEntry> sgl) override;
+  Status PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, uint64_t wr_id) override;
+  Result<uint32_t> Expose(const std::byte* addr, uint64_t length, uint32_t lkey) override;
+  void Revoke(uint32_t key, std::function<void()> revoked) override;
+  Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
+                  uint64_t wr_id) override;
+  void Close(Status why) override;
+  std::string peer() const override { return link_.peer; }
+
+  // Progress thread only.
+  // Consumes inbound records and flushes queued output; true if anything moved.
+  bool Poll();
+  // The socket, eventfd or pidfd was signalled: checks liveness.
+  void OnEvent();
+  // Before the progress thread blocks: true if it must not (data arrived).
+  bool PrepareToSleep();
+  void Awake();
+  void Teardown(Status why);
+  bool torn_down() const { return torn_down_; }
+  const Link& link() const { return link_; }
+
+ private:
+  struct PostedRecv {
+    std::byte* addr;
+    uint64_t length;
+    uint64_t wr_id;
+  };
+  struct PendingRead {
+    std::byte* local = nullptr;
+    uint64_t remote_addr = 0;
+    uint64_t length = 0;
+    uint32_t key = 0;
+    uint64_t wr_id = 0;
+    uint64_t received = 0;  // kCopy: bytes arrived so far
+  };
+  // Queued output: a record with its payload copied, or a read the owner copies
+  // through the ring fragment by fragment (kCopy).
+  struct OutItem {
+    RecordHeader header{};
+    std::vector<std::byte> payload;
+    std::shared_ptr<Offer> offer;  // set: a kCopy read being streamed
+    const std::byte* source = nullptr;
+    uint64_t sent = 0;
+  };
+
+  // Writes one record (inline, or queued behind earlier output). send_mutex_ held
+  // or not per the name.
+  Status SendRecord(const RecordHeader& header, std::span<const SgEntry> payload);
+  Status SendRecordLocked(const RecordHeader& header, std::span<const SgEntry> payload);
+  Status FlushLocked();
+  // Writes as much of a streamed read as fits; true when it is finished.
+  Result<bool> StreamLocked(OutItem& item);
+  void PublishLocked();
+  // The peer broke the ring: the connection ends with `why` (send_mutex_ held).
+  void BreakLocked(const Status& why);
+
+  Status OnRecord(const RecordHeader& header);
+  Status OnSend(const RecordHeader& header);
+  Status OnReadRequest(const RecordHeader& header);
+  Status OnReadGrant(uint64_t id);
+  Status OnReadData(const RecordHeader& header);
+  Status OnReadRefused(uint64_t id);
+  Status OnReadDone(uint64_t id);
+  Status RequestRead(uint64_t id, const PendingRead& read, ReadMode mode);
+  void ReleaseGrant(const std::shared_ptr<Offer>& offer);
+  void Deliver(const Completion& completion);
+  void WakePeer();
+
+  ShmFabric& fabric_;
+  Link link_;
+  CompletionHandler handler_;
+  std::atomic<bool> started_{false};
+
+  std::mutex send_mutex_;
+  RingWriter out_;
+  std::deque<OutItem> send_queue_;
+  bool send_closed_ = false;
+  std::atomic<bool> has_queued_{false};
+
+  std::mutex post_mutex_;
+  std::deque<PostedRecv> posted_recvs_;
+  std::unordered_map<uint64_t, PendingRead> pending_reads_;
+  uint64_t next_read_id_ = 1;
+  bool post_closed_ = false;
+  // false once process_vm_readv was refused on this endpoint (or ARTUNE_SHM_CMA=0).
+  std::atomic<bool> one_copy_;
+  const bool simulate_refusal_;  // ARTUNE_SHM_CMA=eperm (tests)
+
+  std::mutex close_mutex_;
+  Status close_reason_;
+
+  std::mutex offers_mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<Offer>> offers_;
+  bool offers_closed_ = false;
+  RandomKeys random_keys_;
+
+  // Progress thread only.
+  RingReader in_;
+  // Grants this side gave, by the reader's id: released by kReadDone or teardown.
+  std::unordered_map<uint64_t, std::shared_ptr<Offer>> grants_;
+  uint64_t copies_in_flight_ = 0;
+  bool torn_down_ = false;
+};
+
+class ShmFabric final : public Fabric {
+ public:
+  explicit ShmFabric(PollingMode polling);
+  ~ShmFabric() override;
+
+  Status Init();
+
+  FabricKind kind() const override { return FabricKind::kShm; }
+  Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
+  void Deregister(const MemoryKeys& keys) override;
+  Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
+  Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
+                                            std::span<const std::byte> private_data) override;
+  void SetPolling(PollingMode mode) override;
+  void Shutdown() override;
+
+  // For endpoints.
+  std::shared_ptr<Region> FindRegion(uint32_t lkey);
+  Status Watch(ShmEndpoint* endpoint);
+  void Unwatch(ShmEndpoint* endpoint);
+  void Forget(ShmEndpoint* endpoint);
+  // Logs that process_vm_readv was refused (once per process) and counts it.
+  void NoteOneCopyRefused(const std::string& peer, int error);
+  // Wakes the progress thread (output was queued behind a full ring). Any thread.
+  void WakeProgress() { Wake(); }
+
+ private:
+  void ProgressLoop();
+  void AcceptAll();
+  void OnHello(int fd);
+  Status AcceptHello(int fd);
+  void Wake();
+  void WaitForEvents(int timeout_ms);
+
+  std::atomic<PollingMode> polling_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  int listen_fd_ = -1;
+  AcceptHandler on_accept_;
+  std::thread progress_;
+  std::atomic<bool> stopping_{false};
+  bool shut_down_ = false;
+  std::mutex shutdown_mutex_;
+
+  std::mutex regions_mutex_;
+  std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
+  uint32_t next_key_ = 1;
+
+  std::mutex endpoints_mutex_;
+  std::unordered_map<ShmEndpoint*, std::shared_ptr<ShmEndpoint>> endpoints_;
+  std::vector<std::shared_ptr<ShmEndpoint>> started_;  // the progress thread polls these
+  bool started_changed_ = false;
+  std::vector<std::shared_ptr<ShmEndpoint>> graveyard_;
+  // Accepted sockets whose hello has not arrived (progress thread).
+  std::unordered_map<int, std::chrono::steady_clock::time_point> half_open_;
+};
+
+}  // namespace artune::transport::fabric::shm
