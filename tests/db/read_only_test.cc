@@ -133,7 +133,7 @@ TEST(ReadOnlyStore, OlderSchemaSaysHowToMigrate) {
               if (store.status().code() != ErrorCode::kPermissionDenied) {
                 return Fail("unexpected error", store.status());
               }
-              const std::string& message = store.status().message();
+              const std::string message = store.status().message();  // status() is a copy
               return message.find("read-only") != std::string::npos &&
                              message.find("migrate") != std::string::npos
                          ? 0
