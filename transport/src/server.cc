@@ -234,9 +234,6 @@ class ServerImpl final : public Server, public control::Control::Service {
       tls.pem_key_cert_pairs.push_back({credentials_.tls_key_pem, credentials_.tls_cert_pem});
       transport_security = grpc::SslServerCredentials(tls);
     }
-    // No SO_REUSEPORT (gRPC's default): a second server on a taken port would
-    // share it silently, clients landing on either at random.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort(listen_address, transport_security, &port);
     builder.RegisterService(this);
     grpc_server_ = builder.BuildAndStart();

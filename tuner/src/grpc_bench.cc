@@ -73,8 +73,6 @@ class GrpcBenchServer final : public BenchServer {
     server->token_ = credentials.token;
     grpc::ServerBuilder builder;
     int port = 0;
-    // No SO_REUSEPORT (gRPC's default): a taken port is an error, not shared.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
     builder.RegisterAsyncGenericService(&server->service_);
     builder.SetMaxReceiveMessageSize(INT_MAX);
