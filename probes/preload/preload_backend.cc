@@ -118,6 +118,13 @@ class SharedRing {
 // What the keeper waits for (blocked from before its fork).
 constexpr int kKeeperSignals[] = {SIGCHLD, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 
+// One record through the spawn's report pipe (a single write: atomic).
+struct SpawnReport {
+  enum Kind : int { kPid = 1, kExecErrno = 2 };
+  int kind;
+  int value;
+};
+
 // How the traced command was started: the pid to wait for (the keeper, or the
 // command itself when it may outlive the probe) and the command's process group.
 struct Spawned {
@@ -200,7 +207,8 @@ Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp,
     if (stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
     execvpe(argv[0], argv.data(), envp.data());
     const int error = errno;
-    (void)!write(report[1], &error, sizeof(error));
+    const SpawnReport failed{SpawnReport::kExecErrno, error};
+    (void)!write(report[1], &failed, sizeof(failed));
     _exit(127);
   };
   pid_t waited = -1;
@@ -213,7 +221,8 @@ Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp,
       const pid_t command = start_command();
       if (command < 0) _exit(127);
       setpgid(command, command);  // either side may win the race; both ask the same
-      (void)!write(report[1], &command, sizeof(command));
+      const SpawnReport started{SpawnReport::kPid, command};
+      (void)!write(report[1], &started, sizeof(started));
       close(report[1]);
       RunKeeper(command, grace_ms);
     }
@@ -221,7 +230,8 @@ Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp,
     waited = start_command();
     if (waited > 0) {
       setpgid(waited, waited);
-      (void)!write(report[1], &waited, sizeof(waited));
+      const SpawnReport started{SpawnReport::kPid, waited};
+      (void)!write(report[1], &started, sizeof(started));
     }
   }
   const int fork_error = errno;
@@ -231,21 +241,26 @@ Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp,
     close(report[0]);
     return Status::FromErrno("fork for the traced command", fork_error);
   }
-  auto read_whole = [&](void* out, size_t size) {
+  // Two writers (the keeper and the command) may report in either order; each
+  // record is one atomic pipe write. End of file once both have exec'd or exited.
+  Spawned spawned{waited, -1};
+  std::optional<int> exec_error;
+  SpawnReport report_record{};
+  for (;;) {
     ssize_t got = 0;
     do {
-      got = read(report[0], out, size);
+      got = read(report[0], &report_record, sizeof(report_record));
     } while (got < 0 && errno == EINTR);
-    return got == static_cast<ssize_t>(size);
-  };
-  Spawned spawned{waited, -1};
-  int error = 0;
-  const bool have_pid = read_whole(&spawned.group, sizeof(spawned.group));
-  const bool exec_failed = have_pid && read_whole(&error, sizeof(error));
+    if (got != static_cast<ssize_t>(sizeof(report_record))) break;
+    if (report_record.kind == SpawnReport::kPid) spawned.group = report_record.value;
+    if (report_record.kind == SpawnReport::kExecErrno) exec_error = report_record.value;
+  }
   close(report[0]);
-  if (!have_pid || exec_failed) {
+  const bool have_pid = spawned.group > 0;
+  if (!have_pid || exec_error) {
     waitpid(waited, nullptr, 0);
     if (!have_pid) return Status::Unavailable("the traced command's keeper process failed");
+    const int error = exec_error.value_or(0);
     return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
                   std::string("cannot run '") + argv[0] + "': " + std::strerror(error) +
                       " (check the command and PATH)");
