@@ -38,7 +38,11 @@ start_serve() {
     kill -0 "$server_pid" 2>/dev/null || break
     sleep 0.1
   done
-  echo "artune serve did not start: $(cat "$dir/serve.err")"
+  echo "artune serve did not start: $(grep -v '^E[0-9]' "$dir/serve.err")"
+  # It has failed in CI with the port after its picked base taken on every pick:
+  # show who held ports on loopback then, for whoever looks into it.
+  echo "--- TCP sockets on 127.0.0.1 at the failure (ss -tanp):"
+  ss -tanp 2>/dev/null | grep -F '127.0.0.1:' | head -60
   return 1
 }
 stop_serve() {
