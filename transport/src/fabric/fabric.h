@@ -71,6 +71,17 @@ struct Completion {
   Status status;        // non-ok: the operation failed (kDisconnected: why)
 };
 
+// True when [addr, addr + length) is non-empty and lies inside the region
+// [base, base + region_length); written so that no sum can overflow (the values
+// may come from a caller that got them wrong). Every fabric's Expose checks it.
+inline bool OfferFitsRegion(const void* addr, uint64_t length, const void* base,
+                            uint64_t region_length) {
+  const auto start = reinterpret_cast<uintptr_t>(base);
+  const auto at = reinterpret_cast<uintptr_t>(addr);
+  return base != nullptr && length != 0 && at >= start && length <= region_length &&
+         at - start <= region_length - length;
+}
+
 class Endpoint;
 using CompletionHandler = std::function<void(Endpoint& endpoint, const Completion& completion)>;
 

@@ -193,10 +193,7 @@ Status ShmEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/
 
 Result<uint32_t> ShmEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
   std::shared_ptr<Region> region = fabric_.FindRegion(lkey);
-  const auto start = reinterpret_cast<uintptr_t>(region ? region->addr : nullptr);
-  const auto at = reinterpret_cast<uintptr_t>(addr);
-  if (!region || length == 0 || at < start || length > region->length ||
-      at - start > region->length - length) {
+  if (!region || !OfferFitsRegion(addr, length, region->addr, region->length)) {
     return Status::InvalidArgument("cannot offer " + std::to_string(length) +
                                    " bytes outside a registered region");
   }

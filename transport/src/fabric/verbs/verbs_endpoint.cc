@@ -219,10 +219,7 @@ Status VerbsEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, 
 
 Result<uint32_t> VerbsEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
   ibv_mr* mr = fabric_.FindRegion(lkey);
-  const auto start = reinterpret_cast<uintptr_t>(mr ? mr->addr : nullptr);
-  const auto at = reinterpret_cast<uintptr_t>(addr);
-  if (mr == nullptr || length == 0 || at < start || length > mr->length ||
-      at - start > mr->length - length) {
+  if (mr == nullptr || !OfferFitsRegion(addr, length, mr->addr, mr->length)) {
     return Status::InvalidArgument("cannot offer " + std::to_string(length) +
                                    " bytes outside a registered region");
   }
@@ -240,7 +237,8 @@ Result<uint32_t> VerbsEndpoint::Expose(const std::byte* addr, uint64_t length, u
     rkey = (window->rkey & ~uint32_t{0xff}) | (random_tags_.Next() & 0xff);
   } while (rkey == window->rkey || offered_windows_.contains(rkey));
   offered_windows_[rkey] = window;
-  Status posted = PostOrQueueLocked(QueuedWindowOp{window, rkey, mr, at, length});
+  Status posted = PostOrQueueLocked(
+      QueuedWindowOp{window, rkey, mr, reinterpret_cast<uintptr_t>(addr), length});
   if (!posted.ok()) return posted;
   return rkey;
 }
