@@ -374,6 +374,7 @@ void RegisterApply(CLI::App& root, Context& context) {
                    "Push the config to a running `artune serve` at HOST:PORT (its embedded "
                    "transport's control plane): new messages use it at once, calls in "
                    "flight finish under the old values")
+      ->check(HostPortValidator())
       ->type_name("HOST:PORT");
   command->add_flag("--dry-run", flags->dry_run, "Show the diff; write or push nothing");
   command->add_flag("--json", flags->json, "Print the report as one JSON object");

@@ -337,11 +337,13 @@ void RegisterBench(CLI::App& root, Context& context) {
       ->capture_default_str();
   command->add_option("--servers", flags->servers, "ps: parameter servers")->capture_default_str();
   command->add_option("--clients", flags->clients, "ps: clients (workers)")->capture_default_str();
-  command->add_option(
-      "--peer", flags->peer,
-      "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
-      "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
-      "the servers run in this process on 127.0.0.1 (verbs: on the RDMA netdev's address)");
+  command
+      ->add_option(
+          "--peer", flags->peer,
+          "HOST:PORT of a remote `artune serve --listen HOST:PORT`; server i of the "
+          "peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer "
+          "the servers run in this process on 127.0.0.1 (verbs: on the RDMA netdev's address)")
+      ->check(HostPortValidator());
   AddGrpcThreadsFlag(*command, flags->grpc_threads,
                      "Completion-queue threads of a loopback stock gRPC server");
   command->add_flag("--json", flags->json, "Print one JSON object instead of the table");

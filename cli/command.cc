@@ -40,4 +40,18 @@ bool ShowProgress(const Context& context) {
   return !context.globals.quiet && isatty(STDERR_FILENO) == 1;
 }
 
+const CLI::Validator& HostPortValidator() {
+  static const CLI::Validator validator(
+      [](const std::string& value) -> std::string {
+        const size_t colon = value.rfind(':');
+        if (value.empty()) return "an empty address: give HOST:PORT";
+        if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {
+          return "`" + value + "` is not HOST:PORT";
+        }
+        return "";
+      },
+      "HOST:PORT");
+  return validator;
+}
+
 }  // namespace artune::cli

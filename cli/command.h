@@ -47,6 +47,11 @@ Result<std::unique_ptr<db::Store>> OpenStoreForReading(const Context& context);
 // Whether progress lines should be drawn on stderr (a terminal, and not --quiet).
 bool ShowProgress(const Context& context);
 
+// For options naming a server (--peer, --live): HOST:PORT, never empty, so that a
+// script passing an unset variable is told so instead of silently measuring a
+// loopback server of its own.
+const CLI::Validator& HostPortValidator();
+
 // One declaration per subcommand file (defined in cli/<name>_cmd.cc).
 void RegisterCompletions(CLI::App& root, Context& context);
 void RegisterBench(CLI::App& root, Context& context);

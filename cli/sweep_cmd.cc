@@ -250,8 +250,10 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->check(CLI::IsMember(
           {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
       ->capture_default_str();
-  command->add_option("--peer", flags->plan.peer,
-                      "host:port of `artune serve` (default: a loopback server in this process)");
+  command
+      ->add_option("--peer", flags->plan.peer,
+                   "host:port of `artune serve` (default: a loopback server in this process)")
+      ->check(HostPortValidator());
   command->add_option("--fabric", flags->fabric, "tcp | verbs | shm | auto (default: the config's)")
       ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
   command

@@ -65,6 +65,9 @@ check "the artune server lists its data port" \
   jq -e '.servers[] | select(.transport == "artune") | .data_endpoint | test("^127\\.0\\.0\\.1:[0-9]+$")' \
   "$dir/serve.json"
 check "no token on loopback by default" jq -e '.auth.token == false' "$dir/serve.json"
+# An unset variable in a script must not turn into a loopback benchmark.
+check "bench --peer '' is a usage error" \
+  bash -c "'$artune' --db '$dir/x.db' bench --peer '' >/dev/null 2>&1; test \$? = 2"
 stop_serve
 
 # 2. Beyond loopback: a token, and nothing for whoever lacks it.
@@ -81,10 +84,18 @@ dir=$dir
 EOF
 cat >>"$dir/inside.sh" <<'EOF'
 export XDG_CONFIG_HOME=$dir/server-config
+# Part 1's serve.json must be gone before this server starts: the background job
+# truncates it only once it runs, and reading the old (or the just-emptied) file
+# once left base empty, which made the bench below measure servers of its own.
+rm -f "$dir/serve.json"
 "$artune" --db "$dir/store.db" serve --json --servers 1 --listen 0.0.0.0:0 --set fabric=tcp \
   >"$dir/serve.json" 2>"$dir/serve.err" &
 server=$!
-for _ in $(seq 200); do [[ -s $dir/serve.json ]] && break; sleep 0.1; done
+# Wait for the whole line (the JSON ends with a newline).
+for _ in $(seq 200); do
+  [[ -s $dir/serve.json && $(tail -c1 "$dir/serve.json" | od -An -c) == *'\n'* ]] && break
+  sleep 0.1
+done
 base=$(jq -r .base "$dir/serve.json" | sed 's/^0\.0\.0\.0/127.0.0.1/')
 artune_port=$(jq -r '.servers[] | select(.transport == "artune") | .address' "$dir/serve.json" |
   sed 's/.*://')
