@@ -14,6 +14,8 @@
 #include <future>
 #include <iostream>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include "engine_test_util.h"
 
@@ -29,8 +31,18 @@ class Completions {
     return [this](fabric::Endpoint&, const fabric::Completion& completion) {
       std::lock_guard lock(mutex_);
       queue_.push_back(completion);
+      threads_.push_back(std::this_thread::get_id());
       changed_.notify_all();
     };
+  }
+  // Without waiting: the next completion and the thread that delivered it.
+  std::optional<std::pair<fabric::Completion, std::thread::id>> TryNext() {
+    std::lock_guard lock(mutex_);
+    if (queue_.empty()) return std::nullopt;
+    auto next = std::make_pair(queue_.front(), threads_.front());
+    queue_.pop_front();
+    threads_.pop_front();
+    return next;
   }
   // The next completion, or a kDisconnected with kTimeout status after 30 s.
   fabric::Completion Next() {
@@ -40,6 +52,7 @@ class Completions {
     }
     fabric::Completion next = queue_.front();
     queue_.pop_front();
+    threads_.pop_front();
     return next;
   }
 
@@ -47,6 +60,7 @@ class Completions {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<fabric::Completion> queue_;
+  std::deque<std::thread::id> threads_;  // the thread that delivered each
 };
 
 class FabricTest : public ::testing::TestWithParam<FabricKind> {
@@ -297,6 +311,39 @@ TEST_P(FabricTest, CloseFailsPendingReceivesAndDisconnectsOnce) {
   EXPECT_NE(server_end.status.code(), ErrorCode::kTimeout) << server_end.status.ToString();
   fabric::SgEntry entry{client_memory_.data(), 8, 0};
   EXPECT_EQ(endpoint_->PostSend(std::span(&entry, 1)).code(), ErrorCode::kUnavailable);
+}
+
+// Caller-driven progress (fabric.h): while a caller polls, the fabric's own thread
+// stands aside and completions arrive on the polling thread, with no hand-off.
+// The parked thread still runs a pass every so often (liveness, accepts), so one
+// completion may land there: most, not all, must come to the caller.
+TEST_P(FabricTest, APollingCallerTakesItsOwnCompletions) {
+  if (!client_->caller_polling()) GTEST_SKIP() << "this fabric has no caller-driven progress";
+  ASSERT_TRUE(WaitForAccepted()) << "the server never accepted the connection";
+  client_->SetPolling(PollingMode::kBusy);
+  std::byte* offered = server_memory_.data();
+  auto key = accepted()->Expose(offered, kBufferBytes, server_keys_.lkey);
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const fabric::RemoteRegion remote{reinterpret_cast<uint64_t>(offered), *key, 4096};
+  client_->BeginCallerPolling();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the thread parks
+  constexpr int kReads = 20;
+  int on_caller = 0;
+  for (int i = 0; i < kReads; ++i) {
+    ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, i).ok());
+    std::optional<std::pair<fabric::Completion, std::thread::id>> done;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!(done = client_completions_.TryNext()) && std::chrono::steady_clock::now() < give_up) {
+      client_->Poll();
+    }
+    ASSERT_TRUE(done.has_value()) << "read " << i << " never completed";
+    ASSERT_EQ(done->first.kind, fabric::CompletionKind::kRead) << done->first.status.ToString();
+    ASSERT_TRUE(done->first.status.ok()) << done->first.status.ToString();
+    if (done->second == std::this_thread::get_id()) ++on_caller;
+  }
+  client_->EndCallerPolling();
+  EXPECT_GE(on_caller, kReads / 2)
+      << "only " << on_caller << " of " << kReads << " completions came to the polling caller";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, FabricTest, ::testing::ValuesIn(testing::TestFabrics()),

@@ -49,6 +49,7 @@ Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config
   }
   if (kind == FabricKind::kShm) {
     auto fabric = std::make_unique<shm::ShmFabric>(config.polling);
+    fabric->SetPollSpin(config.poll_spin_us);
     ARTUNE_RETURN_IF_ERROR(fabric->Init());
     return std::unique_ptr<Fabric>(std::move(fabric));
   }

@@ -475,53 +475,134 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
   }
 }
 
+// The thread running a pass: a completion callback that waits for a call of its
+// own must not try to run a nested pass (std::mutex is not recursive).
+thread_local bool in_shm_pass = false;
+
+bool ShmFabric::PollEndpointsLocked() {
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    if (started_changed_) {
+      polled_ = started_;
+      started_changed_ = false;
+    }
+    graveyard_.clear();
+  }
+  in_shm_pass = true;
+  bool progressed = false;
+  for (const auto& endpoint : polled_) {
+    if (!endpoint->torn_down()) progressed |= endpoint->Poll();
+  }
+  // Sockets (liveness, accepts) are looked at every so often while data flows.
+  if ((++passes_ & 255) == 0) WaitForEvents(0);
+  in_shm_pass = false;
+  return progressed;
+}
+
+void ShmFabric::SleepLocked() {
+  in_shm_pass = true;
+  bool must_not_sleep = false;
+  for (const auto& endpoint : polled_) {
+    if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
+  }
+  int timeout_ms = must_not_sleep ? 0 : -1;
+  if (!half_open_.empty()) {
+    const auto now = std::chrono::steady_clock::now();
+    std::erase_if(half_open_, [&](const auto& entry) {
+      if (entry.second > now) return false;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, entry.first, nullptr);
+      ::close(entry.first);
+      return true;
+    });
+    if (timeout_ms < 0) timeout_ms = 1000;
+  }
+  // Asleep holding the pass: a caller that wants to poll wakes the thread
+  // (BeginCallerPolling) so that it hands the passes over.
+  progress_sleeping_.store(timeout_ms != 0, std::memory_order_relaxed);
+  WaitForEvents(timeout_ms);
+  progress_sleeping_.store(false, std::memory_order_relaxed);
+  for (const auto& endpoint : polled_) {
+    if (!endpoint->torn_down()) endpoint->Awake();
+  }
+  in_shm_pass = false;
+}
+
 void ShmFabric::ProgressLoop() {
-  std::vector<std::shared_ptr<ShmEndpoint>> polled;
-  uint32_t passes = 0;
+  using Clock = std::chrono::steady_clock;
+  auto last_activity = Clock::now();
   uint32_t idle_passes = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    {
-      std::lock_guard lock(endpoints_mutex_);
-      if (started_changed_) {
-        polled = started_;
-        started_changed_ = false;
+    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
+    // spins while there was activity within poll_spin_us, then sleeps.
+    const PollingMode mode = polling_.load(std::memory_order_relaxed);
+    const bool spinning =
+        mode == PollingMode::kBusy ||
+        (mode == PollingMode::kAdaptive &&
+         Clock::now() - last_activity <
+             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    if (spinning && callers_polling_.load(std::memory_order_acquire) > 0) {
+      // A caller drives progress: stand aside rather than spin against it. The
+      // bounded wait keeps liveness, accepts and hello deadlines running meanwhile.
+      std::unique_lock park(park_mutex_);
+      park_changed_.wait_for(park, std::chrono::milliseconds(10), [this] {
+        return callers_polling_.load(std::memory_order_acquire) == 0 ||
+               stopping_.load(std::memory_order_relaxed);
+      });
+      park.unlock();
+      if (callers_polling_.load(std::memory_order_acquire) > 0) {
+        std::lock_guard lock(progress_mutex_);
+        PollEndpointsLocked();
+        in_shm_pass = true;
+        WaitForEvents(0);
+        in_shm_pass = false;
       }
-      graveyard_.clear();
-    }
-    bool progressed = false;
-    for (const auto& endpoint : polled) {
-      if (!endpoint->torn_down()) progressed |= endpoint->Poll();
-    }
-    // Sockets (liveness, accepts) are looked at every so often while data flows.
-    if (polling_.load(std::memory_order_relaxed) == PollingMode::kBusy || progressed) {
-      idle_passes = progressed ? 0 : idle_passes + 1;
-      if ((++passes & 255) == 0) WaitForEvents(0);
-      // A spinning thread that found nothing for a while lets the threads it waits
-      // for (the caller, the handlers) run: on a host with few cores they share
-      // them, and a hand-off that waits for a time slice costs milliseconds.
-      if (idle_passes >= kSpinsBeforeYield) ::sched_yield();
+      last_activity = Clock::now();
       continue;
     }
-    bool must_not_sleep = false;
-    for (const auto& endpoint : polled) {
-      if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
+    bool progressed = false;
+    {
+      std::lock_guard lock(progress_mutex_);
+      progressed = PollEndpointsLocked();
+      if (!spinning && !progressed) {
+        SleepLocked();
+        continue;
+      }
     }
-    int timeout_ms = must_not_sleep ? 0 : -1;
-    if (!half_open_.empty()) {
-      const auto now = std::chrono::steady_clock::now();
-      std::erase_if(half_open_, [&](const auto& entry) {
-        if (entry.second > now) return false;
-        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, entry.first, nullptr);
-        ::close(entry.first);
-        return true;
-      });
-      if (timeout_ms < 0) timeout_ms = 1000;
-    }
-    WaitForEvents(timeout_ms);
-    for (const auto& endpoint : polled) {
-      if (!endpoint->torn_down()) endpoint->Awake();
-    }
+    if (progressed) last_activity = Clock::now();
+    idle_passes = progressed ? 0 : idle_passes + 1;
+    // A spinning thread that found nothing for a while lets the threads it waits
+    // for (the caller, the handlers) run: on a host with few cores they share
+    // them, and a hand-off that waits for a time slice costs milliseconds.
+    if (idle_passes >= kSpinsBeforeYield) ::sched_yield();
   }
+}
+
+void ShmFabric::BeginCallerPolling() {
+  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
+  // Adaptive after an idle spell: the progress thread sleeps holding the pass.
+  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
+    if (!shut_down_) Wake();
+  }
+}
+
+void ShmFabric::EndCallerPolling() {
+  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // The last caller left: the progress thread takes over again at once.
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_one();
+  }
+}
+
+bool ShmFabric::Poll() {
+  if (in_shm_pass) return false;
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+  return PollEndpointsLocked();
+}
+
+void ShmFabric::SetPollSpin(uint32_t spin_us) {
+  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
 }
 
 void ShmFabric::Wake() {
@@ -543,7 +624,13 @@ void ShmFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
+  {
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_all();
+  }
   if (progress_.joinable()) progress_.join();
+  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
+  std::lock_guard progress_lock(progress_mutex_);
   std::vector<std::shared_ptr<ShmEndpoint>> remaining;
   {
     std::lock_guard lock(endpoints_mutex_);
@@ -558,6 +645,7 @@ void ShmFabric::Shutdown() {
     started_.clear();
     endpoints_.clear();
   }
+  polled_.clear();
   for (auto& [fd, deadline] : half_open_) ::close(fd);
   half_open_.clear();
   CloseAll({listen_fd_, wake_fd_, epoll_fd_});

@@ -29,14 +29,21 @@
 //
 // Threading: one progress thread per fabric polls every endpoint's inbound ring
 // (spinning in busy mode; in event mode blocking in epoll on the endpoints'
-// eventfds and sockets after asking the producers for a wake-up). Posts from other
-// threads write into the ring inline; only a full ring queues them.
+// eventfds and sockets after asking the producers for a wake-up; in adaptive mode
+// spinning for poll_spin_us after the last record, then blocking). A caller
+// waiting for its own call in busy or adaptive polling runs the passes itself
+// (fabric.h: caller-driven progress) while the progress thread parks, so a reply
+// is taken off the ring by the thread that waits for it, with no hand-off. A pass
+// runs under progress_mutex_: "progress thread only" below means "in a pass".
+// Posts from other threads write into the ring inline; only a full ring queues
+// them.
 #pragma once
 
 #include <sys/types.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -219,7 +226,13 @@ class ShmFabric final : public Fabric {
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
   void SetPolling(PollingMode mode) override;
+  void SetPollSpin(uint32_t spin_us) override;
   void Shutdown() override;
+
+  bool caller_polling() const override { return true; }
+  void BeginCallerPolling() override;
+  void EndCallerPolling() override;
+  bool Poll() override;
 
   // For endpoints.
   std::shared_ptr<Region> FindRegion(uint32_t lkey);
@@ -233,6 +246,12 @@ class ShmFabric final : public Fabric {
 
  private:
   void ProgressLoop();
+  // Polls every started endpoint's ring once (and, every so often, the sockets);
+  // true if anything moved. Requires progress_mutex_.
+  bool PollEndpointsLocked();
+  // Asks the peers for a wake-up and blocks in epoll until one comes (or a hello
+  // deadline). Requires progress_mutex_.
+  void SleepLocked();
   void AcceptAll();
   void OnHello(int fd);
   Status AcceptHello(int fd);
@@ -240,6 +259,18 @@ class ShmFabric final : public Fabric {
   void WaitForEvents(int timeout_ms);
 
   std::atomic<PollingMode> polling_;
+  std::atomic<uint32_t> poll_spin_us_{50};
+  // Held for a pass by the progress thread or a polling caller.
+  std::mutex progress_mutex_;
+  // Callers between Begin/EndCallerPolling: the progress thread parks on
+  // park_changed_ while there are any and it would spin.
+  std::atomic<int> callers_polling_{0};
+  std::atomic<bool> progress_sleeping_{false};  // in epoll_wait holding the pass
+  std::mutex park_mutex_;
+  std::condition_variable park_changed_;
+  // Guarded by progress_mutex_.
+  std::vector<std::shared_ptr<ShmEndpoint>> polled_;
+  uint32_t passes_ = 0;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   int listen_fd_ = -1;
@@ -258,7 +289,7 @@ class ShmFabric final : public Fabric {
   std::vector<std::shared_ptr<ShmEndpoint>> started_;  // the progress thread polls these
   bool started_changed_ = false;
   std::vector<std::shared_ptr<ShmEndpoint>> graveyard_;
-  // Accepted sockets whose hello has not arrived (progress thread).
+  // Accepted sockets whose hello has not arrived (in a pass).
   std::unordered_map<int, std::chrono::steady_clock::time_point> half_open_;
 };
 
