@@ -277,6 +277,34 @@ TEST(ShmFallbackTest, EngineCallsWorkWithoutProcessVmReadv) {
   EXPECT_GT((*server)->stats().shm_reads_owner_copy, 0u);
 }
 
+// fabric = auto: a server also listens on shm, a client on its host (same boot,
+// network namespace and user) takes it when it asked for auto, and a client that
+// asked for tcp keeps tcp. (A client of another user or namespace is in
+// tests/cli: it needs a second process.)
+TEST(ShmAutoTest, AutoServesClientsOnThisHostOverShm) {
+  if (fabric::ResolveFabricKind(FabricKind::kAuto) != FabricKind::kTcp) {
+    GTEST_SKIP() << "a verbs device makes auto resolve to verbs here (loopback test)";
+  }
+  auto server = Server::Start(testing::TestConfig(FabricKind::kAuto), "127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  EXPECT_EQ((*server)->fabric(), FabricKind::kTcp);
+  testing::RegisterTestHandlers(**server);
+  auto payload = testing::MakePayload({100, 3 * 1024 * 1024 + 5, 70 * 1024}, 11);
+  for (FabricKind asked : {FabricKind::kAuto, FabricKind::kTcp}) {
+    auto client = Client::Connect(testing::TestConfig(asked), (*server)->address());
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    EXPECT_EQ((*client)->fabric(), asked == FabricKind::kAuto ? FabricKind::kShm : FabricKind::kTcp)
+        << "client asked for " << fabric::FabricKindName(asked);
+    for (int i = 0; i < 3; ++i) {
+      Result<Message> response =
+          (*client)->Call(i == 1 ? "echo_worker" : "echo", testing::Views(payload));
+      ASSERT_TRUE(response.ok()) << response.status().ToString();
+      EXPECT_TRUE(testing::SameSlices(*response, payload));
+    }
+  }
+  EXPECT_EQ((*server)->stats().connections_accepted, 2u);
+}
+
 TEST(ShmSegmentTest, NoSegmentIsLeftAfterBothSidesAreGone) {
   const int before = SegmentsHeld();
   {

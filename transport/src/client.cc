@@ -16,6 +16,7 @@
 #include "control.grpc.pb.h"
 #include "control_codec.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_fabric.h"
 #include "stats.h"
 #include "timer.h"
 #include "wire.h"
@@ -119,16 +120,21 @@ class ClientImpl final : public Client {
                                    std::to_string(response.fabric()) +
                                    ", unknown here: use matching artune builds");
     }
-    ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
-                            fabric::MakeFabric(static_cast<FabricKind>(response.fabric()), agreed));
-    fabric_ = std::move(fabric);
-    allocator_ = std::make_unique<RegisteredAllocator>(fabric_, kAllocatorLimitBytes);
-    timer_ = std::make_unique<Timer>();
-    slots_ = std::make_shared<Slots>(agreed.max_outstanding);
+    auto kind = static_cast<FabricKind>(response.fabric());
     data_endpoint_ = response.data_endpoint();
     if (!data_endpoint_.empty() && data_endpoint_[0] == ':') {
       data_endpoint_ = server_address_.substr(0, server_address_.rfind(':')) + data_endpoint_;
     }
+    if (UseLocalEndpoint(requested, response)) {
+      kind = FabricKind::kShm;
+      data_endpoint_ = response.local_endpoint();
+    }
+    ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
+                            fabric::MakeFabric(kind, agreed));
+    fabric_ = std::move(fabric);
+    allocator_ = std::make_unique<RegisteredAllocator>(fabric_, kAllocatorLimitBytes);
+    timer_ = std::make_unique<Timer>();
+    slots_ = std::make_shared<Slots>(agreed.max_outstanding);
     std::lock_guard lock(mutex_);
     ticket_ = response.data_ticket();
     return ApplyLocked(agreed, response.config_epoch());
@@ -267,6 +273,17 @@ class ClientImpl final : public Client {
                                  ": use matching artune builds");
     }
     return response;
+  }
+
+  // A server with fabric = auto offers shm to clients on its host: this client
+  // takes it when it asked for auto (or shm) and shares the server's host
+  // identity (same boot, network namespace and user; shm_fabric.h).
+  static bool UseLocalEndpoint(const Config& requested,
+                               const control::HandshakeResponse& response) {
+    if (response.local_endpoint().empty()) return false;
+    if (requested.fabric != FabricKind::kAuto && requested.fabric != FabricKind::kShm) return false;
+    Result<std::string> identity = fabric::shm::HostIdentity();
+    return identity.ok() && *identity == response.local_identity();
   }
 
   // The server's packets carry its config epoch; a newer one means the server was

@@ -78,6 +78,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // New messages use `config` (clamped to the geometry); calls in flight keep theirs.
   void SetConfig(const Config& config, uint32_t epoch);
   const Geometry& geometry() const { return geometry_; }
+  // The allocator whose blocks this connection's fabric has registered: responses
+  // built from it go out without a copy.
+  RegisteredAllocator& allocator() const { return allocator_; }
   // The largest config epoch seen in the peer's packets.
   uint32_t peer_epoch() const { return peer_epoch_.load(std::memory_order_relaxed); }
   bool closed() const { return closed_.load(std::memory_order_relaxed); }

@@ -118,7 +118,7 @@ const std::array<Knob, 18> kKnobs = {{
      true},
     {"fabric", "ARTUNE_FABRIC", KnobType::kEnum, "",
      "Payload fabric: tcp sockets, verbs (RDMA), shm (shared memory, peers on this host), or auto "
-     "(verbs when a device is usable, else tcp)",
+     "(shm to a server on this host, else verbs when a device is usable, else tcp)",
      0, kFabricChoices.size() - 1, kFabricChoices, &ReadField<&Config::fabric>,
      &WriteField<&Config::fabric>, false},
     {"polling", "ARTUNE_POLLING", KnobType::kEnum, "",

@@ -22,6 +22,7 @@
 #include "control.grpc.pb.h"
 #include "control_codec.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_fabric.h"
 #include "stats.h"
 #include "wire.h"
 
@@ -189,12 +190,19 @@ struct Registered {
 
 class ServerImpl final : public Server, public control::Control::Service {
  public:
-  ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric, Credentials credentials)
+  // `local_fabric` (may be null): an shm fabric beside `fabric` for clients on
+  // this host (fabric = auto).
+  ServerImpl(const Config& config, std::shared_ptr<fabric::Fabric> fabric,
+             std::shared_ptr<fabric::Fabric> local_fabric, Credentials credentials)
       : config_(config),
         credentials_(std::move(credentials)),
         fabric_(std::move(fabric)),
         allocator_(fabric_, kAllocatorLimitBytes),
+        local_fabric_(std::move(local_fabric)),
         workers_(std::max(2u, std::thread::hardware_concurrency())) {
+    if (local_fabric_) {
+      local_allocator_ = std::make_unique<RegisteredAllocator>(local_fabric_, kAllocatorLimitBytes);
+    }
     inline_handlers_.store(config.handler_inline == HandlerInline::kAuto);
   }
 
@@ -218,8 +226,26 @@ class ServerImpl final : public Server, public control::Control::Service {
     ARTUNE_ASSIGN_OR_RETURN(data_endpoint_,
                             fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
                                                          std::span<const std::byte> private_data) {
-                              return Accept(std::move(endpoint), private_data);
+                              return Accept(std::move(endpoint), private_data, allocator_);
                             }));
+    if (local_fabric_) {
+      // Clients on this host take the shm listener instead (client.cc); one that
+      // cannot have it here just keeps using the main fabric.
+      auto accept_local = [this](std::shared_ptr<fabric::Endpoint> endpoint,
+                                 std::span<const std::byte> private_data) {
+        return Accept(std::move(endpoint), private_data, *local_allocator_);
+      };
+      Result<std::string> identity = fabric::shm::HostIdentity();
+      Result<std::string> local =
+          identity.ok() ? local_fabric_->Listen(host, accept_local) : identity.status();
+      if (local.ok()) {
+        local_endpoint_ = *local;
+        local_identity_ = *identity;
+      } else {
+        std::fprintf(stderr, "artune transport: no shm listener for clients on this host: %s\n",
+                     local.status().message().c_str());
+      }
+    }
     if (host == "0.0.0.0" && fabric_->kind() != FabricKind::kShm) {
       // Listening on every interface: advertise ":port"; clients connect to the
       // host they reached the control plane on. (shm's "shm:@name" names no host:
@@ -273,8 +299,11 @@ class ServerImpl final : public Server, public control::Control::Service {
           "); restart it with " + std::string(knob.name) + "=" +
           FormatKnobValue(knob, knob.get(config)));
     }
-    fabric_->SetPolling(config.polling);
-    fabric_->SetPollSpin(config.poll_spin_us);
+    for (fabric::Fabric* fabric : {fabric_.get(), local_fabric_.get()}) {
+      if (fabric == nullptr) continue;
+      fabric->SetPolling(config.polling);
+      fabric->SetPollSpin(config.poll_spin_us);
+    }
     inline_handlers_.store(config.handler_inline == HandlerInline::kAuto,
                            std::memory_order_relaxed);
     config_ = config;
@@ -299,6 +328,7 @@ class ServerImpl final : public Server, public control::Control::Service {
       grpc_server_->Wait();
     }
     fabric_->Shutdown();  // every connection gets kDisconnected: calls fail
+    if (local_fabric_) local_fabric_->Shutdown();
     workers_.Stop();
     std::lock_guard lock(mutex_);
     connections_.clear();
@@ -371,12 +401,16 @@ class ServerImpl final : public Server, public control::Control::Service {
     response->set_config_epoch(epoch_);
     response->set_fabric(static_cast<uint32_t>(fabric_->kind()));
     response->set_data_endpoint(data_endpoint_);
+    if (!local_endpoint_.empty()) {
+      response->set_local_endpoint(local_endpoint_);
+      response->set_local_identity(local_identity_);
+    }
     return grpc::Status::OK;
   }
 
   // Progress thread: a client opened a data connection.
-  Status Accept(std::shared_ptr<fabric::Endpoint> endpoint,
-                std::span<const std::byte> private_data) {
+  Status Accept(std::shared_ptr<fabric::Endpoint> endpoint, std::span<const std::byte> private_data,
+                RegisteredAllocator& allocator) {
     wire::ConnectParams params{};
     if (private_data.size() != sizeof(params)) {
       return Status::ProtocolError("connect parameters of " + std::to_string(private_data.size()) +
@@ -418,7 +452,7 @@ class ServerImpl final : public Server, public control::Control::Service {
           " of " + std::to_string(kReceivePoolBudget)));
     }
     auto connection = std::make_shared<Connection>(
-        Role::kServer, std::move(endpoint), allocator_, stats_, geometry, config_, epoch_, nullptr,
+        Role::kServer, std::move(endpoint), allocator, stats_, geometry, config_, epoch_, nullptr,
         [this](std::shared_ptr<Connection> from, IncomingRequest request) {
           Dispatch(std::move(from), std::move(request));
         },
@@ -479,7 +513,7 @@ class ServerImpl final : public Server, public control::Control::Service {
   }
 
   void RunHandler(const Registered& handler, Connection& from, const IncomingRequest& request) {
-    ResponseWriterImpl writer(allocator_, *request.message);
+    ResponseWriterImpl writer(from.allocator(), *request.message);
     Status status = handler.handler(*request.message, writer);
     if (status.ok() && !writer.error().ok()) status = writer.error();
     from.SendResponse(request.call_id, status, std::move(writer.slices()),
@@ -494,6 +528,12 @@ class ServerImpl final : public Server, public control::Control::Service {
   uint32_t epoch_ = 1;
   const std::shared_ptr<fabric::Fabric> fabric_;
   RegisteredAllocator allocator_;
+  // fabric = auto: shm for clients on this host (null otherwise), its own
+  // registrations, its listener and the identity a client must share to use it.
+  const std::shared_ptr<fabric::Fabric> local_fabric_;
+  std::unique_ptr<RegisteredAllocator> local_allocator_;
+  std::string local_endpoint_;
+  std::string local_identity_;
   StatsRecorder stats_;
   std::set<std::shared_ptr<Connection>> connections_;
   std::shared_mutex handlers_mutex_;
@@ -522,7 +562,20 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config,
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
                           fabric::MakeFabric(config.fabric, config));
-  auto server = std::make_unique<ServerImpl>(config, std::move(fabric), credentials);
+  // fabric = auto also serves clients on this host over shared memory (they
+  // choose it when they share the host identity; client.cc).
+  std::unique_ptr<fabric::Fabric> local;
+  if (config.fabric == FabricKind::kAuto) {
+    Result<std::unique_ptr<fabric::Fabric>> shm = fabric::MakeFabric(FabricKind::kShm, config);
+    if (shm.ok()) {
+      local = std::move(shm).value();
+    } else {
+      std::fprintf(stderr, "artune transport: no shm fabric for clients on this host: %s\n",
+                   shm.status().message().c_str());
+    }
+  }
+  auto server =
+      std::make_unique<ServerImpl>(config, std::move(fabric), std::move(local), credentials);
   ARTUNE_RETURN_IF_ERROR(server->Start(listen_address));
   return std::unique_ptr<Server>(std::move(server));
 }

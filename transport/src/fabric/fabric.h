@@ -183,7 +183,8 @@ class Fabric {
 Result<std::unique_ptr<Fabric>> MakeFabric(FabricKind kind, const Config& config);
 
 // Resolves kAuto to the fabric MakeFabric would build: verbs when some verbs device
-// has an ACTIVE port, tcp otherwise.
+// has an ACTIVE port, tcp otherwise. (A server with auto also listens on shm and a
+// client with auto on its host connects there: server.cc, client.cc.)
 FabricKind ResolveFabricKind(FabricKind kind);
 std::string_view FabricKindName(FabricKind kind);
 

@@ -124,6 +124,23 @@ Result<void*> MapSegment(int fd, bool check_seals) {
 
 }  // namespace
 
+Result<std::string> HostIdentity() {
+  std::string boot_id;
+  if (FILE* file = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char line[64] = {};
+    if (std::fgets(line, sizeof(line), file) != nullptr) boot_id = line;
+    std::fclose(file);
+  }
+  while (!boot_id.empty() && (boot_id.back() == '\n' || boot_id.back() == ' ')) boot_id.pop_back();
+  struct stat netns {};
+  if (boot_id.empty() || ::stat("/proc/self/ns/net", &netns) != 0) {
+    return Status::Unavailable(
+        "cannot tell this host's identity for shm (/proc/sys/kernel/"
+        "random/boot_id, /proc/self/ns/net)");
+  }
+  return boot_id + "/" + std::to_string(netns.st_ino) + "/" + std::to_string(::geteuid());
+}
+
 ShmReadCounters& ReadCounters() {
   static ShmReadCounters counters;
   return counters;

@@ -69,6 +69,12 @@ struct ShmReadCounters {
 };
 ShmReadCounters& ReadCounters();
 
+// Who may reach a shm listener of this process: the boot, the network namespace
+// (the listener's abstract socket lives there) and the user (a server accepts
+// its own uid only), as "boot_id/netns inode/uid". Two processes with equal
+// identities can connect over shm. kUnavailable when /proc does not say.
+Result<std::string> HostIdentity();
+
 // A registered region (lkey -> range). An owner-side copy holds a reference and
 // copies under `mutex`, so Deregister stops it between fragments (fabric.h: no
 // fabric operation touches the region after Deregister returns).

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# fabric = auto between processes: an `artune serve` with the default config also
+# listens on shm, and a bench client on this host takes it (same boot, network
+# namespace and user), while a client of another user (nobody, as root) cannot
+# use the server's shm listener and stays on tcp; both calls are validated.
+#   fabric_auto_test.sh ARTUNE
+set -uo pipefail
+artune=${1:?usage: fabric_auto_test.sh ARTUNE}
+[[ -x $artune ]] || { echo "FAIL: $artune is not an executable"; exit 1; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-fabric-auto-XXXXXX")
+chmod 0777 "$dir"
+server_pid=
+cleanup() {
+  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+failures=0
+check() {  # description, then the command; passes when it exits 0
+  local what=$1
+  shift
+  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+
+export XDG_CONFIG_HOME=$dir/config
+unset ARTUNE_TOKEN_FILE ARTUNE_FABRIC
+"$artune" --db "$dir/serve.db" serve --json --servers 1 --transport artune \
+  --listen 127.0.0.1:0 >"$dir/serve.json" 2>"$dir/serve.err" &
+server_pid=$!
+for _ in $(seq 200); do
+  [[ -s $dir/serve.json && $(tail -c1 "$dir/serve.json" | od -An -c) == *'\n'* ]] && break
+  kill -0 "$server_pid" 2>/dev/null || break
+  sleep 0.1
+done
+base=$(jq -r .base "$dir/serve.json" 2>/dev/null)
+[[ $base == 127.0.0.1:* ]] || { echo "FAIL: serve did not start: $(cat "$dir/serve.err")"; exit 1; }
+
+bench() {  # fabric the bench client used, or the error
+  "$@" "$artune" --db "$dir/$RANDOM.db" bench --peer "$base" --transport artune --warmup 0 \
+    --duration 0.2 --json 2>"$dir/bench.err" | jq -r '.fabric // empty'
+}
+same_user=$(bench)
+check "a client of the same user on this host uses shm (saw '$same_user')" \
+  test "$same_user" = shm
+if [[ $(id -u) -ne 0 ]] || ! command -v runuser >/dev/null; then
+  echo "skip: the other-user part needs root (runuser -u nobody)"
+  ((failures == 0)) && exit 77
+  exit 1
+fi
+other_user=$(bench runuser -u nobody --)
+check "a client of another user stays on tcp (saw '$other_user')" test "$other_user" = tcp
+if ((failures > 0)); then
+  echo "--- serve.err"
+  cat "$dir/serve.err"
+  echo "--- bench.err"
+  cat "$dir/bench.err"
+fi
+((failures == 0))
