@@ -34,6 +34,12 @@ class HostileTest : public ::testing::Test {
     auto client = Client::Connect(testing::TestConfig(FabricKind::kTcp), server_->address());
     ASSERT_TRUE(client.ok()) << client.status().ToString();
     client_ = std::move(client).value();
+    // tcp's accept runs on the server's progress thread, maybe after Connect has
+    // returned here: tests that count accepted connections start once it has.
+    for (int i = 0; i < 500 && server_->stats().connections_accepted == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(server_->stats().connections_accepted, 1u);
     // The data endpoint, as any client learns it: from the handshake.
     stub_ = control::Control::NewStub(
         grpc::CreateChannel(server_->address(), grpc::InsecureChannelCredentials()));
