@@ -47,7 +47,7 @@ TEST(KnobTableTest, DefaultsComeFromConfig) {
   EXPECT_EQ(FindKnob("eager_threshold")->DefaultValue(), defaults.eager_threshold);
   EXPECT_EQ(FindKnob("chunk_size")->DefaultValue(), defaults.chunk_size);
   EXPECT_EQ(FormatKnob(defaults, "fabric"), "auto");
-  EXPECT_EQ(FormatKnob(defaults, "polling"), "event");
+  EXPECT_EQ(FormatKnob(defaults, "polling"), "adaptive");
   EXPECT_TRUE(ValidateConfig(defaults).ok());
 }
 
