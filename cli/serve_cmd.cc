@@ -9,11 +9,13 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
@@ -35,9 +37,30 @@ struct ServeFlags {
 
 std::string PortOf(const std::string& address) { return address.substr(address.rfind(':') + 1); }
 
-// How often `serve --listen HOST:0` picks a new base port when a port after the
-// picked one is taken.
-constexpr int kPickPortAttempts = 8;
+// How often `serve --listen HOST:0` picks a new base port when one of its ports
+// is taken.
+constexpr int kPickPortAttempts = 16;
+
+// A random base port for `--listen HOST:0` with room for `ports` ports after it,
+// outside the kernel's ephemeral range (net.ipv4.ip_local_port_range). The kernel
+// hands a bind to port 0 an odd port and outgoing connections even ones, so the
+// port after a bound one is where other processes' connections and their
+// TIME_WAIT sit: under a busy test suite every one of 8 such picks was taken.
+// Below (or above) the ephemeral range only listening servers hold ports.
+int RandomBasePort(int ports) {
+  int low = 32768, high = 60999;
+  if (FILE* file = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(file, "%d %d", &low, &high) != 2) low = 32768, high = 60999;
+    std::fclose(file);
+  }
+  static std::mt19937 random(std::random_device{}());
+  constexpr int kFirstUnprivileged = 10000;  // clear of the well-known services
+  if (low - ports > kFirstUnprivileged + 1000) {
+    return std::uniform_int_distribution<int>(kFirstUnprivileged, low - ports)(random);
+  }
+  return std::uniform_int_distribution<int>(std::min(high + 1, 65535 - ports),
+                                            65535 - ports)(random);
+}
 
 struct StartedServers {
   std::string base;  // HOST:PORT of the first server
@@ -45,33 +68,23 @@ struct StartedServers {
   std::vector<std::unique_ptr<tuner::BenchServer>> servers;
 };
 
-// Starts every server of `flags` at `base` (with pick_port, the first at port 0
-// and the rest after the port it got). On a failure the servers already started
-// are shut down (by their destructors) and the error names the server.
+// Starts every server of `flags` at `base` (ServerAddressFor's layout). On a
+// failure the servers already started are shut down (by their destructors) and
+// the error names the server.
 Result<StartedServers> StartServers(const ServeFlags& flags,
                                     std::initializer_list<tuner::BenchTransport*> transports,
-                                    std::string base, bool pick_port) {
+                                    const std::string& base) {
   StartedServers started;
   for (uint32_t i = 0; i < flags.servers; ++i) {
     for (tuner::BenchTransport* transport : transports) {
       std::string name(transport->name());
       if (flags.transport != "both" && flags.transport != name) continue;
-      std::string address;
-      if (pick_port && started.servers.empty()) {
-        address = base;
-      } else {
-        ARTUNE_ASSIGN_OR_RETURN(address, tuner::ServerAddressFor(name, base, static_cast<int>(i)));
-      }
+      ARTUNE_ASSIGN_OR_RETURN(std::string address,
+                              tuner::ServerAddressFor(name, base, static_cast<int>(i)));
       auto server = transport->StartServer(address);
       if (!server.ok()) {
         for (auto& running : started.servers) running->Shutdown();
         return server.status().WithContext(name + " server " + std::to_string(i));
-      }
-      if (pick_port && started.servers.empty()) {
-        // The picked port is the base: PORT for artune server 0, or PORT-1 when only
-        // grpc runs (grpc server i sits on PORT+2i+1).
-        int port = std::stoi(PortOf((*server)->address())) - (name == "grpc" ? 1 : 0);
-        base = base.substr(0, base.rfind(':')) + ":" + std::to_string(port);
       }
       nlohmann::ordered_json entry = {{"transport", name},
                                       {"server", i},
@@ -113,18 +126,23 @@ Status Serve(const ServeFlags& flags) {
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
   auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
-  // With port 0 the first server picks the base port and the others follow it.
+  // With port 0 a base port is picked (RandomBasePort) and the servers follow it.
   std::string base = flags.listen;
   const bool pick_port = PortOf(base) == "0";
   if (!pick_port) {  // checks the address, and that the last server's port exists
     ARTUNE_RETURN_IF_ERROR(
         tuner::ServerAddressFor("grpc", base, static_cast<int>(flags.servers) - 1).status());
   }
-  // A picked base port says nothing of the ports after it: another process may hold
-  // one. Then everything started is stopped and a new base is picked, a few times.
+  // A random base port may be held by another server (gRPC's SO_REUSEPORT is off:
+  // a taken port is refused, not shared). Then everything started is stopped and
+  // another base is picked, a few times.
   Result<StartedServers> started = Status::Internal("no attempt");
+  const std::string host_part = base.substr(0, base.rfind(':') + 1);
   for (int attempt = 0; attempt < (pick_port ? kPickPortAttempts : 1); ++attempt) {
-    started = StartServers(flags, {artune.get(), grpc.get()}, base, pick_port);
+    if (pick_port) {
+      base = host_part + std::to_string(RandomBasePort(2 * static_cast<int>(flags.servers)));
+    }
+    started = StartServers(flags, {artune.get(), grpc.get()}, base);
     if (started.ok()) break;
   }
   if (!started.ok()) return started.status();
@@ -180,7 +198,8 @@ void RegisterServe(CLI::App& root, Context& context) {
   command
       ->add_option("--listen", flags->listen,
                    "HOST:PORT. Server i of the embedded transport listens on PORT+2i, stock "
-                   "gRPC server i on PORT+2i+1; port 0 picks a free base port. Beyond "
+                   "gRPC server i on PORT+2i+1; port 0 picks a free base port below the ephemeral "
+                   "range. Beyond "
                    "loopback every call must carry the token of the token file "
                    "(ARTUNE_TOKEN_FILE, else ~/.config/artune/token), created 0600 on first "
                    "use; TLS for the control plane with ARTUNE_TLS_CERT and ARTUNE_TLS_KEY")

@@ -124,7 +124,7 @@ complete -c artune -n '__fish_seen_subcommand_from workload' -l seed -r -d 'Tens
 complete -c artune -n '__fish_seen_subcommand_from workload' -l timeout -r -d 'Per-call deadline, ms'
 complete -c artune -n '__fish_seen_subcommand_from workload' -l json -d 'Print one JSON object instead of text'
 complete -c artune -n '__fish_seen_subcommand_from serve' -l help -s h -d 'Print this help message and exit'
-complete -c artune -n '__fish_seen_subcommand_from serve' -l listen -r -d 'HOST PORT. Server i of the embedded transport listens on PORT+2i, stock gRPC server i on PORT+2i+1; port 0 picks a free base port. Beyond loopback every call must carry the token of the token file (ARTUNE_TOKEN_FILE, else ~/.config/artune/token), created 0600 on first use; TLS for the control plane with ARTUNE_TLS_CERT and ARTUNE_TLS_KEY'
+complete -c artune -n '__fish_seen_subcommand_from serve' -l listen -r -d 'HOST PORT. Server i of the embedded transport listens on PORT+2i, stock gRPC server i on PORT+2i+1; port 0 picks a free base port below the ephemeral range. Beyond loopback every call must carry the token of the token file (ARTUNE_TOKEN_FILE, else ~/.config/artune/token), created 0600 on first use; TLS for the control plane with ARTUNE_TLS_CERT and ARTUNE_TLS_KEY'
 complete -c artune -n '__fish_seen_subcommand_from serve' -l transport -r -d 'artune, grpc or both'
 complete -c artune -n '__fish_seen_subcommand_from serve' -l servers -r -d 'Servers per transport (bench --benchmark ps --servers N needs N)'
 complete -c artune -n '__fish_seen_subcommand_from serve' -l grpc-threads -r -d 'Completion-queue threads per stock gRPC server'

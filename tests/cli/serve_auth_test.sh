@@ -65,6 +65,13 @@ check "the artune server lists its data port" \
   jq -e '.servers[] | select(.transport == "artune") | .data_endpoint | test("^127\\.0\\.0\\.1:[0-9]+$")' \
   "$dir/serve.json"
 check "no token on loopback by default" jq -e '.auth.token == false' "$dir/serve.json"
+# A second server on a port the first holds is refused (gRPC would share it with
+# SO_REUSEPORT, clients landing on either), exit 4 with the reason.
+taken=$(jq -r '.servers[] | select(.transport == "artune") | .address' "$dir/serve.json")
+timeout 30 "$artune" --db "$dir/second.db" serve --listen "$taken" >/dev/null 2>"$dir/second.err"
+second_rc=$?
+check "a second serve on a taken port exits 4 (saw $second_rc)" test "$second_rc" = 4
+check "... and says the address is in use" grep -q "address in use" "$dir/second.err"
 # An unset variable in a script must not turn into a loopback benchmark.
 check "bench --peer '' is a usage error" \
   bash -c "'$artune' --db '$dir/x.db' bench --peer '' >/dev/null 2>&1; test \$? = 2"

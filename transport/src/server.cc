@@ -253,6 +253,9 @@ class ServerImpl final : public Server, public control::Control::Service {
       data_endpoint_ = data_endpoint_.substr(data_endpoint_.rfind(':'));
     }
     grpc::ServerBuilder builder;
+    // No SO_REUSEPORT (gRPC's default): a second server on a taken port would
+    // share it silently, clients landing on either at random.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
     std::shared_ptr<grpc::ServerCredentials> transport_security = grpc::InsecureServerCredentials();
     if (credentials_.server_tls()) {

@@ -72,6 +72,8 @@ class GrpcBenchServer final : public BenchServer {
     auto server = std::unique_ptr<GrpcBenchServer>(new GrpcBenchServer());
     server->token_ = credentials.token;
     grpc::ServerBuilder builder;
+    // No SO_REUSEPORT (gRPC's default): a taken port is an error, not shared.
+    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
     int port = 0;
     builder.AddListeningPort(listen_address, grpc::InsecureServerCredentials(), &port);
     builder.RegisterAsyncGenericService(&server->service_);
@@ -177,9 +179,10 @@ class GrpcBenchServer final : public BenchServer {
       if (method == kGrpcEchoMethod) {
         // The reply shares the request's slices: no copy, as an echo should be.
         stream_.WriteAndFinish(request_, grpc::WriteOptions(), grpc::Status::OK, this);
-      } else if (method == kGrpcAckMethod) {
+      } else if (method == kGrpcAckMethod || method == kGrpcCountMethod) {
         std::vector<grpc::Slice> storage;
-        auto encoded = EncodeAck(ComputeAck(SpansOf(request_, storage)));
+        auto spans = SpansOf(request_, storage);
+        auto encoded = EncodeAck(method == kGrpcAckMethod ? ComputeAck(spans) : CountAck(spans));
         grpc::Slice slice(encoded.data(), encoded.size());
         reply_ = grpc::ByteBuffer(&slice, 1);
         stream_.WriteAndFinish(reply_, grpc::WriteOptions(), grpc::Status::OK, this);
@@ -240,13 +243,22 @@ class GrpcPreparedPayload final : public PreparedPayload {
 Status Validate(BenchMethod method, const grpc::ByteBuffer& response, const Payload& payload) {
   std::vector<grpc::Slice> storage;
   auto spans = SpansOf(response, storage);
-  return method == BenchMethod::kEcho ? ValidateEcho(spans, payload) : ValidateAck(spans, payload);
+  return ValidateBenchReply(method, spans, payload);
 }
 
 const std::string& MethodPath(BenchMethod method) {
   static const std::string echo(kGrpcEchoMethod);
   static const std::string ack(kGrpcAckMethod);
-  return method == BenchMethod::kEcho ? echo : ack;
+  static const std::string count(kGrpcCountMethod);
+  switch (method) {
+    case BenchMethod::kEcho:
+      return echo;
+    case BenchMethod::kAck:
+      return ack;
+    case BenchMethod::kCount:
+      return count;
+  }
+  return echo;
 }
 
 class GrpcBenchChannel final : public BenchChannel {
