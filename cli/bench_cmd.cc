@@ -36,6 +36,7 @@ struct BenchFlags {
   double warmup_s = 1;
   double duration_s = 5;
   uint32_t inflight = 8;
+  bool no_checksum = false;
   uint32_t servers = 2;
   uint32_t clients = 3;
   std::string peer;
@@ -157,6 +158,7 @@ ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
   j["rpcs_per_s"] = r.rpcs_per_s;
   j["validated"] = r.validated;
   if (!r.validated) j["validation_error"] = r.validation_error;
+  if (flags.benchmark == "bandwidth") j["server_checksum"] = !flags.no_checksum;
   return j;
 }
 
@@ -223,6 +225,12 @@ Status Bench(const BenchFlags& flags, Context& context) {
   options.warmup_s = flags.warmup_s;
   options.duration_s = flags.duration_s;
   options.inflight = flags.inflight;
+  options.server_checksum = !flags.no_checksum;
+  if (flags.no_checksum && options.kind != tuner::BenchmarkKind::kBandwidth) {
+    return Status::InvalidArgument(
+        "--no-checksum is for --benchmark bandwidth (latency and ps echo the payload back "
+        "and the client checks it)");
+  }
   options.servers = flags.servers;
   options.clients = flags.clients;
   ARTUNE_RETURN_IF_ERROR(tuner::ValidateRunOptions(options));
@@ -335,6 +343,9 @@ void RegisterBench(CLI::App& root, Context& context) {
       ->add_option("--inflight", flags->inflight,
                    "Calls in flight: bandwidth per connection, ps per client-server pair")
       ->capture_default_str();
+  command->add_flag("--no-checksum", flags->no_checksum,
+                    "bandwidth: the server counts the bytes instead of checksumming them (as "
+                    "ucx_perftest, which checks nothing); replies are validated by length only");
   command->add_option("--servers", flags->servers, "ps: parameter servers")->capture_default_str();
   command->add_option("--clients", flags->clients, "ps: clients (workers)")->capture_default_str();
   command

@@ -59,6 +59,7 @@ complete -c artune -n '__fish_seen_subcommand_from bench' -l seed -r -d 'Payload
 complete -c artune -n '__fish_seen_subcommand_from bench' -l warmup -r -d 'Warm-up seconds (calls made, not measured)'
 complete -c artune -n '__fish_seen_subcommand_from bench' -l duration -r -d 'Measured seconds'
 complete -c artune -n '__fish_seen_subcommand_from bench' -l inflight -r -d 'Calls in flight  bandwidth per connection, ps per client-server pair'
+complete -c artune -n '__fish_seen_subcommand_from bench' -l no-checksum -d 'bandwidth  the server counts the bytes instead of checksumming them (as ucx_perftest, which checks nothing); replies are validated by length only'
 complete -c artune -n '__fish_seen_subcommand_from bench' -l servers -r -d 'ps  parameter servers'
 complete -c artune -n '__fish_seen_subcommand_from bench' -l clients -r -d 'ps  clients (workers)'
 complete -c artune -n '__fish_seen_subcommand_from bench' -l peer -r -d 'HOST PORT of a remote `artune serve --listen HOST PORT`; server i of the peer is artune on PORT+2i and stock gRPC on PORT+2i+1. Without --peer the servers run in this process on 127.0.0.1 (verbs  on the RDMA netdev s address)'

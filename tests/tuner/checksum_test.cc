@@ -91,6 +91,23 @@ TEST(ChecksumTest, AckOfCorruptedBytesFails) {
   EXPECT_EQ(ValidateAck(reply, payload).code(), ErrorCode::kCorruption);
 }
 
+// The count reply checks the length only: a flipped byte passes (that is what
+// --no-checksum gives up), a lost one does not.
+TEST(ChecksumTest, CountChecksTheLengthOnly) {
+  Payload payload = MakePayload();
+  auto bytes = Flatten(payload);
+  Ack count = CountAck(Cut(bytes, 77));
+  EXPECT_EQ(count.total_bytes, payload.total_bytes());
+  EXPECT_EQ(count.checksum, 0u);
+  bytes[0] ^= std::byte{0x80};
+  auto flipped = EncodeAck(CountAck(Cut(bytes, 1 << 20)));
+  EXPECT_TRUE(ValidateCount(std::vector<ByteSpan>{ByteSpan(flipped)}, payload).ok());
+  const std::vector<ByteSpan> one_lost = {ByteSpan(bytes.data(), bytes.size() - 1)};
+  auto short_by_one = EncodeAck(CountAck(one_lost));
+  EXPECT_EQ(ValidateCount(std::vector<ByteSpan>{ByteSpan(short_by_one)}, payload).code(),
+            ErrorCode::kCorruption);
+}
+
 TEST(ChecksumTest, MalformedAckFails) {
   std::array<std::byte, 15> short_reply{};
   std::vector<ByteSpan> reply = {ByteSpan(short_reply)};

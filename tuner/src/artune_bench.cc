@@ -29,12 +29,19 @@ std::string FabricName(transport::FabricKind fabric) {
 }
 
 std::string_view MethodName(BenchMethod method) {
-  return method == BenchMethod::kEcho ? kArtuneEchoMethod : kArtuneAckMethod;
+  switch (method) {
+    case BenchMethod::kEcho:
+      return kArtuneEchoMethod;
+    case BenchMethod::kAck:
+      return kArtuneAckMethod;
+    case BenchMethod::kCount:
+      return kArtuneCountMethod;
+  }
+  return kArtuneEchoMethod;
 }
 
 Status Validate(BenchMethod method, const transport::Message& reply, const Payload& payload) {
-  return method == BenchMethod::kEcho ? ValidateEcho(reply.slices(), payload)
-                                      : ValidateAck(reply.slices(), payload);
+  return ValidateBenchReply(method, reply.slices(), payload);
 }
 
 class ArtuneBenchServer final : public BenchServer {
@@ -57,6 +64,14 @@ class ArtuneBenchServer final : public BenchServer {
           return Status::Ok();
         },
         // CPU only (a checksum of the request): it never waits on anything.
+        transport::HandlerOptions{.non_blocking = true});
+    server_->RegisterHandler(
+        std::string(kArtuneCountMethod),
+        [](const transport::Message& request, transport::ResponseWriter& response) {
+          auto encoded = EncodeAck(CountAck(request.slices()));
+          response.Append(transport::ConstSlice(encoded));  // copied
+          return Status::Ok();
+        },
         transport::HandlerOptions{.non_blocking = true});
   }
   ~ArtuneBenchServer() override { Shutdown(); }

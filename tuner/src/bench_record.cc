@@ -31,6 +31,9 @@ std::map<std::string, std::string> RunParameters(const PayloadSpec& spec,
   p["warmup_s"] = Number(options.warmup_s);
   p["duration_s"] = Number(options.duration_s);
   p["inflight"] = std::to_string(options.inflight);
+  if (options.kind == BenchmarkKind::kBandwidth && !options.server_checksum) {
+    p["server_checksum"] = "off";
+  }
   if (options.kind == BenchmarkKind::kPs) {
     p["servers"] = std::to_string(options.servers);
     p["clients"] = std::to_string(options.clients);

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "artune/tuner/checksum.h"
+
 namespace artune::tuner {
 
 Result<std::unique_ptr<BenchTransport>> MakeBenchTransport(std::string_view name,
@@ -31,6 +33,19 @@ Result<std::string> ServerAddressFor(std::string_view transport_name, const std:
                                    ", past 65535: choose a lower base port");
   }
   return address.substr(0, colon) + ":" + std::to_string(port + offset);
+}
+
+Status ValidateBenchReply(BenchMethod method, std::span<const std::span<const std::byte>> reply,
+                          const Payload& payload) {
+  switch (method) {
+    case BenchMethod::kEcho:
+      return ValidateEcho(reply, payload);
+    case BenchMethod::kAck:
+      return ValidateAck(reply, payload);
+    case BenchMethod::kCount:
+      return ValidateCount(reply, payload);
+  }
+  return Status::Internal("unknown bench method");
 }
 
 }  // namespace artune::tuner

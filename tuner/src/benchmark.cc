@@ -354,7 +354,8 @@ Result<RunResult> RunBandwidth(BenchChannel& channel, const Payload& payload,
                                const RunOptions& options) {
   ARTUNE_RETURN_IF_ERROR(ValidateRunOptions(options));
   ARTUNE_ASSIGN_OR_RETURN(auto prepared, channel.Prepare(payload));
-  return RunWindowed({{Slot{&channel, prepared.get()}}}, payload, BenchMethod::kAck, options);
+  return RunWindowed({{Slot{&channel, prepared.get()}}}, payload,
+                     options.server_checksum ? BenchMethod::kAck : BenchMethod::kCount, options);
 }
 
 Result<RunResult> RunPs(const std::vector<std::vector<BenchChannel*>>& channels,

@@ -129,4 +129,15 @@ Status ValidateAck(std::span<const ByteSpan> reply, const Payload& expected) {
   return Status::Ok();
 }
 
+Ack CountAck(std::span<const ByteSpan> received) { return {TotalBytes(received), 0}; }
+
+Status ValidateCount(std::span<const ByteSpan> reply, const Payload& expected) {
+  ARTUNE_ASSIGN_OR_RETURN(Ack ack, DecodeAck(reply));
+  if (ack.total_bytes != expected.total_bytes()) {
+    return Status::Corruption("the server received " + std::to_string(ack.total_bytes) +
+                              " bytes, sent " + std::to_string(expected.total_bytes()));
+  }
+  return Status::Ok();
+}
+
 }  // namespace artune::tuner

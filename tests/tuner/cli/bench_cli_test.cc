@@ -94,6 +94,23 @@ TEST_F(BenchCliTest, BothTransportsSideBySide) {
   EXPECT_NE(j["runs"][0]["run_id"], j["runs"][1]["run_id"]);
 }
 
+// Without the server's checksum (as ucx_perftest measures): both servers answer
+// with the byte count, the runs say so, and only bandwidth takes the flag.
+TEST_F(BenchCliTest, NoChecksumBandwidthIsValidatedByLength) {
+  Outcome o = Run(std::string("bench --transport both --benchmark bandwidth --classes L "
+                              "--buffers 2 --no-checksum --json") +
+                  kQuick);
+  ASSERT_EQ(o.exit_code, 0) << o.out;
+  auto j = nlohmann::json::parse(o.out);
+  ASSERT_EQ(j.at("runs").size(), 2u);
+  for (const auto& run : j.at("runs")) {
+    EXPECT_EQ(run.at("validated"), true) << run.dump();
+    EXPECT_EQ(run.at("server_checksum"), false) << run.dump();
+    EXPECT_GT(run.at("rpcs").get<uint64_t>(), 0u);
+  }
+  EXPECT_EQ(Run("bench --benchmark latency --no-checksum").exit_code, 2);
+}
+
 TEST_F(BenchCliTest, PsJson) {
   Outcome o = Run(std::string("bench --transport grpc --benchmark ps --servers 2 --clients 2 "
                               "--classes M --json") +

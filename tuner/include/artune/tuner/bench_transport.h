@@ -6,8 +6,9 @@
 //           multi-slice grpc::ByteBuffer, one slice per buffer, the way TensorFlow
 //           sends tensors; the server is an async generic service.
 //
-// Both serve the same two methods (BenchMethod): echo returns the request, ack
-// returns an Ack (checksum.h) of what was received. Every reply is validated by the
+// Both serve the same methods (BenchMethod): echo returns the request, ack
+// returns an Ack (checksum.h) of what was received, count the same without the
+// checksum. Every reply is validated by the
 // channel against the payload before the call is reported done.
 //
 // Lifetimes: a PreparedPayload belongs to the channel that made it and must outlive
@@ -25,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -34,13 +36,20 @@
 
 namespace artune::tuner {
 
-enum class BenchMethod : uint8_t { kEcho, kAck };
+// kCount: as kAck without the server's checksum (checksum.h).
+enum class BenchMethod : uint8_t { kEcho, kAck, kCount };
 
 // Method names on the wire. artune: handler names; grpc: full method paths.
 inline constexpr std::string_view kArtuneEchoMethod = "artune.bench/echo";
 inline constexpr std::string_view kArtuneAckMethod = "artune.bench/ack";
+inline constexpr std::string_view kArtuneCountMethod = "artune.bench/count";
 inline constexpr std::string_view kGrpcEchoMethod = "/artune.bench.Bench/Echo";
 inline constexpr std::string_view kGrpcAckMethod = "/artune.bench.Bench/Ack";
+inline constexpr std::string_view kGrpcCountMethod = "/artune.bench.Bench/Count";
+
+// Checks a reply to `method` against the payload that was sent (checksum.h).
+Status ValidateBenchReply(BenchMethod method, std::span<const std::span<const std::byte>> reply,
+                          const Payload& payload);
 
 // A payload made ready for repeated sending over one channel (copied into
 // registered memory, or wrapped in slices). Immutable; shareable by concurrent calls.

@@ -52,6 +52,9 @@ struct RunOptions {
   double duration_s = 5.0;
   // bandwidth: calls in flight on the channel; ps: per client-server pair.
   uint32_t inflight = 8;
+  // bandwidth: the server checksums what it received (ack) or only counts it
+  // (count: for comparisons with benchmarks that check nothing).
+  bool server_checksum = true;
   // ps only.
   uint32_t servers = 2;
   uint32_t clients = 3;

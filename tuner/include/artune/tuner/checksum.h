@@ -9,6 +9,9 @@
 //   echo  the server returns the request's bytes; checked buffer by buffer.
 //   ack   the server returns kAckBytes: little-endian u64 byte count followed by
 //         u64 XXH3-64 of every byte it received, concatenated.
+//   count the same reply with the checksum 0: the server counts the bytes and
+//         hashes nothing (bandwidth without the server-side checksum, for a fair
+//         comparison with benchmarks that check nothing, as UCX's perftest).
 //
 // All functions are pure and thread-safe. A mismatch is kCorruption naming the
 // buffer, the sizes or checksums involved.
@@ -47,5 +50,9 @@ Result<Ack> DecodeAck(std::span<const ByteSpan> reply);
 Status ValidateEcho(std::span<const ByteSpan> reply, const Payload& expected);
 // Ack reply: the server saw exactly the payload's bytes.
 Status ValidateAck(std::span<const ByteSpan> reply, const Payload& expected);
+// Count reply: what the server answers (CountAck) and the check of it: the server
+// received as many bytes as were sent.
+Ack CountAck(std::span<const ByteSpan> received);
+Status ValidateCount(std::span<const ByteSpan> reply, const Payload& expected);
 
 }  // namespace artune::tuner
