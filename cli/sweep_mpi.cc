@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -308,11 +309,14 @@ struct RankState {
   RankInfo info;
 };
 
-Status StartRank(const SweepFlags& flags, const RunSetup& setup, const ScratchDir& dir,
+Status StartRank(const SweepFlags& flags, const RunSetup& setup, std::optional<ScratchDir>& dir,
                  RankState& state) {
   state.info.host = Hostname();
-  ARTUNE_RETURN_IF_ERROR(UseToken(setup.token, dir.path()));
-  ARTUNE_ASSIGN_OR_RETURN(state.scratch, db::Store::Open(dir.path() + "/scratch.db"));
+  Result<ScratchDir> made = ScratchDir::Make();
+  if (!made.ok()) return made.status();
+  dir.emplace(std::move(*made));
+  ARTUNE_RETURN_IF_ERROR(UseToken(setup.token, dir->path()));
+  ARTUNE_ASSIGN_OR_RETURN(state.scratch, db::Store::Open(dir->path() + "/scratch.db"));
   ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, LoadConfigFromFlags(flags.knobs));
   state.base = loaded.config;
   ARTUNE_RETURN_IF_ERROR(
@@ -434,8 +438,10 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   if (!decoded.ok()) return root ? decoded.status() : Status::Ok();  // rank 0 says why
   const RunSetup setup = std::move(*decoded);
 
-  // Each rank starts; one that cannot still takes part, and its links fail.
-  ARTUNE_ASSIGN_OR_RETURN(ScratchDir dir, ScratchDir::Make());
+  // Each rank starts; one that cannot still takes part, and its links fail. The
+  // scratch directory is declared first so that it goes after the store and the
+  // servers that use it.
+  std::optional<ScratchDir> dir;
   RankState state;
   if (Status started = StartRank(flags, setup, dir, state); !started.ok()) {
     state.info.error = started.ToString();

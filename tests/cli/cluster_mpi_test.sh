@@ -1,14 +1,9 @@
 #!/usr/bin/env bash
 # artune sweep --mpi on one machine as on a cluster: 4 ranks under mpirun, each in
-# its own network namespace (a veth pair to a bridge, 10.199.0.x) and its own UTS
-# namespace (hostname nodeN), so every rank has its own address and name, and the
-# servers require the run's token. Open MPI's byte transfer between the ranks
-# stays on shared memory (--mca btl self,vader), which namespaces do not
-# separate; but a rank reaches mpirun's PMIx server over TCP, on loopback by
-# default, which a rank's namespace does not have: the bridge is in this
-# namespace with 10.199.0.254, and PMIx listens there
-# (PMIX_MCA_ptl_tcp_remote_connections, PMIX_MCA_ptl_tcp_if_include).
+# its own network namespace and hostname (cluster_netns_lib.sh), so every rank
+# has its own address and name, and the servers require the run's token:
 #   1. --pairs all: 3 rounds, 6 links, each with its sweep, in one store;
+#   1b. --ab CONFIG on the ring: every link an ab sweep with a final round;
 #   2. a rank that cannot serve: its links are stored failed, the run goes on;
 #   3. a rank killed midway: the job aborts, the finished links stay, and
 #      --resume ID measures only the missing ones.
@@ -26,58 +21,32 @@ out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 30 \
   "$artune" --db /dev/null sweep --mpi 2>&1)
 [[ $out == *"at least 2 ranks"* ]] || skip "this artune has no MPI: $out"
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+source "$(dirname "$0")/cluster_netns_lib.sh"
 tag="acl$$"
 dir=$(mktemp -d)
 cleanup() {
-  for i in 0 1 2 3; do ip netns del "${tag}n$i" 2>/dev/null; done
-  ip link del "${tag}br" 2>/dev/null
+  netns_down
   [[ -n ${KEEP:-} ]] || rm -rf "$dir"
 }
 trap cleanup EXIT
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-ip netns add "${tag}n0" || skip "cannot create network namespaces"
-ip link add "${tag}br" type bridge || skip "cannot create a bridge"
-ip addr add 10.199.0.254/24 dev "${tag}br" && ip link set "${tag}br" up || exit 1
-for i in 0 1 2 3; do
-  ns="${tag}n$i"
-  [[ $i == 0 ]] || ip netns add "$ns" || exit 1
-  ip link add "${tag}v$i" type veth peer name "${tag}p$i" || exit 1
-  ip link set "${tag}v$i" netns "$ns" && ip link set "${tag}p$i" master "${tag}br" up || exit 1
-  ip -n "$ns" addr add "10.199.0.$((i + 1))/24" dev "${tag}v$i" || exit 1
-  ip -n "$ns" link set "${tag}v$i" up && ip -n "$ns" link set lo up || exit 1
-done
-
-# mpirun starts this for every rank: into the rank's namespaces, hostname nodeN,
-# its pid in the directory (the exec chain keeps it), then artune. FAULT_RANK
-# listens on an address it does not have, so it cannot serve.
-cat >"$dir/rank" <<EOF
-#!/bin/sh
-r=\$OMPI_COMM_WORLD_RANK
-if [ "\$r" = "\${FAULT_RANK:-}" ]; then set -- "\$@" --listen 10.199.0.99; fi
-echo \$\$ > "$dir/rank\$r.pid"
-exec nsenter --net=/run/netns/${tag}n\$r unshare --uts sh -c 'hostname node\$0 && exec "\$@"' "\$r" "\$@"
-EOF
-chmod +x "$dir/rank"
+netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
 
 # A sweep small enough to run a round in about a second: two points, short
 # measurements, one repeat, a final round of one.
 sweep=(sweep --mpi --knob eager_threshold=1KiB,4KiB --duration 0.05 --warmup 0 --repeats 1
   --finalists 1 --final-rounds 1)
-run_ranks() {  # run_ranks DB SECONDS ARGS...: 4 ranks, bounded in time
+run_on() {  # run_on DB SECONDS ARGS...: artune on 4 ranks, bounded in time
   local db=$1 seconds=$2
   shift 2
-  PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="${tag}br" \
-    timeout "$seconds" mpirun --allow-run-as-root --oversubscribe -np 4 --mca btl self,vader \
-    "$dir/rank" "$artune" --db "$db" "$@"
+  run_ranks "$seconds" "$artune" --db "$db" "$@"
 }
 q() { sqlite3 "$1" "$2"; }
 
 # 1. The whole `all` schedule.
 db="$dir/all.db"
-run_ranks "$db" 90 "${sweep[@]}" --pairs all --json >"$dir/all.json" 2>"$dir/all.err"
+run_on "$db" 90 "${sweep[@]}" --pairs all --json >"$dir/all.json" 2>"$dir/all.err"
 rc=$?
 [[ $rc == 0 ]] || fail "--pairs all exited $rc: $(tail -5 "$dir/all.err")"
 [[ $(q "$db" "SELECT count(*) FROM cluster_links") == 6 ]] || fail "not 6 links: $(q "$db" "SELECT * FROM cluster_links")"
@@ -103,7 +72,7 @@ echo "all: $(q "$db" "SELECT count(*) FROM cluster_links") links in $(q "$db" "S
 # link a sweep of strategy ab with exactly the two configs and a final round.
 db="$dir/ab.db"
 printf 'eager_threshold = "4KiB"\n' >"$dir/tuned.toml"
-run_ranks "$db" 90 sweep --mpi --ab "$dir/tuned.toml" --pairs ring --duration 0.05 --warmup 0 \
+run_on "$db" 90 sweep --mpi --ab "$dir/tuned.toml" --pairs ring --duration 0.05 --warmup 0 \
   --repeats 1 --final-rounds 2 >"$dir/ab.out" 2>"$dir/ab.err"
 rc=$?
 [[ $rc == 0 ]] || fail "--ab exited $rc: $(tail -5 "$dir/ab.err")"
@@ -121,7 +90,7 @@ echo "ab: $(q "$db" "SELECT count(*) FROM cluster_links") links, verdicts $(q "$
 
 # 2. Rank 2 cannot serve: its 3 links fail with the reason, the other 3 are ok.
 db="$dir/fault.db"
-FAULT_RANK=2 run_ranks "$db" 90 "${sweep[@]}" --pairs all >"$dir/fault.out" 2>"$dir/fault.err"
+FAULT_RANK=2 run_on "$db" 90 "${sweep[@]}" --pairs all >"$dir/fault.out" 2>"$dir/fault.err"
 rc=$?
 [[ $rc == 4 ]] || fail "a run with failed links exited $rc, not 4: $(tail -5 "$dir/fault.err")"
 [[ $(q "$db" "SELECT count(*) FROM cluster_links WHERE status = 'ok'") == 3 ]] ||
@@ -134,7 +103,7 @@ echo "fault: $(q "$db" "SELECT status, count(*) FROM cluster_links GROUP BY stat
 db="$dir/kill.db"
 kill_sweep=(sweep --mpi --knob eager_threshold=1KiB,4KiB --duration 0.3 --warmup 0 --repeats 1
   --finalists 1 --final-rounds 1)
-run_ranks "$db" 90 "${kill_sweep[@]}" --pairs all >"$dir/kill.out" 2>"$dir/kill.err" &
+run_on "$db" 90 "${kill_sweep[@]}" --pairs all >"$dir/kill.out" 2>"$dir/kill.err" &
 job=$!
 for _ in $(seq 1 300); do
   links=$(q "$db" "SELECT count(*) FROM cluster_links" 2>/dev/null || echo 0)
@@ -151,7 +120,7 @@ before=$(q "$db" "SELECT count(*) FROM cluster_links")
   fail "a killed cluster run is marked finished"
 kept=$(q "$db" "SELECT client_rank, server_rank, sweep_id FROM cluster_links ORDER BY 1, 2")
 id=$(q "$db" "SELECT id FROM clusters")
-run_ranks "$db" 90 sweep --mpi --resume "$id" --json >"$dir/resume.json" 2>"$dir/resume.err"
+run_on "$db" 90 sweep --mpi --resume "$id" --json >"$dir/resume.json" 2>"$dir/resume.err"
 rc=$?
 [[ $rc == 0 ]] || fail "--resume exited $rc: $(tail -5 "$dir/resume.err")"
 [[ $(q "$db" "SELECT count(*) FROM cluster_links WHERE status = 'ok'") == 6 ]] ||
