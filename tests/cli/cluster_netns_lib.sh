@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by cluster_mpi_test.sh and bench/cluster-run: N MPI ranks on this
 # machine as if on N hosts. Each rank gets its own network namespace (a veth pair
 # to a bridge, 10.199.0.(i+1)) and its own UTS namespace (hostname nodeI).
