@@ -10,7 +10,7 @@
 // Faults: a pair whose peer cannot be reached or whose measurement fails is
 // stored as a failed link and the run goes on. A rank that dies aborts the job
 // (MPI's own behaviour): the store keeps every link rank 0 stored, and `--resume
-// ID` measures only the links the cluster run lacks.
+// ID` measures only the links the cluster run lacks or stored failed.
 //
 // Auth: servers off loopback need a token. Rank 0 makes a fresh one per run and
 // broadcasts it over MPI (the launcher's channel, which the job already trusts);
