@@ -9,13 +9,11 @@
 #include <pthread.h>
 #include <signal.h>
 
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
@@ -34,72 +32,6 @@ struct ServeFlags {
   int grpc_threads = 2;
   bool json = false;
 };
-
-std::string PortOf(const std::string& address) { return address.substr(address.rfind(':') + 1); }
-
-// How often `serve --listen HOST:0` picks a new base port when one of its ports
-// is taken.
-constexpr int kPickPortAttempts = 16;
-
-// A random base port for `--listen HOST:0` with room for `ports` ports after it,
-// outside the kernel's ephemeral range (net.ipv4.ip_local_port_range). The kernel
-// hands a bind to port 0 an odd port and outgoing connections even ones, so the
-// port after a bound one is where other processes' connections and their
-// TIME_WAIT sit: under a busy test suite every one of 8 such picks was taken.
-// Below (or above) the ephemeral range only listening servers hold ports.
-int RandomBasePort(int ports) {
-  int low = 32768, high = 60999;
-  if (FILE* file = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
-    if (std::fscanf(file, "%d %d", &low, &high) != 2) low = 32768, high = 60999;
-    std::fclose(file);
-  }
-  static std::mt19937 random(std::random_device{}());
-  constexpr int kFirstUnprivileged = 10000;  // clear of the well-known services
-  if (low - ports > kFirstUnprivileged + 1000) {
-    return std::uniform_int_distribution<int>(kFirstUnprivileged, low - ports)(random);
-  }
-  return std::uniform_int_distribution<int>(std::min(high + 1, 65535 - ports),
-                                            65535 - ports)(random);
-}
-
-struct StartedServers {
-  std::string base;  // HOST:PORT of the first server
-  nlohmann::ordered_json listening = nlohmann::ordered_json::array();
-  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
-};
-
-// Starts every server of `flags` at `base` (ServerAddressFor's layout). On a
-// failure the servers already started are shut down (by their destructors) and
-// the error names the server.
-Result<StartedServers> StartServers(const ServeFlags& flags,
-                                    std::initializer_list<tuner::BenchTransport*> transports,
-                                    const std::string& base) {
-  StartedServers started;
-  for (uint32_t i = 0; i < flags.servers; ++i) {
-    for (tuner::BenchTransport* transport : transports) {
-      std::string name(transport->name());
-      if (flags.transport != "both" && flags.transport != name) continue;
-      ARTUNE_ASSIGN_OR_RETURN(std::string address,
-                              tuner::ServerAddressFor(name, base, static_cast<int>(i)));
-      auto server = transport->StartServer(address);
-      if (!server.ok()) {
-        for (auto& running : started.servers) running->Shutdown();
-        return server.status().WithContext(name + " server " + std::to_string(i));
-      }
-      nlohmann::ordered_json entry = {{"transport", name},
-                                      {"server", i},
-                                      {"address", (*server)->address()},
-                                      {"fabric", transport->fabric()}};
-      if (std::string data = (*server)->data_endpoint(); !data.empty()) {
-        entry["data_endpoint"] = data;
-      }
-      started.listening.push_back(std::move(entry));
-      started.servers.push_back(std::move(*server));
-    }
-  }
-  started.base = base;
-  return started;
-}
 
 Status Serve(const ServeFlags& flags) {
   // Block the stop signals before any server thread exists, so every thread
@@ -126,29 +58,12 @@ Status Serve(const ServeFlags& flags) {
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
   auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
-  // With port 0 a base port is picked (RandomBasePort) and the servers follow it.
-  std::string base = flags.listen;
-  const bool pick_port = PortOf(base) == "0";
-  if (!pick_port) {  // checks the address, and that the last server's port exists
-    ARTUNE_RETURN_IF_ERROR(
-        tuner::ServerAddressFor("grpc", base, static_cast<int>(flags.servers) - 1).status());
-  }
-  // A random base port may be held by another server (gRPC's SO_REUSEPORT is off:
-  // a taken port is refused, not shared). Then everything started is stopped and
-  // another base is picked, a few times.
-  Result<StartedServers> started = Status::Internal("no attempt");
-  const std::string host_part = base.substr(0, base.rfind(':') + 1);
-  for (int attempt = 0; attempt < (pick_port ? kPickPortAttempts : 1); ++attempt) {
-    if (pick_port) {
-      base = host_part + std::to_string(RandomBasePort(2 * static_cast<int>(flags.servers)));
-    }
-    started = StartServers(flags, {artune.get(), grpc.get()}, base);
-    if (started.ok()) break;
-  }
-  if (!started.ok()) return started.status();
-  base = started->base;
+  ARTUNE_ASSIGN_OR_RETURN(
+      StartedServers started,
+      StartBenchServers({artune.get(), grpc.get()}, flags.transport, flags.servers, flags.listen));
+  std::string base = started.base;
   if (!flags.json) {
-    for (const auto& server : started->listening) {
+    for (const auto& server : started.listening) {
       const std::string fabric = server.at("fabric");
       std::cout << "artune serve: " << std::string(server.at("transport")) << " server "
                 << server.at("server").get<uint32_t>() << " on "
@@ -160,8 +75,8 @@ Status Serve(const ServeFlags& flags) {
                 << "\n";
     }
   }
-  const nlohmann::ordered_json& listening = started->listening;
-  std::vector<std::unique_ptr<tuner::BenchServer>>& servers = started->servers;
+  const nlohmann::ordered_json& listening = started.listening;
+  std::vector<std::unique_ptr<tuner::BenchServer>>& servers = started.servers;
   nlohmann::ordered_json auth = {{"token", credentials.has_token()},
                                  {"token_file", credentials.token_source},
                                  {"tls", credentials.server_tls()}};
