@@ -311,15 +311,57 @@ std::string SchemaV6() {
          CreateTable(sweep_finalists) + "\n" + CreateTable(sweep_finalist_metrics);
 }
 
+// Schema v7: cluster runs (`artune sweep --mpi`) and their links. A link is one
+// measured pair of ranks; its measurement is an ordinary sweep (sweep_id), so the
+// sweep tables serve a link as they serve any sweep. UNIQUE per cluster by ranks
+// and by schedule position is what lets `--resume` skip the links a killed run
+// finished. A failed link may have no sweep (NULL: the peer never answered).
+std::string SchemaV7() {
+  const Table clusters = {
+      "clusters",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
+          {"ranks", "INTEGER", "NOT NULL CHECK (ranks >= 2)"},
+          {"pairs", "TEXT", "NOT NULL CHECK (pairs <> '')", "'ring' | 'all' | 'random:K'"},
+          {"measurement", "TEXT", "NOT NULL CHECK (measurement IN ('sweep', 'ab'))"},
+      }};
+  const Table cluster_links = {
+      "cluster_links",
+      {
+          {"cluster_id", "INTEGER", "NOT NULL REFERENCES clusters (id) ON DELETE CASCADE"},
+          {"round", "INTEGER", "NOT NULL CHECK (round >= 0)"},
+          {"pair", "INTEGER", "NOT NULL CHECK (pair >= 0)"},
+          {"client_rank", "INTEGER", "NOT NULL CHECK (client_rank >= 0)"},
+          {"server_rank", "INTEGER", "NOT NULL CHECK (server_rank >= 0)"},
+          {"client_host", "TEXT", "NOT NULL"},
+          {"client_device", "TEXT", "NOT NULL", "'rxe0' (verbs) | 'tcp:eth0'"},
+          {"server_host", "TEXT", "NOT NULL"},
+          {"server_device", "TEXT", "NOT NULL"},
+          {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'failed'))"},
+          {"error", "TEXT", "NOT NULL", "'' unless status is 'failed'"},
+          {"sweep_id", "INTEGER", "REFERENCES sweeps (id)", "NULL: no sweep"},
+          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+      },
+      {"PRIMARY KEY (cluster_id, client_rank, server_rank)", "UNIQUE (cluster_id, round, pair)"},
+      /*without_rowid=*/true};
+  return "\n" + CreateTable(clusters) +
+         "CREATE INDEX clusters_by_time ON clusters (created_at);\n\n" +
+         KeyValueTable("cluster_parameters", "cluster_id", "clusters (id)", "name", "TEXT") + "\n" +
+         CreateTable(cluster_links) +
+         "CREATE INDEX cluster_links_by_sweep ON cluster_links (sweep_id);\n";
+}
+
 // Built once; the Migration entries point into it for the life of the process.
-const std::array<std::string, 6>& SchemaTexts() {
-  static const std::array<std::string, 6> texts = {SchemaV1(), SchemaV2(), SchemaV3(),
-                                                   SchemaV4(), SchemaV5(), SchemaV6()};
+const std::array<std::string, 7>& SchemaTexts() {
+  static const std::array<std::string, 7> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
+                                                   SchemaV5(), SchemaV6(), SchemaV7()};
   return texts;
 }
 
-const std::array<Migration, 6>& Migrations() {
-  static const std::array<Migration, 6> migrations = {{
+const std::array<Migration, 7>& Migrations() {
+  static const std::array<Migration, 7> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -327,6 +369,7 @@ const std::array<Migration, 6>& Migrations() {
       {5, "the best trial re-measured back to back with the default", SchemaTexts()[4]},
       {6, "the final round: finalists re-measured with the default in interleaved rounds",
        SchemaTexts()[5]},
+      {7, "cluster runs and their links, each link's measurement a sweep", SchemaTexts()[6]},
   }};
   return migrations;
 }

@@ -22,6 +22,11 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 4> kVerdictNames = {{
     {Verdict::kNoValidTrial, "no_valid_trial"},
 }};
 
+constexpr std::array<std::pair<LinkStatus, std::string_view>, 2> kLinkStatusNames = {{
+    {LinkStatus::kOk, "ok"},
+    {LinkStatus::kFailed, "failed"},
+}};
+
 template <typename State, size_t N>
 std::string_view NameOf(const std::array<std::pair<State, std::string_view>, N>& names,
                         State state) {
@@ -52,6 +57,12 @@ std::string_view VerdictName(Verdict verdict) { return NameOf(kVerdictNames, ver
 
 std::optional<Verdict> ParseVerdict(std::string_view text) {
   return StateNamed(kVerdictNames, text);
+}
+
+std::string_view LinkStatusName(LinkStatus status) { return NameOf(kLinkStatusNames, status); }
+
+std::optional<LinkStatus> ParseLinkStatus(std::string_view text) {
+  return StateNamed(kLinkStatusNames, text);
 }
 
 }  // namespace artune::db

@@ -11,6 +11,7 @@
 #include <system_error>
 
 #include "artune/db/store.h"
+#include "cluster_store.h"
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -276,6 +277,23 @@ class SqliteStore final : public Store {
   }
   Result<std::optional<TrialRecord>> BestTrial(int64_t sweep_id) override {
     return sweeps::BestTrial(db_, sweep_id);
+  }
+
+  Result<int64_t> InsertCluster(const ClusterRecord& cluster) override {
+    return clusters::InsertCluster(db_, cluster, NowIso8601Utc());
+  }
+  Status FinishCluster(int64_t cluster_id) override {
+    return clusters::FinishCluster(db_, cluster_id, NowIso8601Utc());
+  }
+  Result<std::vector<ClusterRecord>> ListClusters(int limit) override {
+    return clusters::ListClusters(db_, limit);
+  }
+  Result<ClusterRecord> GetCluster(int64_t id) override { return clusters::GetCluster(db_, id); }
+  Status InsertClusterLink(const ClusterLinkRecord& link) override {
+    return clusters::InsertClusterLink(db_, link, NowIso8601Utc());
+  }
+  Result<std::vector<ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) override {
+    return clusters::ListClusterLinks(db_, cluster_id);
   }
 
   Result<StoreInfo> Info() override {

@@ -83,8 +83,6 @@ Status CheckFinite(double value, std::string_view field, std::string_view record
   return Status::Ok();
 }
 
-namespace {
-
 Status InsertTextPairs(Database& db, std::string_view table, std::string_view id_column,
                        std::string_view key_column, int64_t id,
                        const std::map<std::string, std::string>& pairs) {
@@ -118,6 +116,8 @@ Status LoadTextPairs(Database& db, std::string_view sql, int64_t id,
     out.emplace(select.ColumnText(0), select.ColumnText(1));
   }
 }
+
+namespace {
 
 SweepRecord ReadSweepRow(const Statement& row) {
   SweepRecord sweep;

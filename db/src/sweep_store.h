@@ -36,6 +36,14 @@ Result<TrialRecord> ReadTrialRow(const sqlite::Statement& row);
 Status CheckKnobs(const std::map<std::string, std::string>& knobs);
 // kInvalidArgument naming `record` and `field` for NaN or an infinity.
 Status CheckFinite(double value, std::string_view field, std::string_view record);
+// Inserts `pairs` as (id_column, key_column, value) rows of a key/value table;
+// kInvalidArgument for an empty key.
+Status InsertTextPairs(sqlite::Database& db, std::string_view table, std::string_view id_column,
+                       std::string_view key_column, int64_t id,
+                       const std::map<std::string, std::string>& pairs);
+// Reads the (key, value) rows `sql` selects for `id` (its one parameter) into `out`.
+Status LoadTextPairs(sqlite::Database& db, std::string_view sql, int64_t id,
+                     std::map<std::string, std::string>& out);
 // `value` as an SQLite integer; kInvalidArgument past INT64_MAX.
 Result<int64_t> CheckedCount(uint64_t value, std::string_view field, std::string_view record);
 

@@ -60,6 +60,7 @@ TEST(Migrations, ReleasedTextIsUnchanged) {
   const std::vector<Released> released = {
       {1460, 0xcce248d2b5e679f3ULL}, {1070, 0x17849e31ed5d0675ULL}, {2564, 0x4867d58ec67cda06ULL},
       {1354, 0x6ac85301b65174a8ULL}, {930, 0x251b7c5f232922e0ULL},  {1243, 0xb7ac2aaf87818ea0ULL},
+      {1629, 0xce55afe18f2bb8edULL},
   };
   const std::span<const Migration> migrations = BuiltinMigrations();
   ASSERT_GE(migrations.size(), released.size());

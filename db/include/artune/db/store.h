@@ -198,6 +198,50 @@ struct SweepRecord {
   std::optional<SweepVerdict> verdict;
 };
 
+// One `artune sweep --mpi` run over a cluster (schema v7): which ranks took part,
+// how they were paired, what each pair measured. Its links are ClusterLinkRecords;
+// each link's measurement is an ordinary sweep (SweepRecord) the link points at,
+// so everything that reads one sweep reads one link.
+struct ClusterRecord {
+  int64_t id = 0;           // assigned by InsertCluster
+  std::string created_at;   // ISO 8601 UTC, assigned by InsertCluster when empty
+  std::string finished_at;  // set by FinishCluster; "" while running or when killed
+  uint32_t ranks = 0;       // MPI ranks (hosts, or devices); at least 2
+  std::string pairs;        // the pair schedule: "ring" | "all" | "random:K"; not empty
+  std::string measurement;  // "sweep" | "ab"
+  // What --resume needs to run the same schedule and measurement again: the sweep
+  // plan (tuner::SweepParameters), the schedule's seed, the A/B config.
+  std::map<std::string, std::string> parameters;
+};
+
+// How a link's measurement ended. The store keeps the words of LinkStatusName.
+enum class LinkStatus {
+  kOk,      // "ok": measured; its sweep holds the trials and the verdict
+  kFailed,  // "failed": the peer was unreachable or the measurement failed; see error
+};
+std::string_view LinkStatusName(LinkStatus status);
+// The inverse of LinkStatusName; nullopt for any other text.
+std::optional<LinkStatus> ParseLinkStatus(std::string_view text);
+
+// One measured pair of a cluster run: the client rank measured against the server
+// rank in the given round of the schedule. A link is stored once it is finished
+// (ok or failed), so a killed run keeps every finished link and --resume measures
+// the others.
+struct ClusterLinkRecord {
+  int64_t cluster_id = 0;                     // must name a stored cluster
+  uint32_t round = 0;                         // 0-based round of the schedule
+  uint32_t pair = 0;                          // 0-based pair within the round
+  uint32_t client_rank = 0, server_rank = 0;  // different, each below the cluster's ranks
+  std::string client_host, server_host;       // hostnames
+  // The device each end measured over: "rxe0" (a verbs device) or "tcp:eth0" (the
+  // network interface of its address); tuner/link_device.h names them.
+  std::string client_device, server_device;
+  LinkStatus status = LinkStatus::kFailed;
+  std::string error;        // why a failed link failed; "" when ok
+  int64_t sweep_id = 0;     // the link's sweep (must be stored); 0: none (a failed link)
+  std::string finished_at;  // ISO 8601 UTC, assigned by InsertClusterLink when empty
+};
+
 // The canonical text of a trial's knob values: "name=value" pairs in name order
 // joined by ';' ("chunk_size=64KiB;eager_threshold=4KiB"). Two trials of one sweep
 // with the same key are the same point; the store keeps at most one.
@@ -298,6 +342,30 @@ class Store {
   // objective for "min", highest for "max"; ties go to the earlier trial);
   // std::nullopt when the sweep has none. kNotFound when no sweep has this id.
   virtual Result<std::optional<TrialRecord>> BestTrial(int64_t sweep_id) = 0;
+
+  // Stores a cluster run with its parameters in one transaction and returns the
+  // new id. `cluster.id` and `finished_at` are ignored; an empty created_at becomes
+  // now (UTC). Errors: kInvalidArgument (fewer than 2 ranks, empty pairs, a
+  // measurement other than "sweep" or "ab", an empty parameter name), kTimeout,
+  // kIoError.
+  virtual Result<int64_t> InsertCluster(const ClusterRecord& cluster) = 0;
+  // Marks the cluster run finished now (UTC). kNotFound when no cluster has this id.
+  virtual Status FinishCluster(int64_t cluster_id) = 0;
+  // Newest first (by created_at, then id), each with its parameters, read from one
+  // snapshot. limit 0 means all; negative is kInvalidArgument.
+  virtual Result<std::vector<ClusterRecord>> ListClusters(int limit) = 0;
+  // With its parameters. kNotFound when no cluster has this id (the message says
+  // how to list them).
+  virtual Result<ClusterRecord> GetCluster(int64_t id) = 0;
+  // Stores one finished link in its own transaction. Errors: kNotFound (no such
+  // cluster, or a sweep_id that names no sweep), kAlreadyExists (the cluster already
+  // has this client and server rank, or this round and pair: a resumed run skips
+  // it), kInvalidArgument (client and server rank equal or not below the cluster's
+  // ranks, an ok link without a sweep, a failed link without an error), kTimeout,
+  // kIoError.
+  virtual Status InsertClusterLink(const ClusterLinkRecord& link) = 0;
+  // The cluster's links by round, then pair. kNotFound when no cluster has this id.
+  virtual Result<std::vector<ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) = 0;
 
   virtual Result<StoreInfo> Info() = 0;
 };
