@@ -4,6 +4,7 @@
 // artune results --sweep ID [--json]: a sweep's trials, its winner against the
 // default config, the default measured again at the end and the sweep's verdict,
 // and a text heatmap eager_threshold x chunk_size.
+// artune results --clusters / --cluster ID: cluster runs (results_cluster.h).
 // All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
+#include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"
 
@@ -36,19 +38,10 @@ struct ResultsOptions {
   int64_t show_id = 0;
   int64_t sweep_id = 0;
   bool sweeps = false;
+  int64_t cluster_id = 0;
+  bool clusters = false;
+  std::string goal = "worst-link";
 };
-
-// `decimals` after the point, but never fewer than three significant digits: a
-// workload-time of 0.000376 s must not print as 0.00.
-std::string FormatNumber(double value, int decimals) {
-  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) {
-    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-    decimals = std::min(12, std::max(decimals, 2 - magnitude));
-  }
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 
 ordered_json RunJson(const db::BenchRun& run) {
   ordered_json j;
@@ -417,6 +410,18 @@ void RegisterResults(CLI::App& root, Context& context) {
                       "Show sweep ID: its trials, the winner, the default measured again and "
                       "the verdict, and a heatmap eager_threshold x chunk_size");
   command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
+  command->add_option("--cluster", options->cluster_id,
+                      "Show cluster run ID (`artune sweep --mpi`): each link's best config "
+                      "against the default, the cluster's winner, a host x host heatmap, the "
+                      "outlier links, host groups with different devices, the failed links");
+  command->add_flag("--clusters", options->clusters,
+                    "List the stored cluster runs instead of bench runs");
+  command
+      ->add_option("--goal", options->goal,
+                   "How --cluster picks the winner among the configs every link measured: "
+                   "worst-link (the best worst link) or geomean (the best geometric mean)")
+      ->check(CLI::IsMember({"worst-link", "geomean"}))
+      ->capture_default_str();
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
       "`artune bench` writes it.");
@@ -433,6 +438,11 @@ void RegisterResults(CLI::App& root, Context& context) {
   command->callback([options, show, &context] {
     if (show->parsed()) return;  // the subcommand did the work
     RunCommand(context, [&] {
+      if (options->cluster_id != 0) {
+        return ShowCluster(options->cluster_id, *tuner::ParseClusterGoal(options->goal),
+                           options->json, context);
+      }
+      if (options->clusters) return ListClusters(options->limit, options->json, context);
       if (options->sweep_id != 0) return ShowSweep(*options, context);
       if (options->sweeps) return ListSweeps(*options, context);
       return List(*options, context);
