@@ -137,7 +137,27 @@ SweepPanel SweepSource::Poll() {
     return panel;
   }
   panel.summary = SummarizeSweep(SweepInputFromRecords(*sweep, *trials));
+  panel.cluster = ClusterOf(sweep->id);
   return panel;
+}
+
+std::optional<ClusterPanel> SweepSource::ClusterOf(int64_t sweep_id) {
+  auto known = cluster_of_sweep_.find(sweep_id);
+  if (known == cluster_of_sweep_.end()) {
+    Result<std::optional<int64_t>> found = tuner::FindClusterOfSweep(*store_, sweep_id);
+    if (!found.ok() || !*found) return std::nullopt;
+    known = cluster_of_sweep_.emplace(sweep_id, **found).first;
+  }
+  const int64_t cluster_id = known->second;
+  if (!cluster_ || cluster_->data.cluster.id != cluster_id ||
+      cluster_->data.cluster.finished_at.empty()) {
+    Result<tuner::ClusterData> data = tuner::ReadClusterData(*store_, cluster_id);
+    if (!data.ok()) return std::nullopt;
+    cluster_.emplace();
+    cluster_->data = std::move(*data);
+    cluster_->analysis = tuner::AnalyzeCluster(cluster_->data.input);
+  }
+  return ClusterPanelForSweep(cluster_->data, cluster_->analysis, sweep_id);
 }
 
 }  // namespace artune::dashboard
