@@ -58,7 +58,8 @@ TEST_F(ClusterCliTest, ClusterShowsLinksWinnerHeatmapOutliersGroupsAndFailures) 
       << out;
   // The a -> b link: best X at 5 against the default's 10.
   EXPECT_NE(out.find("a (mlx5_0)  b (mlx5_0)  ok"), std::string::npos) << out;
-  EXPECT_NE(out.find("eager_threshold=4KiB        5.00    10.00  2.00x    5.00"), std::string::npos) << out;
+  EXPECT_NE(out.find("eager_threshold=4KiB        5.00    10.00  2.00x    5.00"), std::string::npos)
+      << out;
   EXPECT_NE(out.find("Winner   eager_threshold=4KiB by worst-link: worst link 16.00 (b ↔ d)"),
             std::string::npos)
       << out;
