@@ -33,61 +33,6 @@ struct ServeFlags {
   bool json = false;
 };
 
-std::string PortOf(const std::string& address) { return address.substr(address.rfind(':') + 1); }
-
-// How often `serve --listen HOST:0` picks a new base port when a port after the
-// picked one is taken.
-constexpr int kPickPortAttempts = 8;
-
-struct StartedServers {
-  std::string base;  // HOST:PORT of the first server
-  nlohmann::ordered_json listening = nlohmann::ordered_json::array();
-  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
-};
-
-// Starts every server of `flags` at `base` (with pick_port, the first at port 0
-// and the rest after the port it got). On a failure the servers already started
-// are shut down (by their destructors) and the error names the server.
-Result<StartedServers> StartServers(const ServeFlags& flags,
-                                    std::initializer_list<tuner::BenchTransport*> transports,
-                                    std::string base, bool pick_port) {
-  StartedServers started;
-  for (uint32_t i = 0; i < flags.servers; ++i) {
-    for (tuner::BenchTransport* transport : transports) {
-      std::string name(transport->name());
-      if (flags.transport != "both" && flags.transport != name) continue;
-      std::string address;
-      if (pick_port && started.servers.empty()) {
-        address = base;
-      } else {
-        ARTUNE_ASSIGN_OR_RETURN(address, tuner::ServerAddressFor(name, base, static_cast<int>(i)));
-      }
-      auto server = transport->StartServer(address);
-      if (!server.ok()) {
-        for (auto& running : started.servers) running->Shutdown();
-        return server.status().WithContext(name + " server " + std::to_string(i));
-      }
-      if (pick_port && started.servers.empty()) {
-        // The picked port is the base: PORT for artune server 0, or PORT-1 when only
-        // grpc runs (grpc server i sits on PORT+2i+1).
-        int port = std::stoi(PortOf((*server)->address())) - (name == "grpc" ? 1 : 0);
-        base = base.substr(0, base.rfind(':')) + ":" + std::to_string(port);
-      }
-      nlohmann::ordered_json entry = {{"transport", name},
-                                      {"server", i},
-                                      {"address", (*server)->address()},
-                                      {"fabric", transport->fabric()}};
-      if (std::string data = (*server)->data_endpoint(); !data.empty()) {
-        entry["data_endpoint"] = data;
-      }
-      started.listening.push_back(std::move(entry));
-      started.servers.push_back(std::move(*server));
-    }
-  }
-  started.base = base;
-  return started;
-}
-
 Status Serve(const ServeFlags& flags) {
   // Block the stop signals before any server thread exists, so every thread
   // inherits the mask and sigwait below is the only place they are delivered.
@@ -113,24 +58,12 @@ Status Serve(const ServeFlags& flags) {
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
   auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
-  // With port 0 the first server picks the base port and the others follow it.
-  std::string base = flags.listen;
-  const bool pick_port = PortOf(base) == "0";
-  if (!pick_port) {  // checks the address, and that the last server's port exists
-    ARTUNE_RETURN_IF_ERROR(
-        tuner::ServerAddressFor("grpc", base, static_cast<int>(flags.servers) - 1).status());
-  }
-  // A picked base port says nothing of the ports after it: another process may hold
-  // one. Then everything started is stopped and a new base is picked, a few times.
-  Result<StartedServers> started = Status::Internal("no attempt");
-  for (int attempt = 0; attempt < (pick_port ? kPickPortAttempts : 1); ++attempt) {
-    started = StartServers(flags, {artune.get(), grpc.get()}, base, pick_port);
-    if (started.ok()) break;
-  }
-  if (!started.ok()) return started.status();
-  base = started->base;
+  ARTUNE_ASSIGN_OR_RETURN(
+      StartedServers started,
+      StartBenchServers({artune.get(), grpc.get()}, flags.transport, flags.servers, flags.listen));
+  std::string base = started.base;
   if (!flags.json) {
-    for (const auto& server : started->listening) {
+    for (const auto& server : started.listening) {
       const std::string fabric = server.at("fabric");
       std::cout << "artune serve: " << std::string(server.at("transport")) << " server "
                 << server.at("server").get<uint32_t>() << " on "
@@ -142,8 +75,8 @@ Status Serve(const ServeFlags& flags) {
                 << "\n";
     }
   }
-  const nlohmann::ordered_json& listening = started->listening;
-  std::vector<std::unique_ptr<tuner::BenchServer>>& servers = started->servers;
+  const nlohmann::ordered_json& listening = started.listening;
+  std::vector<std::unique_ptr<tuner::BenchServer>>& servers = started.servers;
   nlohmann::ordered_json auth = {{"token", credentials.has_token()},
                                  {"token_file", credentials.token_source},
                                  {"tls", credentials.server_tls()}};

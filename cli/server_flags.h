@@ -1,11 +1,16 @@
-// The stock gRPC server setup that `artune bench` (its loopback servers) and
-// `artune serve` (the servers a remote bench calls) share: the --grpc-threads flag
-// and the transport it configures, so the two start stock gRPC alike.
+// The server setup that `artune bench` (its loopback servers), `artune serve` (the
+// servers a remote bench or sweep calls) and `artune sweep --mpi` (each rank's
+// servers) share: the --grpc-threads flag, the stock gRPC transport it configures,
+// and the port layout of a serving host, so all of them start servers alike.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "artune/transport/config.h"
 #include "artune/tuner/bench_transport.h"
@@ -21,5 +26,22 @@ void AddGrpcThreadsFlag(CLI::App& command, int& threads, const std::string& desc
 // give up on a call alike.
 std::unique_ptr<tuner::BenchTransport> MakeGrpcServerTransport(int threads,
                                                                const transport::Config& config);
+
+// The servers of one serving host, running until destroyed (or Shutdown).
+struct StartedServers {
+  std::string base;  // HOST:PORT of the first server
+  nlohmann::ordered_json listening = nlohmann::ordered_json::array();  // one entry per server
+  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
+};
+
+// Starts `servers` servers of each of `transports` whose name is `only` (or every
+// one with "both") in `artune serve`'s layout (tuner::ServerAddressFor: server i of
+// the embedded transport on PORT+2i, stock gRPC on PORT+2i+1). Port 0 in `listen`
+// picks a free base port; as the ports after it may be taken, a new base is picked
+// (a few times) when one is. On a failure every server started is stopped and the
+// error names the server that failed.
+Result<StartedServers> StartBenchServers(std::initializer_list<tuner::BenchTransport*> transports,
+                                         const std::string& only, uint32_t servers,
+                                         const std::string& listen);
 
 }  // namespace artune::cli

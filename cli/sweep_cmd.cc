@@ -17,20 +17,13 @@
 #include "command.h"
 #include "knob_flags.h"
 #include "progress.h"
+#include "sweep_flags.h"
 #include "trial_json.h"
 
 namespace artune::cli {
 namespace {
 
 using nlohmann::ordered_json;
-
-struct SweepFlags {
-  KnobFlags knobs;
-  tuner::SweepPlan plan;  // what to search, over which workload, how to measure
-  std::string fabric;     // empty: the config's (auto: verbs where a device exists)
-  int64_t resume = 0;
-  bool json = false;
-};
 
 std::string Number(double value) {
   std::ostringstream out;
@@ -118,6 +111,13 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
 }
 
 Status RunSweepCommand(SweepFlags flags, Context& context) {
+  if (flags.mpi) return RunMpiSweepCommand(flags, context);
+  for (const char* cluster_only : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
+    if (flags.cluster_flags_given.count(cluster_only)) {
+      return Status::InvalidArgument(std::string(cluster_only) +
+                                     " is for cluster runs: add --mpi (under mpirun or srun)");
+    }
+  }
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store,
                           db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
   db::SweepRecord record;
@@ -291,8 +291,39 @@ void RegisterSweep(CLI::App& root, Context& context) {
                       "Continue stored sweep ID with its stored settings; finished trials are "
                       "not repeated");
   command->add_flag("--json", flags->json, "Print one JSON object");
-  command->callback(
-      [flags, &context] { RunCommand(context, [&] { return RunSweepCommand(*flags, context); }); });
+  command->add_flag("--mpi", flags->mpi,
+                    "Cluster run: every rank of `mpirun -np N --map-by node artune sweep --mpi "
+                    "...` (or srun --mpi=pmix) serves, pairs of ranks measure round by round, "
+                    "rank 0 stores every link; --resume takes a cluster run's ID");
+  command
+      ->add_option("--pairs", flags->pairs,
+                   "With --mpi: which ranks measure which, in rounds of disjoint pairs: ring "
+                   "(neighbours), all (every pair), random:K (K random matchings, a sample)")
+      ->capture_default_str();
+  command->add_option("--pairs-seed", flags->pairs_seed, "With --mpi: the seed of random:K")
+      ->capture_default_str();
+  command->add_option("--listen", flags->listen,
+                      "With --mpi: the address this rank serves on (default: the RDMA netdev's "
+                      "over verbs, else the address the hostname resolves to)");
+  command->add_option("--ab", flags->ab_config,
+                      "With --mpi: measure the base config against this TOML config (as `artune "
+                      "apply config` writes it), interleaved, on every link, instead of a sweep");
+  command->callback([flags, command, &context] {
+    for (const char* name : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
+      if (command->count(name) > 0) flags->cluster_flags_given.insert(name);
+    }
+    flags->final_rounds_given = command->count("--final-rounds") > 0;
+    RunCommand(context, [&] { return RunSweepCommand(*flags, context); });
+  });
 }
+
+#if !ARTUNE_HAVE_MPI
+// This build has no MPI (sweep_mpi.cc is not compiled): say how to get one.
+Status RunMpiSweepCommand(const SweepFlags&, Context&) {
+  return Status::Unavailable(
+      "this artune was built without MPI: install Open MPI (apt-get install openmpi-bin "
+      "libopenmpi-dev; scripts/setup does) and rebuild (cmake -DARTUNE_WITH_MPI=ON)");
+}
+#endif
 
 }  // namespace artune::cli

@@ -108,6 +108,22 @@ TEST(AdaptiveStrategy, OneAxisAndSinglePointSpaces) {
   EXPECT_EQ(single.visited.size(), 1u);
 }
 
+TEST(AbStrategy, MeasuresTheStartAndItsOppositeCorner) {
+  Recorder recorder;
+  auto ab = MakeStrategy("ab", {2, 2, 2}, {0, 1, 0});
+  ASSERT_TRUE(ab.ok());
+  EXPECT_EQ((*ab)->EstimatedTrials(), 2u);
+  ASSERT_TRUE((*ab)->Search(recorder.Fn([](const Point&) { return 1.0; })).ok());
+  EXPECT_EQ(recorder.visited, (std::vector<Point>{{0, 1, 0}, {1, 0, 1}}));
+}
+
+TEST(AbStrategy, OneValueEverywhereIsOnlyTheStart) {
+  Recorder recorder;
+  auto ab = MakeAbStrategy({1, 1}, {0, 0});
+  ASSERT_TRUE(ab->Search(recorder.Fn([](const Point&) { return 1.0; })).ok());
+  EXPECT_EQ(recorder.visited, (std::vector<Point>{{0, 0}}));
+}
+
 TEST(MakeStrategy, UnknownNameIsRefused) {
   auto made = MakeStrategy("annealing", {2}, {0});
   ASSERT_FALSE(made.ok());

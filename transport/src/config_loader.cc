@@ -250,6 +250,9 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
       if (name == kConfigPathVariable || name == kDatabasePathVariable) continue;
       // The Soft-RoCE lab (tests/lab) describes itself in ARTUNE_LAB_*: not knobs.
       if (name.starts_with("ARTUNE_LAB_") || name == "ARTUNE_LAB") continue;
+      // Secrets are not knobs (credentials.h): the token and TLS files, which
+      // `artune sweep --mpi` sets for itself, are read by the transport directly.
+      if (name == "ARTUNE_TOKEN_FILE" || name.starts_with("ARTUNE_TLS_")) continue;
       std::string warning = "environment variable " + name + " is not an artune knob";
       std::string as_knob_name;
       for (char c : std::string_view(name).substr(7)) {

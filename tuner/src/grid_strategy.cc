@@ -46,8 +46,9 @@ Result<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
                                                std::vector<size_t> axis_sizes, Point start) {
   if (name == "grid") return MakeGridStrategy(std::move(axis_sizes));
   if (name == "adaptive") return MakeAdaptiveStrategy(std::move(axis_sizes), std::move(start));
+  if (name == "ab") return MakeAbStrategy(std::move(axis_sizes), std::move(start));
   return Status::InvalidArgument("strategy \"" + std::string(name) +
-                                 "\" is not one of grid, adaptive");
+                                 "\" is not one of grid, adaptive, ab");
 }
 
 }  // namespace artune::tuner

@@ -32,7 +32,7 @@ using EvaluateFn = std::function<Result<std::optional<double>>(const Point& poin
 class Strategy {
  public:
   virtual ~Strategy() = default;
-  virtual std::string_view name() const = 0;  // "grid" | "adaptive"
+  virtual std::string_view name() const = 0;  // "grid" | "adaptive" | "ab"
   // How many points the search will likely measure (exact for grid; an estimate
   // for adaptive), for progress and ETA.
   virtual size_t EstimatedTrials() const = 0;
@@ -51,7 +51,13 @@ std::unique_ptr<Strategy> MakeGridStrategy(std::vector<size_t> axis_sizes);
 // better. `start` is the first point measured.
 std::unique_ptr<Strategy> MakeAdaptiveStrategy(std::vector<size_t> axis_sizes, Point start);
 
-// "grid" | "adaptive"; kInvalidArgument naming the choices otherwise.
+// Two points: `start` (A) and, on every axis, the end opposite it (B: the last
+// value where A has the first, else the first). Over axes of two values each, as
+// `artune sweep --mpi --ab CONFIG` lays them (base value, CONFIG's value), B is
+// CONFIG; the sweep's final round then compares A and B interleaved.
+std::unique_ptr<Strategy> MakeAbStrategy(std::vector<size_t> axis_sizes, Point start);
+
+// "grid" | "adaptive" | "ab"; kInvalidArgument naming the choices otherwise.
 Result<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name,
                                                std::vector<size_t> axis_sizes, Point start);
 

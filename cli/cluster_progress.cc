@@ -1,0 +1,149 @@
+#include "cluster_progress.h"
+
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "format.h"
+
+namespace artune::cli {
+namespace {
+
+std::string Seconds(double seconds) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << seconds;
+  return out.str();
+}
+
+std::string End(const std::string& host, const std::string& device, uint32_t rank) {
+  return host + " (rank " + std::to_string(rank) + ", " + device + ")";
+}
+
+}  // namespace
+
+ClusterProgress::ClusterProgress(bool speak, int64_t cluster_id, std::string measurement,
+                                 const tuner::PairSchedule& schedule, size_t stored_before)
+    : speak_(speak),
+      cluster_id_(cluster_id),
+      measurement_(std::move(measurement)),
+      schedule_(schedule) {
+  if (!speak_) return;
+  std::cerr << "cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
+            << schedule_.spec << ": " << schedule_.rounds.size() << " rounds, " << schedule_.links()
+            << " links, " << measurement_
+            << (stored_before > 0 ? ", " + std::to_string(stored_before) + " stored before" : "")
+            << "\n";
+}
+
+void ClusterProgress::Stored(const LinkReport& report, const db::ClusterLinkRecord& stored) {
+  ++measured_;
+  if (stored.status != db::LinkStatus::kOk) ++failed_;
+  link_seconds_[{stored.client_rank, stored.server_rank}] = report.seconds;
+  if (!speak_) return;
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  std::cerr << "round " << stored.round + 1 << "/" << schedule_.rounds.size() << ", pair "
+            << stored.pair + 1 << "/" << schedule_.rounds[stored.round].size() << ": "
+            << End(stored.client_host, stored.client_device, stored.client_rank) << " -> "
+            << End(stored.server_host, stored.server_device, stored.server_rank) << ": "
+            << db::LinkStatusName(stored.status);
+  if (stored.sweep_id != 0) std::cerr << ", sweep " << stored.sweep_id;
+  if (report.sweep && report.sweep->verdict) {
+    std::cerr << ", " << db::VerdictName(report.sweep->verdict->verdict);
+  }
+  if (!stored.error.empty()) std::cerr << " (" << stored.error << ")";
+  std::cerr << ", " << Seconds(report.seconds) << " s; " << measured_ + resumed_ << "/"
+            << schedule_.links() << " links, elapsed " << Seconds(elapsed) << " s\n";
+}
+
+void ClusterProgress::RoundDone(size_t round, double seconds) {
+  round_seconds_.push_back(seconds);
+  if (!speak_) return;
+  std::cerr << "round " << round + 1 << "/" << schedule_.rounds.size() << " done in "
+            << Seconds(seconds) << " s\n";
+}
+
+Status ClusterProgress::Finish(bool json, db::Store& store) {
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::ClusterLinkRecord> links,
+                          store.ListClusterLinks(cluster_id_));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  size_t failed = 0;
+  nlohmann::ordered_json link_list = nlohmann::ordered_json::array();
+  std::vector<std::vector<std::string>> rows = {
+      {"round", "pair", "client", "server", "status", "sweep", "verdict", "winner", "seconds"}};
+  for (const db::ClusterLinkRecord& link : links) {
+    if (link.status != db::LinkStatus::kOk) ++failed;
+    std::optional<db::SweepVerdict> verdict;
+    if (link.sweep_id != 0) {
+      ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store.GetSweep(link.sweep_id));
+      verdict = sweep.verdict;
+    }
+    auto seconds = link_seconds_.find({link.client_rank, link.server_rank});
+    const bool measured_now = seconds != link_seconds_.end();
+    nlohmann::ordered_json entry = {
+        {"round", link.round},
+        {"pair", link.pair},
+        {"client_rank", link.client_rank},
+        {"client_host", link.client_host},
+        {"client_device", link.client_device},
+        {"server_rank", link.server_rank},
+        {"server_host", link.server_host},
+        {"server_device", link.server_device},
+        {"status", db::LinkStatusName(link.status)},
+        {"error", link.error},
+        {"sweep_id", link.sweep_id == 0 ? nlohmann::ordered_json(nullptr)
+                                        : nlohmann::ordered_json(link.sweep_id)},
+        {"verdict", verdict ? nlohmann::ordered_json(db::VerdictName(verdict->verdict))
+                            : nlohmann::ordered_json(nullptr)},
+        {"winner",
+         verdict ? nlohmann::ordered_json(verdict->best_knobs) : nlohmann::ordered_json(nullptr)},
+        {"seconds",
+         measured_now ? nlohmann::ordered_json(seconds->second) : nlohmann::ordered_json(nullptr)},
+        {"measured_now", measured_now}};
+    link_list.push_back(std::move(entry));
+    rows.push_back({std::to_string(link.round), std::to_string(link.pair),
+                    link.client_host + " " + link.client_device,
+                    link.server_host + " " + link.server_device,
+                    std::string(db::LinkStatusName(link.status)),
+                    link.sweep_id == 0 ? "-" : std::to_string(link.sweep_id),
+                    verdict ? std::string(db::VerdictName(verdict->verdict)) : "-",
+                    verdict && !verdict->best_knobs.empty() ? verdict->best_knobs : "-",
+                    measured_now ? Seconds(seconds->second) : "stored"});
+  }
+  if (json) {
+    nlohmann::ordered_json out = {{"cluster_id", cluster_id_},
+                                  {"ranks", schedule_.ranks},
+                                  {"pairs", schedule_.spec},
+                                  {"measurement", measurement_},
+                                  {"rounds", schedule_.rounds.size()},
+                                  {"scheduled_links", schedule_.links()},
+                                  {"stored_links", links.size()},
+                                  {"measured", measured_},
+                                  {"resumed", resumed_},
+                                  {"failed", failed},
+                                  {"seconds", elapsed},
+                                  {"round_seconds", round_seconds_},
+                                  {"links", link_list}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "Cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
+              << schedule_.spec << " (" << schedule_.rounds.size() << " rounds, "
+              << schedule_.links() << " links), " << measurement_ << "\n";
+    PrintTable(rows, {true, true, false, false, false, true, false, false, true}, std::cout);
+    std::cout << links.size() << " links stored: " << links.size() - failed << " ok, " << failed
+              << " failed; " << measured_ << " measured now, " << resumed_ << " stored before; "
+              << Seconds(elapsed) << " s\n"
+              << "`artune results --sweep ID` shows a link's trials and winner\n";
+  }
+  if (failed > 0) {
+    return Status::Unavailable(std::to_string(failed) + " of " + std::to_string(links.size()) +
+                               " links of cluster run " + std::to_string(cluster_id_) +
+                               " failed (stored with their errors)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace artune::cli

@@ -1,0 +1,38 @@
+// The flags of `artune sweep`, shared by the single-link sweep (sweep_cmd.cc) and
+// the cluster run under MPI (sweep_mpi.cc, built when MPI is found).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+
+#include "artune/tuner/sweep_plan.h"
+#include "command.h"
+#include "knob_flags.h"
+
+namespace artune::cli {
+
+struct SweepFlags {
+  KnobFlags knobs;
+  tuner::SweepPlan plan;  // what to search, over which workload, how to measure
+  std::string fabric;     // empty: the config's (auto: verbs where a device exists)
+  int64_t resume = 0;     // a sweep id; with --mpi, a cluster run's id
+  bool json = false;
+  bool final_rounds_given = false;  // --final-rounds on the command line
+
+  // --mpi: one rank per host (or device) under mpirun or srun.
+  bool mpi = false;
+  std::string pairs = "ring";  // pair_schedule.h: ring | all | random:K
+  uint64_t pairs_seed = 1;     // random:K's matchings
+  std::string listen;          // host this rank's servers listen on; "": ClusterListenHost
+  std::string ab_config;       // --ab FILE: the A/B measurement instead of the sweep
+  std::set<std::string> cluster_flags_given;  // which of the four above were given
+};
+
+// `artune sweep --mpi`: every rank of the MPI job serves, the pairs of each round
+// of the schedule measure, and rank 0 stores every link (sweep_mpi.cc). A build
+// without MPI (ARTUNE_HAVE_MPI 0) has no sweep_mpi.cc: sweep_cmd.cc then answers
+// kUnavailable, saying how to build with MPI.
+Status RunMpiSweepCommand(const SweepFlags& flags, Context& context);
+
+}  // namespace artune::cli

@@ -1,0 +1,59 @@
+# Sourced by cluster_mpi_test.sh and bench/cluster-run: N MPI ranks on this
+# machine as if on N hosts. Each rank gets its own network namespace (a veth pair
+# to a bridge, 10.199.0.(i+1)) and its own UTS namespace (hostname nodeI).
+#
+# Open MPI's byte transfer between the ranks stays on shared memory (--mca btl
+# self,vader), which namespaces do not separate; but a rank reaches mpirun's PMIx
+# server over TCP, on loopback by default, which a rank's namespace does not
+# have: so the bridge is in this namespace with 10.199.0.254, and PMIx listens
+# there (PMIX_MCA_ptl_tcp_remote_connections, PMIX_MCA_ptl_tcp_if_include).
+#
+#   netns_up TAG N DIR   namespaces TAGn0..TAGn(N-1), bridge TAGbr, wrapper DIR/rank
+#   netns_down           removes what netns_up made (call it from an EXIT trap)
+#   run_ranks SECONDS ARGS...   mpirun -np N of ARGS through the wrapper, bounded
+# Needs root. TAG: at most 9 characters (interface names: 15).
+
+netns_tag="" netns_count=0 netns_dir=""
+
+netns_up() {
+  netns_tag=$1 netns_count=$2 netns_dir=$3
+  ip link add "${netns_tag}br" type bridge || return 1
+  ip addr add 10.199.0.254/24 dev "${netns_tag}br" && ip link set "${netns_tag}br" up || return 1
+  local i ns
+  for ((i = 0; i < netns_count; i++)); do
+    ns="${netns_tag}n$i"
+    ip netns add "$ns" || return 1
+    ip link add "${netns_tag}v$i" type veth peer name "${netns_tag}p$i" || return 1
+    ip link set "${netns_tag}v$i" netns "$ns" || return 1
+    ip link set "${netns_tag}p$i" master "${netns_tag}br" up || return 1
+    ip -n "$ns" addr add "10.199.0.$((i + 1))/24" dev "${netns_tag}v$i" || return 1
+    ip -n "$ns" link set "${netns_tag}v$i" up && ip -n "$ns" link set lo up || return 1
+  done
+  # mpirun starts this for every rank: into the rank's namespaces, hostname nodeN,
+  # its pid in DIR/rankN.pid (the exec chain keeps it), then the command.
+  # FAULT_RANK listens on an address it does not have, so it cannot serve.
+  cat >"$netns_dir/rank" <<WRAPPER
+#!/bin/sh
+r=\$OMPI_COMM_WORLD_RANK
+if [ "\$r" = "\${FAULT_RANK:-}" ]; then set -- "\$@" --listen 10.199.0.99; fi
+echo \$\$ > "$netns_dir/rank\$r.pid"
+exec nsenter --net=/run/netns/${netns_tag}n\$r unshare --uts sh -c 'hostname node\$0 && exec "\$@"' "\$r" "\$@"
+WRAPPER
+  chmod +x "$netns_dir/rank"
+}
+
+netns_down() {
+  local i
+  for ((i = 0; i < netns_count; i++)); do ip netns del "${netns_tag}n$i" 2>/dev/null; done
+  [[ -z $netns_tag ]] || ip link del "${netns_tag}br" 2>/dev/null
+  return 0
+}
+
+run_ranks() {
+  local seconds=$1
+  shift
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="${netns_tag}br" \
+    timeout "$seconds" mpirun --allow-run-as-root --oversubscribe -np "$netns_count" \
+    --mca btl self,vader "$netns_dir/rank" "$@"
+}

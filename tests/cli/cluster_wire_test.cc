@@ -1,0 +1,217 @@
+// What the ranks of `artune sweep --mpi` send each other (cli/cluster_wire.h): a
+// finished link reads back as it was measured, rank 0 stores it as a sweep with
+// its trials and verdict plus the link row, and anything malformed is refused.
+#include "cluster_wire.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+namespace artune::cli {
+namespace {
+
+db::TrialRecord Trial(const std::string& eager, double objective) {
+  db::TrialRecord trial;
+  trial.knobs = {{"eager_threshold", eager}};
+  trial.status = db::TrialStatus::kOk;
+  trial.objective = objective;
+  trial.ci_low = objective * 0.9;
+  trial.ci_high = objective * 1.1;
+  trial.samples = 3;
+  trial.remeasured = 1;
+  trial.validated = true;
+  trial.started_at = "2026-11-25T20:00:00.000Z";
+  trial.duration_s = 0.25;
+  trial.config = {{"eager_threshold", eager}, {"fabric", "tcp"}};
+  trial.metrics = {{"p50_us", objective}, {"p99_us", objective * 2.0 / 3.0}};
+  return trial;
+}
+
+LinkReport SampleReport() {
+  LinkReport report;
+  report.link.round = 2;
+  report.link.pair = 1;
+  report.link.client_rank = 1;
+  report.link.server_rank = 3;
+  report.link.client_host = "node1";
+  report.link.client_device = "tcp:eth0";
+  report.link.server_host = "node3";
+  report.link.server_device = "rxe0";
+  report.link.status = db::LinkStatus::kOk;
+  report.link.sweep_id = 99;  // the scratch store's: not what rank 0 stores
+  report.seconds = 1.5;
+  db::SweepRecord sweep;
+  sweep.created_at = "2026-11-25T20:00:00.000Z";
+  sweep.finished_at = "2026-11-25T20:00:01.000Z";
+  sweep.host = "node1";
+  sweep.peer = "10.199.0.4:40000";
+  sweep.fabric = "tcp";
+  sweep.objective = "latency-p50";
+  sweep.goal = "min";
+  sweep.strategy = "ab";
+  sweep.workload = "capture:7";
+  sweep.search_space = "eager_threshold=16KiB,4KiB";
+  sweep.default_knobs = "eager_threshold=16KiB";
+  sweep.base_config = {{"eager_threshold", "16KiB"}, {"fabric", "tcp"}};
+  sweep.parameters = {{"repeats", "1"}};
+  db::SweepVerdict verdict;
+  verdict.verdict = db::Verdict::kWithinNoise;
+  verdict.best_knobs = "eager_threshold=4KiB";
+  verdict.default_remeasured = Trial("16KiB", 10.0);
+  verdict.best_remeasured = Trial("4KiB", 9.5);
+  verdict.final_rounds = 6;
+  verdict.finalists = {{Trial("4KiB", 9.5), 4}};
+  sweep.verdict = verdict;
+  report.sweep = sweep;
+  report.trials = {Trial("16KiB", 10.25), Trial("4KiB", 0.1 + 0.2)};
+  return report;
+}
+
+TEST(ClusterWire, ALinkReadsBackAsMeasured) {
+  const LinkReport sent = SampleReport();
+  auto received = DecodeLinkReport(EncodeLinkReport(sent));
+  ASSERT_TRUE(received.ok()) << received.status().ToString();
+  EXPECT_EQ(received->link.round, 2u);
+  EXPECT_EQ(received->link.pair, 1u);
+  EXPECT_EQ(received->link.client_rank, 1u);
+  EXPECT_EQ(received->link.server_rank, 3u);
+  EXPECT_EQ(received->link.server_device, "rxe0");
+  EXPECT_EQ(received->link.status, db::LinkStatus::kOk);
+  EXPECT_EQ(received->seconds, 1.5);
+  ASSERT_TRUE(received->sweep.has_value());
+  EXPECT_EQ(received->sweep->peer, "10.199.0.4:40000");
+  EXPECT_EQ(received->sweep->strategy, "ab");
+  EXPECT_EQ(received->sweep->base_config, sent.sweep->base_config);
+  ASSERT_TRUE(received->sweep->verdict.has_value());
+  EXPECT_EQ(received->sweep->verdict->verdict, db::Verdict::kWithinNoise);
+  EXPECT_EQ(received->sweep->verdict->final_rounds, 6u);
+  ASSERT_EQ(received->sweep->verdict->finalists.size(), 1u);
+  EXPECT_EQ(received->sweep->verdict->finalists[0].rounds_won, 4u);
+  ASSERT_TRUE(received->sweep->verdict->best_remeasured.has_value());
+  EXPECT_EQ(received->sweep->verdict->best_remeasured->objective, 9.5);
+  ASSERT_EQ(received->trials.size(), 2u);
+  // Doubles cross exactly, not rounded to a few digits.
+  EXPECT_EQ(received->trials[1].objective, 0.1 + 0.2);
+  EXPECT_EQ(received->trials[0].metrics, sent.trials[0].metrics);
+  EXPECT_EQ(received->trials[0].config, sent.trials[0].config);
+}
+
+TEST(ClusterWire, AFailedLinkWithoutASweepReadsBack) {
+  LinkReport sent;
+  sent.link.client_rank = 0;
+  sent.link.server_rank = 2;
+  sent.link.status = db::LinkStatus::kFailed;
+  sent.link.error = "the server rank could not start: cannot bind";
+  auto received = DecodeLinkReport(EncodeLinkReport(sent));
+  ASSERT_TRUE(received.ok()) << received.status().ToString();
+  EXPECT_EQ(received->link.status, db::LinkStatus::kFailed);
+  EXPECT_EQ(received->link.error, sent.link.error);
+  EXPECT_FALSE(received->sweep.has_value());
+  EXPECT_TRUE(received->trials.empty());
+}
+
+TEST(ClusterWire, MalformedTextIsCorruption) {
+  for (const char* text : {"", "{", "[]", R"({"round": 0})", R"({"round": "x"})"}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(DecodeLinkReport(text).status().code(), ErrorCode::kCorruption);
+    EXPECT_EQ(DecodeCapture(text).status().code(), ErrorCode::kCorruption);
+  }
+  std::string unknown_status = EncodeLinkReport(SampleReport());
+  unknown_status.replace(unknown_status.find("\"ok\""), 4, "\"maybe\"");
+  EXPECT_EQ(DecodeLinkReport(unknown_status).status().code(), ErrorCode::kCorruption);
+}
+
+TEST(ClusterWire, ACaptureCrossesWhole) {
+  db::CaptureRecord capture;
+  capture.started_at = "2026-11-25T20:00:00.000Z";
+  capture.backend = "preload";
+  capture.process = "python3";
+  capture.duration_s = 2.5;
+  capture.lost_events = 3;
+  capture.profile_json = R"({"methods": [], "note": "quotes \" and \n newlines"})";
+  capture.methods = {
+      {"/tensorflow.WorkerService/RecvTensor", "response", 10, 4096, "skew", 2, 7, 1}};
+  auto received = DecodeCapture(EncodeCapture(capture));
+  ASSERT_TRUE(received.ok()) << received.status().ToString();
+  EXPECT_EQ(received->profile_json, capture.profile_json);
+  EXPECT_EQ(received->backend, "preload");
+  EXPECT_EQ(received->lost_events, 3u);
+  ASSERT_EQ(received->methods.size(), 1u);
+  EXPECT_EQ(received->methods[0].method, "/tensorflow.WorkerService/RecvTensor");
+  EXPECT_EQ(received->methods[0].medium, 7u);
+}
+
+class StoreLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = std::filesystem::temp_directory_path().string() + "/artune-wire-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    auto opened = db::Store::Open(dir_ + "/artune.db");
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+    db::ClusterRecord cluster;
+    cluster.ranks = 4;
+    cluster.pairs = "all";
+    cluster.measurement = "ab";
+    auto id = store_->InsertCluster(cluster);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    cluster_id_ = *id;
+  }
+  void TearDown() override {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string dir_;
+  std::unique_ptr<db::Store> store_;
+  int64_t cluster_id_ = 0;
+};
+
+TEST_F(StoreLinkTest, StoresTheSweepItsTrialsVerdictAndTheLink) {
+  auto stored = StoreLinkReport(*store_, cluster_id_, SampleReport());
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_NE(stored->sweep_id, 99) << "the scratch store's sweep id leaked into the store";
+  auto links = store_->ListClusterLinks(cluster_id_);
+  ASSERT_TRUE(links.ok());
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0].sweep_id, stored->sweep_id);
+  EXPECT_EQ((*links)[0].client_host, "node1");
+
+  auto sweep = store_->GetSweep(stored->sweep_id);
+  ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
+  EXPECT_EQ(sweep->host, "node1");
+  EXPECT_EQ(sweep->strategy, "ab");
+  EXPECT_FALSE(sweep->finished_at.empty());
+  ASSERT_TRUE(sweep->verdict.has_value());
+  EXPECT_EQ(sweep->verdict->verdict, db::Verdict::kWithinNoise);
+  EXPECT_EQ(sweep->verdict->finalists.size(), 1u);
+  auto trials = store_->ListTrials(stored->sweep_id);
+  ASSERT_TRUE(trials.ok());
+  EXPECT_EQ(trials->size(), 2u);
+
+  // The same link again: refused, as --resume relies on.
+  EXPECT_EQ(StoreLinkReport(*store_, cluster_id_, SampleReport()).status().code(),
+            ErrorCode::kAlreadyExists);
+}
+
+TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
+  LinkReport report;
+  report.link.client_rank = 0;
+  report.link.server_rank = 2;
+  report.link.status = db::LinkStatus::kFailed;
+  report.link.error = "peer 10.199.0.3:4000 did not answer";
+  report.link.sweep_id = 5;
+  auto stored = StoreLinkReport(*store_, cluster_id_, report);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->sweep_id, 0);
+  auto links = store_->ListClusterLinks(cluster_id_);
+  ASSERT_TRUE(links.ok());
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0].status, db::LinkStatus::kFailed);
+  EXPECT_EQ((*links)[0].error, report.link.error);
+}
+
+}  // namespace
+}  // namespace artune::cli
