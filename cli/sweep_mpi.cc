@@ -391,14 +391,15 @@ LinkReport MeasureLink(RankState& state, const RankInfo& server, db::ClusterLink
   return report;
 }
 
-// Rank 0 stores a link at once; a link it cannot store ends the job (the other
-// ranks wait on it), keeping every link stored before.
+// For a rank that cannot go on while the others wait for it in MPI: ends the job.
 [[noreturn]] void Abort(const Status& status, MpiWorld& world) {
   std::cerr << "artune: rank " << world.rank() << ": " << status.ToString()
             << "; aborting the job\n";
   world.Abort(ExitCodeFor(status));
 }
 
+// Rank 0 stores a link at once; a link it cannot store ends the job (the other
+// ranks wait on it), keeping every link stored before.
 void StoreOrAbort(db::Store& store, int64_t cluster_id, const LinkReport& report,
                   ClusterProgress& progress, MpiWorld& world) {
   Result<db::ClusterLinkRecord> stored = StoreLinkReport(store, cluster_id, report);
@@ -507,10 +508,11 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   }
   Status finished = Status::Ok();
   if (root) {
-    ARTUNE_RETURN_IF_ERROR(store->FinishCluster(setup.cluster_id));
-    finished = progress.Finish(flags.json, *store);
+    finished = store->FinishCluster(setup.cluster_id);
+    if (finished.ok()) finished = progress.Finish(flags.json, *store);
   }
-  // Servers stay up until every rank is done with them.
+  // Servers stay up until every rank is done with them; every rank comes here
+  // (an early return would leave the others in the barrier while it finalises).
   ARTUNE_RETURN_IF_ERROR(world->Barrier());
   return finished;
 }

@@ -4,6 +4,7 @@
 # has its own address and name, and the servers require the run's token:
 #   1. --pairs all: 3 rounds, 6 links, each with its sweep, in one store;
 #   1b. --ab CONFIG on the ring: every link an ab sweep with a final round;
+#   1c. --workload ID: rank 0's capture replayed on every link;
 #   2. a rank that cannot serve: its links are stored failed, the run goes on;
 #   3. a rank killed midway: the job aborts, the finished links stay, and
 #      --resume ID measures only the missing ones.
@@ -87,6 +88,23 @@ rc=$?
 [[ $(q "$db" "SELECT count(*) FROM sweep_verdicts WHERE final_rounds = 2") == 4 ]] ||
   fail "ab links lack their interleaved final round: $(q "$db" "SELECT * FROM sweep_verdicts")"
 echo "ab: $(q "$db" "SELECT count(*) FROM cluster_links") links, verdicts $(q "$db" "SELECT verdict FROM sweep_verdicts" | sort | uniq -c | tr -s ' \n' ' ')"
+
+# 1c. --workload: a capture in rank 0's store reaches every rank (the others never
+# open it) and every link replays it; the links' sweeps name the stored capture.
+db="$dir/capture.db"
+"$artune" --db "$db" probe --exec --json -- "$artune" workload --steps 2 --duration 0 \
+  --scale 0.05 --workers 2 >"$dir/probe.json" 2>"$dir/probe.err" ||
+  fail "probe --exec failed: $(tail -3 "$dir/probe.err")"
+capture=$(q "$db" "SELECT max(id) FROM captures")
+run_on "$db" 90 sweep --mpi --workload "$capture" --objective workload-time --replay-messages 16 \
+  --pairs ring --knob eager_threshold=1KiB,4KiB --duration 0.05 --warmup 0 --repeats 1 \
+  --finalists 1 --final-rounds 1 >"$dir/capture.out" 2>"$dir/capture.err"
+rc=$?
+[[ $rc == 0 ]] || fail "--workload exited $rc: $(tail -5 "$dir/capture.err")"
+[[ $(q "$db" "SELECT count(*) FROM cluster_links l JOIN sweeps s ON s.id = l.sweep_id
+  WHERE l.status = 'ok' AND s.workload = 'capture:$capture'") == 4 ]] ||
+  fail "not 4 ok links replaying capture $capture: $(q "$db" "SELECT l.status, l.error, s.workload FROM cluster_links l LEFT JOIN sweeps s ON s.id = l.sweep_id")"
+echo "capture: $(q "$db" "SELECT count(*) FROM cluster_links") links replayed capture $capture"
 
 # 2. Rank 2 cannot serve: its 3 links fail with the reason, the other 3 are ok.
 db="$dir/fault.db"
