@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string_view>
@@ -52,12 +51,11 @@ std::string WorseWord(const tuner::ClusterData& data) {
 
 std::string OutlierSentence(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis,
                             const tuner::Outlier& outlier) {
-  char deviations[32];
-  std::snprintf(deviations, sizeof deviations, "%.1f", outlier.deviations);
-  return "look at the link " + LinkHosts(data.links[outlier.link]) + ": " + deviations + " MAD " +
-         WorseWord(data) + " than the median under " +
-         (analysis.matrix.is_winner ? "the winner" : "the default") + " (" +
-         FormatNumber(outlier.objective, 2) + " against " + FormatNumber(outlier.median, 2) + ")";
+  return "look at the link " + LinkHosts(data.links[outlier.link]) + ": " +
+         tuner::FormatDeviations(outlier.deviations) + " MAD " + WorseWord(data) +
+         " than the median under " + (analysis.matrix.is_winner ? "the winner" : "the default") +
+         " (" + FormatNumber(outlier.objective, 2) + " against " + FormatNumber(outlier.median, 2) +
+         ")";
 }
 
 bool StdoutTakesColour() {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "sweep_model.h"
 
@@ -72,11 +71,9 @@ std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
   }
   for (const tuner::Outlier& outlier : analysis.outliers) {
     const db::ClusterLinkRecord& link = data.links[outlier.link];
-    char text[160];
-    std::snprintf(text, sizeof text, "%s-%s %.1f MAD %s", link.client_host.c_str(),
-                  link.server_host.c_str(), outlier.deviations,
-                  data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower");
-    panel.outliers.push_back(text);
+    panel.outliers.push_back(link.client_host + "-" + link.server_host + " " +
+                             tuner::FormatDeviations(outlier.deviations) + " MAD " +
+                             (data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower"));
   }
   return panel;
 }

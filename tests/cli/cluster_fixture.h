@@ -13,7 +13,7 @@
 //   (2,1) b -> c  default 10, X 8, Y 8
 //   (3,0) d -> e  failed: "peer 10.0.0.5:40000 did not answer"
 // worst-link: X and Y both 16, X first by key; under X the median is 8 and the MAD
-// 0.5, so b -> d is 16 MADs slower. geomean: Y (359424^(1/6) < 368640^(1/6) of X).
+// 0.5 (0.74 scaled), so b -> d is 10.8 MADs slower. geomean: Y (359424^(1/6) < 368640^(1/6) of X).
 //
 // WriteOneModelCluster: 3 ranks p, q, r on tcp:eth0 in a ring, X best everywhere.
 #pragma once

@@ -227,16 +227,26 @@ TEST(ClusterAnalysisTest, ASlowLinkIsAnOutlierBeyondTheRelativeFloor) {
   EXPECT_NEAR(outliers[0].deviations, 3.95 / 0.4025, 1e-9);
 }
 
-TEST(ClusterAnalysisTest, OutliersAreMoreThanThreeMadsAway) {
-  // Median 15; deviations 5, 3, 1, 1, 3, 9: MAD 3 (above the floor 0.75). 24 is
-  // exactly 3 MADs away, which is not more than 3.
-  EXPECT_TRUE(FindOutliers(UnderOneConfig({10, 12, 14, 16, 18, 24}), kDefault).empty());
-  // 25: deviations 1, 1, 3, 3, 5, 10, MAD 3, 10 / 3 = 3.33 MADs.
+TEST(ClusterAnalysisTest, OutliersAreMoreThanThreeScaledMadsAway) {
+  // Median 15; deviations 5, 3, 1, 1, 3, 13: MAD 3, scaled 4.4478 (above the floor
+  // 0.75). 28 is 13 / 4.4478 = 2.92 scaled MADs away: not an outlier, though it is
+  // 4.3 raw MADs away.
+  EXPECT_TRUE(FindOutliers(UnderOneConfig({10, 12, 14, 16, 18, 28}), kDefault).empty());
+  // 30: deviations 1, 1, 3, 3, 5, 15, MAD 3, 15 / 4.4478 = 3.37.
   const std::vector<Outlier> outliers =
-      FindOutliers(UnderOneConfig({10, 12, 14, 16, 18, 25}), kDefault);
+      FindOutliers(UnderOneConfig({10, 12, 14, 16, 18, 30}), kDefault);
   ASSERT_EQ(outliers.size(), 1u);
-  EXPECT_DOUBLE_EQ(outliers[0].scale, 3);
-  EXPECT_NEAR(outliers[0].deviations, 10.0 / 3, 1e-12);
+  EXPECT_DOUBLE_EQ(outliers[0].scale, 3 * kMadToSigma);
+  EXPECT_NEAR(outliers[0].deviations, 15 / (3 * kMadToSigma), 1e-12);
+}
+
+TEST(ClusterAnalysisTest, NoisyIdenticalLinksAreNotOutliers) {
+  // The first real run: four ranks on one machine, six alike links, latency-p50 in
+  // microseconds from short trials. 263.53 is 40.9 above the median 222.6 with a MAD
+  // of 13.5: 3.03 raw MADs, but only 2.04 scaled ones.
+  EXPECT_TRUE(
+      FindOutliers(UnderOneConfig({232.43, 231.09, 214.12, 205.43, 176.31, 263.53}), kDefault)
+          .empty());
 }
 
 TEST(ClusterAnalysisTest, IdenticalLinksHaveNoOutlierAndZeroMadUsesTheFloor) {
@@ -276,6 +286,14 @@ TEST(ClusterAnalysisTest, AnalysisFlagsOutliersUnderTheWinnerInTheMatrix) {
   EXPECT_EQ(analysis.outliers[0].config_key, kX);
   EXPECT_TRUE(analysis.matrix.cells[1][2].outlier);
   EXPECT_FALSE(analysis.matrix.cells[0][1].outlier);
+}
+
+TEST(ClusterAnalysisTest, DeviationsNeverReadAsTheThresholdItself) {
+  EXPECT_EQ(FormatDeviations(3.8), "3.8");
+  EXPECT_EQ(FormatDeviations(16), "16.0");
+  EXPECT_EQ(FormatDeviations(3.04), "3.04");
+  EXPECT_EQ(FormatDeviations(3.049), "3.05");
+  EXPECT_EQ(FormatDeviations(3.06), "3.1");  // one decimal shows it is above 3
 }
 
 // ---- host groups ------------------------------------------------------------
@@ -355,6 +373,19 @@ TEST(ClusterAnalysisTest, AHostWithTwoDeviceClassesIsAGroupOfItsOwn) {
   EXPECT_EQ(grouping.groups[1].hosts, (std::vector<std::string>{"e"}));
   EXPECT_TRUE(grouping.groups[1].links.empty());
   EXPECT_FALSE(grouping.groups[1].winner.winner);
+}
+
+TEST(ClusterAnalysisTest, HostsWithUnknownDevicesSplitNothing) {
+  ClusterInput input;
+  input.default_key = kDefault;
+  input.links = {Link("a", "b", {{kDefault, 10}}, "tcp:eth0", "tcp:eth0"),
+                 Link("b", "c", {{kDefault, 10}}, "tcp:eth0", "tcp:eth0"),
+                 FailedLink("c", "x")};  // x never started: no device known
+  input.links[2].client.device = "tcp:eth0";
+  const HostGrouping grouping = AnalyzeCluster(input).grouping;
+  ASSERT_EQ(grouping.groups.size(), 1u);
+  EXPECT_EQ(grouping.groups[0].hosts, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(grouping.reason.empty());
 }
 
 // ---- properties over random clusters ------------------------------------------

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 #include "artune/tuner/stats.h"
@@ -106,7 +107,12 @@ HostGrouping GroupHosts(const ClusterInput& input, const ClusterWinner& cluster_
   }
   std::map<std::string, std::string> class_of_host;
   std::map<std::string, HostGroup> groups;
+  const bool any_known = std::any_of(classes_of_host.begin(), classes_of_host.end(),
+                                     [](const auto& entry) { return !entry.second.empty(); });
   for (const auto& [host, classes] : classes_of_host) {
+    // A host whose device is not known (a rank that failed before it could say)
+    // says nothing about NIC models: it must not split the cluster on its own.
+    if (classes.empty() && any_known) continue;
     const std::string device_class = Join({classes.begin(), classes.end()}, "+");
     class_of_host[host] = device_class;
     HostGroup& group = groups[device_class];
@@ -167,6 +173,13 @@ std::optional<ClusterGoal> ParseClusterGoal(std::string_view text) {
     if (text == ClusterGoalName(goal)) return goal;
   }
   return std::nullopt;
+}
+
+std::string FormatDeviations(double deviations) {
+  char text[32];
+  const bool looks_at_threshold = std::round(deviations * 10) / 10 <= kOutlierDeviations;
+  std::snprintf(text, sizeof text, looks_at_threshold ? "%.2f" : "%.1f", deviations);
+  return text;
 }
 
 bool BetterObjective(ObjectiveGoal goal, double a, double b) {
@@ -263,7 +276,7 @@ std::vector<Outlier> FindOutliers(const ClusterInput& input, const std::string& 
   for (double value : values) deviations.push_back(std::fabs(value - median));
   std::sort(deviations.begin(), deviations.end());
   const double mad = QuantileOfSorted(deviations, 0.5);
-  const double scale = std::max(mad, kOutlierFloor * std::fabs(median));
+  const double scale = std::max(kMadToSigma * mad, kOutlierFloor * std::fabs(median));
   if (!(scale > 0)) return {};  // every value 0: nothing has a scale to stand out on
   std::vector<Outlier> outliers;
   for (const auto& [index, value] : measured) {

@@ -1,6 +1,5 @@
 #include "artune/report/cluster_report.h"
 
-#include <cstdio>
 #include <vector>
 
 #include "artune/report/html.h"
@@ -87,10 +86,9 @@ void AddOutliersAndGroups(HtmlDocument& document, const tuner::ClusterData& data
     document.BeginSection("Outlier links");
     const char* worse = data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower";
     for (const tuner::Outlier& outlier : analysis.outliers) {
-      char deviations[32];
-      std::snprintf(deviations, sizeof deviations, "%.1f", outlier.deviations);
       document.AddParagraph("Look at the link " + Hosts(data.links[outlier.link]) + ": " +
-                            deviations + " MAD " + worse + " than the median under " +
+                            tuner::FormatDeviations(outlier.deviations) + " MAD " + worse +
+                            " than the median under " +
                             (analysis.matrix.is_winner ? "the winner" : "the default") + " (" +
                             FormatNumber(outlier.objective) + " against " +
                             FormatNumber(outlier.median) + ").");

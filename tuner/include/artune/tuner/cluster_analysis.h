@@ -118,12 +118,17 @@ struct Outlier {
   std::string config_key;
   double objective = 0;
   double median = 0;      // over every usable link measured with the config
-  double scale = 0;       // the MAD, or the relative floor when larger (see kOutlierFloor)
+  double scale = 0;       // the scaled MAD, or the relative floor when larger
   double deviations = 0;  // (objective - median) / scale, in the goal's bad direction
 };
 // A link is an outlier when it is worse than the median by more than this many
-// scales.
+// scales ("MADs" in what the CLI prints).
 inline constexpr double kOutlierDeviations = 3.0;
+// The median absolute deviation times this is the standard deviation of normally
+// spread values (1 / Phi^-1(3/4)), so 3 MADs is about 3 sigma (Leys et al. 2013).
+// Unscaled, 3 MADs is 2 sigma: on the first real run (4 ranks on one machine, every
+// link alike, short trials) that flagged a link 18 % above the median by noise alone.
+inline constexpr double kMadToSigma = 1.4826;
 // The scale is never below this fraction of the median's magnitude. When most links
 // agree to the last digit the median absolute deviation is 0 (or tiny), and any
 // other link would be infinitely many MADs away; yet a sweep's own medians move by a
@@ -131,6 +136,9 @@ inline constexpr double kOutlierDeviations = 3.0;
 // a link has to be kOutlierDeviations x 5 % = 15 % worse than the median before it is
 // worth a look.
 inline constexpr double kOutlierFloor = 0.05;
+// An outlier's deviations for reading: one decimal ("3.8"), or two where one would
+// round down to the threshold itself ("3.04", not "3.0", which reads as not more).
+std::string FormatDeviations(double deviations);
 // Outliers need at least this many usable links with the config: with two, both
 // are one MAD from their median and neither can stand out.
 inline constexpr size_t kOutlierMinLinks = 3;
@@ -143,7 +151,10 @@ struct HostGroup {
   ClusterWinner winner;       // over those links only
 };
 struct HostGrouping {
-  std::vector<HostGroup> groups;  // by device class; one group: no split
+  // By device class; one group: no split. Hosts whose devices are not known (every
+  // link end of theirs has device "") are in no group, unless no host's is known:
+  // then every host is in one group of class "".
+  std::vector<HostGroup> groups;
   // The groups' winners are not all the same config (then each group should get
   // its own config); false with one group.
   bool winners_differ = false;
