@@ -426,18 +426,20 @@ void RegisterApply(CLI::App& root, Context& context) {
                           "Sweep whose winner to apply: the config its verdict chose at its final "
                           "re-measurement, else its best validated trial (default: the latest "
                           "sweep, unless only --set or --cluster is given)");
-  command
-      ->add_option("--cluster", flags->cluster_id,
-                   "Cluster run whose winner to apply (`artune results --cluster ID`); where "
-                   "hosts with different devices chose different winners, one config per host "
-                   "group, in files named after the group's devices beside the target")
-      ->excludes(sweep);
+  auto* cluster =
+      command
+          ->add_option("--cluster", flags->cluster_id,
+                       "Cluster run whose winner to apply (`artune results --cluster ID`); where "
+                       "hosts with different devices chose different winners, one config per host "
+                       "group, in files named after the group's devices beside the target")
+          ->excludes(sweep);
   command
       ->add_option("--goal", flags->goal,
                    "With --cluster: worst-link (the config whose worst link is best) or "
                    "geomean (the best geometric mean over the links)")
       ->check(CLI::IsMember({"worst-link", "geomean"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cluster);
   command
       ->add_option("--set", flags->settings,
                    "Set a knob, e.g. --set eager_threshold=4KiB (repeatable; applied after the "

@@ -118,7 +118,8 @@ void RegisterReport(CLI::App& root, Context& context) {
                    "With --cluster: worst-link (the config whose worst link is best) or "
                    "geomean (the best geometric mean over the links)")
       ->check(CLI::IsMember({"worst-link", "geomean"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cluster);
   command->add_option(
       "-o,--output", options->output,
       "File to write (default: report-<capture|sweep|cluster>-<id>.html in the current "

@@ -410,10 +410,11 @@ void RegisterResults(CLI::App& root, Context& context) {
                       "Show sweep ID: its trials, the winner, the default measured again and "
                       "the verdict, and a heatmap eager_threshold x chunk_size");
   command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
-  command->add_option("--cluster", options->cluster_id,
-                      "Show cluster run ID (`artune sweep --mpi`): each link's best config "
-                      "against the default, the cluster's winner, a host x host heatmap, the "
-                      "outlier links, host groups with different devices, the failed links");
+  auto* cluster =
+      command->add_option("--cluster", options->cluster_id,
+                          "Show cluster run ID (`artune sweep --mpi`): each link's best config "
+                          "against the default, the cluster's winner, a host x host heatmap, the "
+                          "outlier links, host groups with different devices, the failed links");
   command->add_flag("--clusters", options->clusters,
                     "List the stored cluster runs instead of bench runs");
   command
@@ -421,7 +422,8 @@ void RegisterResults(CLI::App& root, Context& context) {
                    "How --cluster picks the winner among the configs every link measured: "
                    "worst-link (the best worst link) or geomean (the best geometric mean)")
       ->check(CLI::IsMember({"worst-link", "geomean"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(cluster);
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
       "`artune bench` writes it.");

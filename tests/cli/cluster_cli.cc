@@ -127,6 +127,8 @@ TEST_F(ClusterCliTest, GeomeanGoalPicksAnotherWinner) {
   EXPECT_NEAR(j.at("winner").at("score").get<double>(), std::pow(359424.0, 1.0 / 6), 1e-9);
   const Outcome refused = Run("results --cluster 1 --goal fastest");
   EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  const Outcome alone = Run("results --goal geomean");  // a goal for no cluster
+  EXPECT_EQ(alone.exit_code, 2) << alone.err;
 }
 
 TEST_F(ClusterCliTest, MissingClusterSaysSo) {
