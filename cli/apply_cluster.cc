@@ -1,5 +1,6 @@
 #include "apply_cluster.h"
 
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
