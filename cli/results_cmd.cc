@@ -21,6 +21,7 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
 #include "results_cluster.h"
@@ -275,6 +276,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store->GetSweep(options.sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store->ListTrials(sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, ChosenTrial(*store, sweep));
+  ARTUNE_ASSIGN_OR_RETURN(const std::optional<int64_t> cluster_id,
+                          tuner::FindClusterOfSweep(*store, sweep.id));
   std::optional<db::TrialRecord> default_trial;
   for (const db::TrialRecord& trial : trials) {
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) default_trial = trial;
@@ -294,6 +297,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   if (options.json) {
     ordered_json j;
     j["sweep"] = SweepJson(sweep);
+    // The cluster run this sweep measured a link of; null for a sweep of its own.
+    j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
     j["trials"] = ordered_json::array();
     for (const db::TrialRecord& trial : trials) j["trials"].push_back(TrialJson(trial));
     j["best"] = PickJson(best);
@@ -331,7 +336,12 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
                                                 std::to_string(sweep.id) + "` continues it)"
                                           : "")
             << "\n";
-  std::cout << "Search space  " << sweep.search_space << "\n\n";
+  std::cout << "Search space  " << sweep.search_space << "\n";
+  if (cluster_id) {
+    std::cout << "Cluster       this sweep measured one link of cluster " << *cluster_id
+              << " (`artune results --cluster " << *cluster_id << "`)\n";
+  }
+  std::cout << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"ID", "KNOBS", "STATUS", "OBJECTIVE", "CI LOW", "CI HIGH", "N", "NOTE"}};
   for (const db::TrialRecord& trial : trials) {

@@ -131,6 +131,18 @@ TEST_F(ClusterCliTest, GeomeanGoalPicksAnotherWinner) {
   EXPECT_EQ(alone.exit_code, 2) << alone.err;
 }
 
+TEST_F(ClusterCliTest, ALinksSweepNamesItsCluster) {
+  const Outcome shown = Run("results --sweep 4");  // b -> d
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("Cluster       this sweep measured one link of cluster 1 "
+                           "(`artune results --cluster 1`)"),
+            std::string::npos)
+      << shown.out;
+  const Outcome as_json = Run("results --sweep 4 --json");
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(json::parse(as_json.out).at("cluster_id"), 1);
+}
+
 TEST_F(ClusterCliTest, MissingClusterSaysSo) {
   const Outcome missing = Run("results --cluster 9");
   EXPECT_NE(missing.exit_code, 0);
