@@ -17,6 +17,11 @@ std::string Seconds(double seconds) {
   return out.str();
 }
 
+// "1 round", "3 rounds".
+std::string Count(size_t n, const char* noun) {
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string End(const std::string& host, const std::string& device, uint32_t rank) {
   return host + " (rank " + std::to_string(rank) + ", " + device + ")";
 }
@@ -31,8 +36,8 @@ ClusterProgress::ClusterProgress(bool speak, int64_t cluster_id, std::string mea
       schedule_(schedule) {
   if (!speak_) return;
   std::cerr << "cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
-            << schedule_.spec << ": " << schedule_.rounds.size() << " rounds, " << schedule_.links()
-            << " links, " << measurement_
+            << schedule_.spec << ": " << Count(schedule_.rounds.size(), "round") << ", "
+            << Count(schedule_.links(), "link") << ", " << measurement_
             << (stored_before > 0 ? ", " + std::to_string(stored_before) + " stored before" : "")
             << "\n";
 }
@@ -130,12 +135,12 @@ Status ClusterProgress::Finish(bool json, db::Store& store) {
     std::cout << out.dump(2) << "\n";
   } else {
     std::cout << "Cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
-              << schedule_.spec << " (" << schedule_.rounds.size() << " rounds, "
-              << schedule_.links() << " links), " << measurement_ << "\n";
+              << schedule_.spec << " (" << Count(schedule_.rounds.size(), "round") << ", "
+              << Count(schedule_.links(), "link") << "), " << measurement_ << "\n";
     PrintTable(rows, {true, true, false, false, false, true, false, false, true}, std::cout);
-    std::cout << links.size() << " links stored: " << links.size() - failed << " ok, " << failed
-              << " failed; " << measured_ << " measured now, " << resumed_ << " stored before; "
-              << Seconds(elapsed) << " s\n"
+    std::cout << Count(links.size(), "link") << " stored: " << links.size() - failed << " ok, "
+              << failed << " failed; " << measured_ << " measured now, " << resumed_
+              << " stored before; " << Seconds(elapsed) << " s\n"
               << "`artune results --sweep ID` shows a link's trials and winner\n";
   }
   if (failed > 0) {

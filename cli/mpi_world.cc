@@ -101,6 +101,16 @@ Result<MpiWorld::Received> MpiWorld::ReceiveAny(int tag) {
   return received;
 }
 
+Result<std::optional<MpiWorld::Received>> MpiWorld::TryReceiveAny(int tag) {
+  int arrived = 0;
+  MPI_Status status;
+  ARTUNE_RETURN_IF_ERROR(
+      Checked(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &arrived, &status), "MPI_Iprobe"));
+  if (!arrived) return std::optional<Received>();
+  ARTUNE_ASSIGN_OR_RETURN(Received received, ReceiveAny(tag));
+  return std::optional<Received>(std::move(received));
+}
+
 void MpiWorld::Abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);  // MPI_Abort does not return; this satisfies [[noreturn]]

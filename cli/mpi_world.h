@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class MpiWorld {
   };
   // The next message with `tag` from any rank.
   Result<Received> ReceiveAny(int tag);
+  // The next message with `tag` when one has arrived (MPI_Iprobe), else nullopt at
+  // once: for a rank that has other work while it waits.
+  Result<std::optional<Received>> TryReceiveAny(int tag);
 
   // Ends every rank of the job with `code` (MPI_Abort): for a rank that cannot go
   // on while the others wait for it. Does not return.

@@ -4,7 +4,8 @@
 // (tuner/pair_schedule.h) round by round. In each pair the client rank runs the
 // measurement (the sweep, or --ab's A/B) against its peer into a scratch store of
 // its own, then sends the finished link (cluster_wire.h) to rank 0, the only rank
-// that opens the store, which writes it at once. A barrier ends each round.
+// that opens the store, which writes it at once (rank 0 measures its own link on
+// another thread meanwhile). A barrier ends each round.
 //
 // Faults: a pair whose peer cannot be reached or whose measurement fails is
 // stored as a failed link and the run goes on. A rank that dies aborts the job
@@ -22,11 +23,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
@@ -50,6 +53,8 @@ using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kLinkTag = 15;
+// How often rank 0 looks for a finished link while its own is being measured.
+constexpr auto kPollInterval = std::chrono::milliseconds(5);
 constexpr const char* kConfigPrefix = "config.";
 // A/B needs pairs for a paired verdict (tuner::kMinPairsForVerdict): one per round.
 constexpr uint32_t kAbFinalRounds = 6;
@@ -469,7 +474,8 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
                            schedule, setup.done.size());
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
     const auto round_started = Clock::now();
-    int expected = 0;  // links rank 0 receives this round
+    int expected = 0;                            // links rank 0 receives this round
+    std::optional<std::future<LinkReport>> own;  // rank 0's own link, measuring
     for (size_t p = 0; p < schedule.rounds[r].size(); ++p) {
       const tuner::RankPair& pair = schedule.rounds[r][p];
       if (setup.done.count({pair.client, pair.server})) {
@@ -487,20 +493,36 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
       link.client_device = ranks[pair.client].device;
       link.server_host = ranks[pair.server].host;
       link.server_device = ranks[pair.server].device;
-      const LinkReport report = MeasureLink(state, ranks[pair.server], link);
       if (root) {
-        StoreOrAbort(*store, setup.cluster_id, report, progress, *world);
-      } else if (Status sent = world->Send(EncodeLinkReport(report), 0, kLinkTag); !sent.ok()) {
+        // Measured on a thread of its own, so that rank 0 meanwhile stores the
+        // links the others finish (MPI stays on this thread: MPI_THREAD_FUNNELED).
+        own = std::async(std::launch::async, [&state, server = ranks[pair.server], link] {
+          return MeasureLink(state, server, link);
+        });
+      } else if (Status sent = world->Send(
+                     EncodeLinkReport(MeasureLink(state, ranks[pair.server], link)), 0, kLinkTag);
+                 !sent.ok()) {
         Abort(sent, *world);
       }
     }
     if (root) {
-      for (int i = 0; i < expected; ++i) {
-        Result<MpiWorld::Received> received = world->ReceiveAny(kLinkTag);
-        if (!received.ok()) Abort(received.status(), *world);
-        Result<LinkReport> report = DecodeLinkReport(received->text);
+      // Every link is stored as soon as it is finished, whoever measured it.
+      for (int received = 0; received < expected || own;) {
+        if (own && own->wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+          StoreOrAbort(*store, setup.cluster_id, own->get(), progress, *world);
+          own.reset();
+          continue;
+        }
+        Result<std::optional<MpiWorld::Received>> arrived = world->TryReceiveAny(kLinkTag);
+        if (!arrived.ok()) Abort(arrived.status(), *world);
+        if (!arrived->has_value()) {
+          std::this_thread::sleep_for(kPollInterval);
+          continue;
+        }
+        Result<LinkReport> report = DecodeLinkReport((*arrived)->text);
         if (!report.ok()) Abort(report.status(), *world);
         StoreOrAbort(*store, setup.cluster_id, *report, progress, *world);
+        ++received;
       }
       progress.RoundDone(r, SecondsSince(round_started));
     }
