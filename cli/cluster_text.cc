@@ -67,6 +67,11 @@ bool StdoutTakesColour() {
 std::string ClusterHeatmapText(const tuner::ClusterData& data,
                                const tuner::ClusterAnalysis& analysis, bool colour) {
   const tuner::HostMatrix& matrix = analysis.matrix;
+  if (matrix.omitted_hosts > 0) {
+    return "No heatmap: " + std::to_string(matrix.omitted_hosts) + " hosts are more than " +
+           std::to_string(tuner::kMatrixMaxHosts) +
+           " a grid can show; the links above and the outliers below speak for them\n";
+  }
   if (matrix.config_key.empty() || matrix.hosts.empty()) return "";
   std::optional<double> best, worst;
   for (const auto& row : matrix.cells) {

@@ -37,7 +37,8 @@ bool StdoutTakesColour();
 // The host x host grid of the objective under the analysis's matrix config, with a
 // title line and a legend: cells shaded from best to worst with ANSI backgrounds
 // when `colour`, plain numbers otherwise; "!" marks an outlier link, FAIL a failed
-// one, "-" a pair of hosts without a link. "" when there is no config to show.
+// one, "-" a pair of hosts without a link. "" when there is no config to show; a
+// sentence instead of a grid past tuner::kMatrixMaxHosts hosts.
 std::string ClusterHeatmapText(const tuner::ClusterData& data,
                                const tuner::ClusterAnalysis& analysis, bool colour);
 

@@ -99,6 +99,7 @@ ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAn
       {"rows", "client_host"},
       {"columns", "server_host"},
       {"hosts", matrix.hosts},
+      {"omitted_hosts", matrix.omitted_hosts},
       {"cells", cells}};
   j["outliers"] = ordered_json::array();
   for (const tuner::Outlier& o : analysis.outliers) {

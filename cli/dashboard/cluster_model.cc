@@ -29,6 +29,7 @@ std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
   }
   panel.under_winner = matrix.is_winner;
   panel.hosts = matrix.hosts;
+  panel.omitted_hosts = matrix.omitted_hosts;
   panel.links = data.links.size();
   panel.failed = analysis.failed_links;
 

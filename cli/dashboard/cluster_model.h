@@ -29,7 +29,8 @@ struct ClusterPanel {
   std::string link;    // "a -> b": the link the sweep shown measured
   std::string config;  // "eager_threshold=4KiB": the heatmap's config
   bool under_winner = false;
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts;                   // empty past tuner::kMatrixMaxHosts hosts
+  size_t omitted_hosts = 0;                         // then: how many
   std::vector<std::vector<ClusterHeatCell>> cells;  // [client][server]
   size_t links = 0, failed = 0;
   std::vector<std::string> outliers;  // "b-d 16.0 MAD slower"

@@ -185,9 +185,13 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
   }
   const int below = top + 3 + rows;
   if (DrawClusterPanel(*sweep.cluster, canvas, below, 1, width - 2, bottom - below)) return;
+  const std::string why =
+      sweep.cluster->omitted_hosts > 0
+          ? std::to_string(sweep.cluster->omitted_hosts) + " hosts, too many for a heatmap"
+          : "its heatmap needs a larger terminal";
   canvas.Put(bottom - 1, 1,
              KeepEnd("cluster " + std::to_string(sweep.cluster->cluster_id) + ", link " +
-                         sweep.cluster->link + ": its heatmap needs a larger terminal",
+                         sweep.cluster->link + ": " + why,
                      static_cast<size_t>(width - 2)),
              Style::kDim);
 }

@@ -156,6 +156,26 @@ TEST(ClusterAnalysisTest, MatrixKeepsTheWorstOfLinksSharingACell) {
   EXPECT_EQ(matrix.cells[0][1].links, 2u);
 }
 
+TEST(ClusterAnalysisTest, ALargeClusterHasNoMatrixButItsOutliers) {
+  // A ring over kMatrixMaxHosts + 1 hosts, one link slow.
+  ClusterInput input;
+  input.default_key = kDefault;
+  const size_t hosts = kMatrixMaxHosts + 1;
+  for (size_t i = 0; i < hosts; ++i) {
+    input.links.push_back(Link("h" + std::to_string(i), "h" + std::to_string((i + 1) % hosts),
+                               {{kDefault, i == 7 ? 30.0 : 10.0}}));
+  }
+  const ClusterAnalysis analysis = AnalyzeCluster(input);
+  EXPECT_TRUE(analysis.matrix.hosts.empty());
+  EXPECT_TRUE(analysis.matrix.cells.empty());
+  EXPECT_EQ(analysis.matrix.omitted_hosts, hosts);
+  EXPECT_EQ(analysis.matrix.config_key, kDefault);
+  ASSERT_EQ(analysis.outliers.size(), 1u);
+  EXPECT_EQ(analysis.outliers[0].link, 7u);
+  input.links.resize(hosts - 2);  // a chain over kMatrixMaxHosts hosts: drawn
+  EXPECT_EQ(AnalyzeCluster(input).matrix.hosts.size(), kMatrixMaxHosts);
+}
+
 TEST(ClusterAnalysisTest, NoCommonConfigMeansNoWinnerAndTheDefaultsMatrix) {
   ClusterInput input;
   input.default_key = kDefault;

@@ -72,6 +72,10 @@ HostMatrix BuildMatrix(const ClusterInput& input, const std::string& key, bool i
     hosts.insert(link.client.host);
     hosts.insert(link.server.host);
   }
+  if (hosts.size() > kMatrixMaxHosts) {
+    matrix.omitted_hosts = hosts.size();
+    return matrix;
+  }
   matrix.hosts.assign(hosts.begin(), hosts.end());
   matrix.cells.assign(matrix.hosts.size(), std::vector<HostMatrix::Cell>(matrix.hosts.size()));
   const auto index_of = [&](const std::string& host) {

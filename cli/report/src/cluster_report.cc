@@ -185,7 +185,13 @@ std::string ClusterReportHtml(const tuner::ClusterData& data,
   document.AddHeading(1, title);
   AddSummary(document, data, analysis);
   AddWinner(document, data, analysis);
-  if (!analysis.matrix.config_key.empty()) {
+  if (analysis.matrix.omitted_hosts > 0) {
+    document.BeginSection("Heatmap");
+    document.AddParagraph("No heatmap: " + std::to_string(analysis.matrix.omitted_hosts) +
+                          " hosts are more than " + std::to_string(tuner::kMatrixMaxHosts) +
+                          " a grid can show; the links and the outliers speak for them.");
+    document.EndSection();
+  } else if (!analysis.matrix.config_key.empty()) {
     document.BeginSection("Heatmap");
     document.AddMarkup(ClusterHeatmapSvg(data, analysis));
     document.AddParagraph(

@@ -99,10 +99,18 @@ struct ClusterWinner {
 
 // (c) The objective under one config over client host (rows) x server host
 // (columns), both the sorted list of every host that appears in a link.
+//
+// A grid grows with the square of the hosts: at 4096 hosts it would be 16 M cells
+// (hundreds of MB, and no terminal or page shows it), while a sampled schedule
+// measures only a few links per host. Past kMatrixMaxHosts the matrix is left
+// empty (omitted_hosts says how many there were) and the links speak for
+// themselves (rows, outliers).
+inline constexpr size_t kMatrixMaxHosts = 128;
 struct HostMatrix {
   std::string config_key;  // the winner's, else the default's; "" when neither
   bool is_winner = false;
-  std::vector<std::string> hosts;
+  std::vector<std::string> hosts;  // empty when omitted
+  size_t omitted_hosts = 0;        // the host count when over kMatrixMaxHosts, else 0
   struct Cell {
     std::optional<double> value;  // the worst link's objective when several share the cell
     size_t links = 0;             // links from this client host to this server host
