@@ -141,6 +141,17 @@ SweepPanel SweepSource::Poll() {
   return panel;
 }
 
+bool SweepSource::ClusterIsCurrent(int64_t cluster_id) {
+  if (!cluster_ || cluster_->data.cluster.id != cluster_id) return false;
+  if (!cluster_->data.cluster.finished_at.empty()) return true;
+  // A running cluster changes by whole links (each stored once finished) and by its
+  // finish mark: two cheap reads say whether the whole run must be read again.
+  Result<db::ClusterRecord> cluster = store_->GetCluster(cluster_id);
+  Result<std::vector<db::ClusterLinkRecord>> links = store_->ListClusterLinks(cluster_id);
+  return cluster.ok() && links.ok() && cluster->finished_at.empty() &&
+         links->size() == cluster_->data.links.size();
+}
+
 std::optional<ClusterPanel> SweepSource::ClusterOf(int64_t sweep_id) {
   auto known = cluster_of_sweep_.find(sweep_id);
   if (known == cluster_of_sweep_.end()) {
@@ -149,8 +160,7 @@ std::optional<ClusterPanel> SweepSource::ClusterOf(int64_t sweep_id) {
     known = cluster_of_sweep_.emplace(sweep_id, **found).first;
   }
   const int64_t cluster_id = known->second;
-  if (!cluster_ || cluster_->data.cluster.id != cluster_id ||
-      cluster_->data.cluster.finished_at.empty()) {
+  if (!ClusterIsCurrent(cluster_id)) {
     Result<tuner::ClusterData> data = tuner::ReadClusterData(*store_, cluster_id);
     if (!data.ok()) return std::nullopt;
     cluster_.emplace();

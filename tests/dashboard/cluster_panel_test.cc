@@ -97,6 +97,43 @@ TEST_F(ClusterPanelTest, SweepSourceFindsTheClusterOfTheSweepShown) {
   EXPECT_FALSE(other.cluster);
 }
 
+TEST_F(ClusterPanelTest, ARunningClusterIsReadAgainWhenItGainsALink) {
+  db::ClusterRecord running;
+  running.ranks = 3;
+  running.pairs = "ring";
+  running.measurement = "sweep";
+  const auto cluster_id = store_->InsertCluster(running);
+  ASSERT_TRUE(cluster_id.ok());
+  const std::map<std::string, double> values = {{"4KiB", 7}, {"16KiB", 10}};
+  const auto link = [&](uint32_t round, uint32_t client, uint32_t server) {
+    const auto sweep = artune_cluster_test::WriteLinkSweep(*store_, "p" + std::to_string(client),
+                                                           "p" + std::to_string(server), values);
+    EXPECT_TRUE(sweep.ok());
+    db::ClusterLinkRecord record;
+    record.cluster_id = *cluster_id;
+    record.round = round;
+    record.client_rank = client;
+    record.server_rank = server;
+    record.client_host = "p" + std::to_string(client);
+    record.server_host = "p" + std::to_string(server);
+    record.status = db::LinkStatus::kOk;
+    record.sweep_id = *sweep;
+    EXPECT_TRUE(store_->InsertClusterLink(record).ok());
+    return *sweep;
+  };
+  const int64_t first = link(0, 0, 1);
+  SweepSource source(path_, SweepSelector{first});
+  SweepPanel panel = source.Poll();
+  ASSERT_TRUE(panel.cluster);
+  EXPECT_EQ(panel.cluster->links, 1u);
+  EXPECT_EQ(panel.cluster->hosts, (std::vector<std::string>{"p0", "p1"}));
+  link(1, 1, 2);
+  panel = source.Poll();
+  ASSERT_TRUE(panel.cluster);
+  EXPECT_EQ(panel.cluster->links, 2u);
+  EXPECT_EQ(panel.cluster->hosts, (std::vector<std::string>{"p0", "p1", "p2"}));
+}
+
 SweepPanel PanelWithCluster(const ClusterPanel& cluster) {
   SweepPanel panel;
   panel.configured = true;
@@ -143,6 +180,16 @@ TEST_F(ClusterPanelTest, ViewSaysSoWhenThePanelDoesNotFit) {
             std::string::npos)
       << canvas.Text();
   EXPECT_EQ(canvas.Text().find("MAD slower"), std::string::npos);
+
+  // Past tuner::kMatrixMaxHosts the analysis draws no grid: the line says why.
+  cluster->hosts.clear();
+  cluster->cells.clear();
+  cluster->omitted_hosts = 4096;
+  Canvas large(80, 24);
+  DrawSweepView(PanelWithCluster(*cluster), large);
+  EXPECT_NE(large.RowText(22).find("cluster 1, link b -> d: 4096 hosts, too many for a heatmap"),
+            std::string::npos)
+      << large.Text();
 }
 
 }  // namespace
