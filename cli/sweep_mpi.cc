@@ -10,7 +10,7 @@
 // Faults: a pair whose peer cannot be reached or whose measurement fails is
 // stored as a failed link and the run goes on. A rank that dies aborts the job
 // (MPI's own behaviour): the store keeps every link rank 0 stored, and `--resume
-// ID` measures only the links the cluster run lacks.
+// ID` measures only the links the cluster run lacks or stored failed.
 //
 // Auth: servers off loopback need a token. Rank 0 makes a fresh one per run and
 // broadcasts it over MPI (the launcher's channel, which the job already trusts);
@@ -76,7 +76,7 @@ struct RunSetup {
   std::string pairs;
   std::string measurement;
   std::map<std::string, std::string> parameters;  // ClusterParameters
-  std::set<std::pair<uint32_t, uint32_t>> done;   // (client, server) already stored
+  std::set<std::pair<uint32_t, uint32_t>> done;   // (client, server) stored ok
   std::string capture;                            // EncodeCapture text; "" for a scheme
   std::string token;
 };
@@ -223,7 +223,11 @@ Result<RunSetup> PrepareRun(const SweepFlags& flags, db::Store& store, int ranks
     setup.parameters = cluster.parameters;
     ARTUNE_ASSIGN_OR_RETURN(std::vector<db::ClusterLinkRecord> links,
                             store.ListClusterLinks(cluster.id));
-    for (const auto& link : links) setup.done.emplace(link.client_rank, link.server_rank);
+    // A failed link is measured again; its new result replaces it.
+    for (const auto& link : links) {
+      if (link.status == db::LinkStatus::kOk)
+        setup.done.emplace(link.client_rank, link.server_rank);
+    }
   } else {
     ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, LoadConfigFromFlags(flags.knobs));
     transport::Config base = loaded.config;

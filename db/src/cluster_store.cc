@@ -180,6 +180,17 @@ Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std:
                                    "'s " + std::to_string(ranks) + " ranks");
   }
   if (link.sweep_id != 0) ARTUNE_RETURN_IF_ERROR(sweeps::SweepGoal(db, link.sweep_id).status());
+  // A resumed run measures a failed link again: its new result replaces the row.
+  ARTUNE_ASSIGN_OR_RETURN(
+      Statement replace,
+      db.Prepare("DELETE FROM cluster_links WHERE cluster_id = ? AND client_rank = ? AND "
+                 "server_rank = ? AND round = ? AND pair = ? AND status = 'failed'"));
+  ARTUNE_RETURN_IF_ERROR(replace.Bind(1, link.cluster_id));
+  ARTUNE_RETURN_IF_ERROR(replace.Bind(2, static_cast<int64_t>(link.client_rank)));
+  ARTUNE_RETURN_IF_ERROR(replace.Bind(3, static_cast<int64_t>(link.server_rank)));
+  ARTUNE_RETURN_IF_ERROR(replace.Bind(4, static_cast<int64_t>(link.round)));
+  ARTUNE_RETURN_IF_ERROR(replace.Bind(5, static_cast<int64_t>(link.pair)));
+  ARTUNE_RETURN_IF_ERROR(replace.Run());
   ARTUNE_ASSIGN_OR_RETURN(
       Statement insert,
       db.Prepare("INSERT INTO cluster_links (cluster_id, round, pair, client_rank, server_rank, "
@@ -207,7 +218,8 @@ Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std:
   if (!inserted.ok()) {
     if (inserted.message().find("UNIQUE") != std::string::npos) {
       return Status::AlreadyExists(name +
-                                   " is already stored: a resumed run skips the links it has");
+                                   " is already stored: a resumed run skips the links it has "
+                                   "measured");
     }
     return inserted.WithContext("cannot store " + name);
   }

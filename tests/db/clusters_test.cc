@@ -183,6 +183,29 @@ TEST_F(ClusterStoreTest, ALinkIsStoredOnce) {
   EXPECT_EQ(links->size(), 1u);
 }
 
+TEST_F(ClusterStoreTest, AFailedLinkIsReplacedByItsNewResult) {
+  const int64_t cluster = NewCluster();
+  const int64_t old_sweep = NewSweep();
+  ClusterLinkRecord failed = SampleLink(cluster, 1, 0, 0, 2, 0);
+  failed.sweep_id = old_sweep;  // a failed link may keep the trials it finished
+  ASSERT_TRUE(store_->InsertClusterLink(failed).ok());
+  // Another failed link cannot take its place in the schedule.
+  EXPECT_EQ(store_->InsertClusterLink(SampleLink(cluster, 1, 0, 1, 3, 0)).code(),
+            ErrorCode::kAlreadyExists);
+  const int64_t new_sweep = NewSweep();
+  ASSERT_TRUE(store_->InsertClusterLink(SampleLink(cluster, 1, 0, 0, 2, new_sweep)).ok());
+  auto links = store_->ListClusterLinks(cluster);
+  ASSERT_TRUE(links.ok());
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0].status, LinkStatus::kOk);
+  EXPECT_EQ((*links)[0].sweep_id, new_sweep);
+  EXPECT_TRUE((*links)[0].error.empty());
+  EXPECT_TRUE(store_->GetSweep(old_sweep).ok()) << "the failed attempt's sweep stays";
+  // An ok link is never replaced, not even by a failure.
+  EXPECT_EQ(store_->InsertClusterLink(SampleLink(cluster, 1, 0, 0, 2, 0)).code(),
+            ErrorCode::kAlreadyExists);
+}
+
 TEST_F(ClusterStoreTest, RefusesLinksThatCannotBe) {
   const int64_t cluster = NewCluster(SampleCluster(4));
   const int64_t sweep = NewSweep();

@@ -225,8 +225,8 @@ std::optional<LinkStatus> ParseLinkStatus(std::string_view text);
 
 // One measured pair of a cluster run: the client rank measured against the server
 // rank in the given round of the schedule. A link is stored once it is finished
-// (ok or failed), so a killed run keeps every finished link and --resume measures
-// the others.
+// (ok or failed), so a killed run keeps every finished link; --resume measures the
+// others and measures a failed link again (its new result replaces it).
 struct ClusterLinkRecord {
   int64_t cluster_id = 0;                     // must name a stored cluster
   uint32_t round = 0;                         // 0-based round of the schedule
@@ -357,10 +357,13 @@ class Store {
   // With its parameters. kNotFound when no cluster has this id (the message says
   // how to list them).
   virtual Result<ClusterRecord> GetCluster(int64_t id) = 0;
-  // Stores one finished link in its own transaction. Errors: kNotFound (no such
-  // cluster, or a sweep_id that names no sweep), kAlreadyExists (the cluster already
-  // has this client and server rank, or this round and pair: a resumed run skips
-  // it), kInvalidArgument (client and server rank equal or not below the cluster's
+  // Stores one finished link in its own transaction, replacing the same link
+  // (client and server rank, round and pair) stored failed: a resumed run measures
+  // a failed link again. The failed link's sweep stays, unreferenced by the link.
+  // Errors: kNotFound (no such cluster, or a sweep_id that names no sweep),
+  // kAlreadyExists (the cluster has this client and server rank, or this round and
+  // pair, stored ok, or stored failed as another link: a resumed run skips an ok
+  // link), kInvalidArgument (client and server rank equal or not below the cluster's
   // ranks, an ok link without a sweep, a failed link without an error), kTimeout,
   // kIoError.
   virtual Status InsertClusterLink(const ClusterLinkRecord& link) = 0;
