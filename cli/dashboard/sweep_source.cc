@@ -1,5 +1,6 @@
 #include "sweep_source.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -143,13 +144,19 @@ SweepPanel SweepSource::Poll() {
 
 bool SweepSource::ClusterIsCurrent(int64_t cluster_id) {
   if (!cluster_ || cluster_->data.cluster.id != cluster_id) return false;
-  if (!cluster_->data.cluster.finished_at.empty()) return true;
-  // A running cluster changes by whole links (each stored once finished) and by its
-  // finish mark: two cheap reads say whether the whole run must be read again.
+  // A run changes by whole links: one stored once finished, or a failed one that
+  // --resume measured again and replaced (even after the run was marked finished).
+  // Two cheap reads say whether the whole run (a sweep per link) must be read again.
   Result<db::ClusterRecord> cluster = store_->GetCluster(cluster_id);
   Result<std::vector<db::ClusterLinkRecord>> links = store_->ListClusterLinks(cluster_id);
-  return cluster.ok() && links.ok() && cluster->finished_at.empty() &&
-         links->size() == cluster_->data.links.size();
+  if (!cluster.ok() || !links.ok()) return false;
+  const std::vector<db::ClusterLinkRecord>& known = cluster_->data.links;
+  const auto same = [](const db::ClusterLinkRecord& a, const db::ClusterLinkRecord& b) {
+    return a.round == b.round && a.pair == b.pair && a.status == b.status &&
+           a.sweep_id == b.sweep_id && a.finished_at == b.finished_at;
+  };
+  return cluster->finished_at == cluster_->data.cluster.finished_at &&
+         std::equal(links->begin(), links->end(), known.begin(), known.end(), same);
 }
 
 std::optional<ClusterPanel> SweepSource::ClusterOf(int64_t sweep_id) {

@@ -53,9 +53,8 @@ class SweepSource {
 
  private:
   // The cluster panel for `sweep_id`, nullopt when the sweep is no cluster's link.
-  // A link is stored once its sweep is done and never changes, so a sweep's cluster
-  // is looked up until found and then kept; a cluster is read again only when it
-  // gained a link or finished.
+  // A link keeps its sweep, so a sweep's cluster is looked up until found and then
+  // kept; the cluster is read again only when its links or its finish mark changed.
   std::optional<ClusterPanel> ClusterOf(int64_t sweep_id);
   // Whether cluster_ holds `cluster_id` as the store has it now.
   bool ClusterIsCurrent(int64_t cluster_id);

@@ -97,7 +97,7 @@ TEST_F(ClusterPanelTest, SweepSourceFindsTheClusterOfTheSweepShown) {
   EXPECT_FALSE(other.cluster);
 }
 
-TEST_F(ClusterPanelTest, ARunningClusterIsReadAgainWhenItGainsALink) {
+TEST_F(ClusterPanelTest, AClusterIsReadAgainWhenItsLinksChange) {
   db::ClusterRecord running;
   running.ranks = 3;
   running.pairs = "ring";
@@ -105,7 +105,7 @@ TEST_F(ClusterPanelTest, ARunningClusterIsReadAgainWhenItGainsALink) {
   const auto cluster_id = store_->InsertCluster(running);
   ASSERT_TRUE(cluster_id.ok());
   const std::map<std::string, double> values = {{"4KiB", 7}, {"16KiB", 10}};
-  const auto link = [&](uint32_t round, uint32_t client, uint32_t server) {
+  const auto link = [&](uint32_t round, uint32_t client, uint32_t server, bool ok = true) {
     const auto sweep = artune_cluster_test::WriteLinkSweep(*store_, "p" + std::to_string(client),
                                                            "p" + std::to_string(server), values);
     EXPECT_TRUE(sweep.ok());
@@ -116,8 +116,9 @@ TEST_F(ClusterPanelTest, ARunningClusterIsReadAgainWhenItGainsALink) {
     record.server_rank = server;
     record.client_host = "p" + std::to_string(client);
     record.server_host = "p" + std::to_string(server);
-    record.status = db::LinkStatus::kOk;
-    record.sweep_id = *sweep;
+    record.status = ok ? db::LinkStatus::kOk : db::LinkStatus::kFailed;
+    record.error = ok ? "" : "peer did not answer";
+    record.sweep_id = ok ? *sweep : 0;
     EXPECT_TRUE(store_->InsertClusterLink(record).ok());
     return *sweep;
   };
@@ -132,6 +133,17 @@ TEST_F(ClusterPanelTest, ARunningClusterIsReadAgainWhenItGainsALink) {
   ASSERT_TRUE(panel.cluster);
   EXPECT_EQ(panel.cluster->links, 2u);
   EXPECT_EQ(panel.cluster->hosts, (std::vector<std::string>{"p0", "p1", "p2"}));
+  // p2 -> p0 fails and the run finishes; --resume measures it again, replacing it.
+  link(2, 2, 0, false);
+  ASSERT_TRUE(store_->FinishCluster(*cluster_id).ok());
+  panel = source.Poll();
+  ASSERT_TRUE(panel.cluster);
+  EXPECT_TRUE(panel.cluster->cells[2][0].failed);
+  link(2, 2, 0);
+  panel = source.Poll();
+  ASSERT_TRUE(panel.cluster);
+  EXPECT_FALSE(panel.cluster->cells[2][0].failed);
+  EXPECT_TRUE(panel.cluster->cells[2][0].usable);
 }
 
 SweepPanel PanelWithCluster(const ClusterPanel& cluster) {
