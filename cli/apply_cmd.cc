@@ -1,6 +1,7 @@
 // artune apply config: hand a tuned config to the transport. The knob values come
 // from a stored sweep's winner (apply_winner.h: the config its verdict chose, else
-// its best trial) and/or --set NAME=VALUE; they are laid over
+// its best trial), or a cluster run's winner (one per host group where the groups
+// chose differently: apply_cluster.h), and/or --set NAME=VALUE; they are laid over
 // the config in force, checked by the knob table, shown as a diff against what is
 // in force (value and source), and then
 //   written as TOML to the file the transport loads at start-up (atomically), or
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "apply_cluster.h"
 #include "apply_compare.h"
 #include "apply_winner.h"
 #include "artune/db/store.h"
@@ -22,6 +24,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
 #include "artune/tuner/config_emit.h"
+#include "cluster_text.h"
 #include "command.h"
 #include "format.h"
 #include "trial_json.h"
@@ -34,6 +37,8 @@ using transport::Config;
 
 struct ApplyFlags {
   std::optional<int64_t> sweep_id;
+  std::optional<int64_t> cluster_id;
+  std::string goal = "worst-link";    // --goal, with --cluster
   std::vector<std::string> settings;  // --set, in order
   std::string output;
   std::string format;  // empty: toml to the file
@@ -62,12 +67,44 @@ struct Proposal {
   std::string winner_how;
   bool winner_chosen_by_verdict = false;
   std::optional<int64_t> winner_trial_id;
+  // A cluster run read (--cluster): its id, and when its host groups chose
+  // different winners, one part per group (then `settings` holds only --set).
+  std::optional<int64_t> cluster_id;
+  std::vector<ClusterChoice::Part> cluster_groups;
+  std::string cluster_groups_reason;
 };
+
+// The cluster's winner as settings, or its groups' winners (apply_cluster.h).
+Status CollectClusterSettings(const ApplyFlags& flags, Context& context, Proposal& proposal) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(
+      ClusterChoice choice,
+      ReadClusterChoice(*store, *flags.cluster_id, *tuner::ParseClusterGoal(flags.goal)));
+  proposal.cluster_id = flags.cluster_id;
+  proposal.objective_name = choice.data.objective;
+  if (choice.parts.size() > 1) {
+    proposal.cluster_groups = std::move(choice.parts);
+    proposal.cluster_groups_reason = choice.analysis.grouping.reason;
+    return Status::Ok();
+  }
+  const ClusterChoice::Part& part = choice.parts.front();
+  const std::string origin = "cluster " + std::to_string(*flags.cluster_id) + " winner";
+  for (const auto& [name, value] : part.knobs) proposal.settings.push_back({name, value, origin});
+  proposal.origin_lines.push_back(part.origin);
+  if (choice.analysis.winner.winner) {
+    proposal.objective = choice.analysis.winner.winner->worst;
+    proposal.winner = KnobKeyText(choice.analysis.winner.winner->key);
+    proposal.winner_how = choice.analysis.winner.reason;
+  }
+  return Status::Ok();
+}
 
 Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
   Proposal proposal;
-  // A sweep is read when named, or (the default) when no --set is given at all.
-  if (flags.sweep_id.has_value() || flags.settings.empty()) {
+  if (flags.cluster_id) ARTUNE_RETURN_IF_ERROR(CollectClusterSettings(flags, context, proposal));
+  // A sweep is read when named, or (the default) when neither a cluster nor --set is
+  // given.
+  if (!flags.cluster_id && (flags.sweep_id.has_value() || flags.settings.empty())) {
     auto opened = OpenStoreForReading(context);
     if (!opened.ok()) {
       return opened.status().WithContext(
@@ -188,9 +225,16 @@ ordered_json ChangesJson(const std::vector<tuner::KnobChange>& changes) {
   return array;
 }
 
-// null when no sweep was read; else {knobs, chosen_by: "final_remeasurement" |
-// "best_trial", trial_id (null when no stored trial has the knobs)}.
+// null when no sweep or cluster was read; else {knobs, chosen_by:
+// "final_remeasurement" | "best_trial" | "cluster", trial_id (null when no stored
+// trial has the knobs)}.
 ordered_json WinnerJson(const Proposal& proposal) {
+  if (proposal.cluster_id && !proposal.winner.empty()) {
+    return {{"knobs", proposal.winner},
+            {"chosen_by", "cluster"},
+            {"how", proposal.winner_how},
+            {"trial_id", nullptr}};
+  }
   if (!proposal.sweep_id) return nullptr;
   return {{"knobs", proposal.winner},
           {"chosen_by", proposal.winner_chosen_by_verdict ? "final_remeasurement" : "best_trial"},
@@ -258,6 +302,12 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
   if (!proposal.verdict_warning.empty()) {
     std::cerr << "artune: warning: " << proposal.verdict_warning << "\n";
   }
+  if (target == Target::kLive && !proposal.cluster_groups.empty()) {
+    return Status::InvalidArgument("--live: the hosts of cluster " +
+                                   std::to_string(*proposal.cluster_id) +
+                                   " need different configs (" + proposal.cluster_groups_reason +
+                                   "); write them with --output FILE and load each on its hosts");
+  }
   if (target == Target::kLive) return ApplyLive(flags, proposal);
 
   // The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
@@ -275,6 +325,26 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
         "variable it names)");
   }
   const transport::LoadedConfig& in_force = *loaded;
+  if (!proposal.cluster_groups.empty()) {
+    ClusterGroupsApply groups;
+    groups.cluster_id = *proposal.cluster_id;
+    groups.reason = proposal.cluster_groups_reason;
+    groups.parts = proposal.cluster_groups;
+    groups.extra_settings = proposal.settings;
+    groups.format = format;
+    groups.base_path = target == Target::kDefaultFile  ? transport::DefaultConfigPath()
+                       : target == Target::kOutputFile ? flags.output
+                                                       : "";
+    if (target == Target::kDefaultFile && groups.base_path.empty()) {
+      return Status::InvalidArgument(
+          "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
+          "give --output FILE");
+    }
+    groups.base_is_default = target == Target::kDefaultFile;
+    groups.dry_run = flags.dry_run;
+    groups.json = flags.json;
+    return ApplyClusterGroups(groups, in_force);
+  }
   ARTUNE_ASSIGN_OR_RETURN(const Config proposed,
                           tuner::ApplyKnobSettings(in_force.config, proposal.settings));
   const auto changes = tuner::DiffConfigs(in_force.config, in_force.sources, proposed);
@@ -309,6 +379,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["path"] = path;
     out["format"] = std::string(tuner::ConfigFormatName(format));
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+    out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
     out["objective"] =
         proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
     out["objective_value"] =
@@ -350,10 +421,25 @@ void RegisterApply(CLI::App& root, Context& context) {
       "config",
       "Write the winner of a sweep (or --set values) as the transport's config, showing "
       "the diff against the config in force");
-  command->add_option("--sweep", flags->sweep_id,
-                      "Sweep whose winner to apply: the config its verdict chose at its final "
-                      "re-measurement, else its best validated trial (default: the latest "
-                      "sweep, unless only --set is given)");
+  auto* sweep =
+      command->add_option("--sweep", flags->sweep_id,
+                          "Sweep whose winner to apply: the config its verdict chose at its final "
+                          "re-measurement, else its best validated trial (default: the latest "
+                          "sweep, unless only --set or --cluster is given)");
+  auto* cluster =
+      command
+          ->add_option("--cluster", flags->cluster_id,
+                       "Cluster run whose winner to apply (`artune results --cluster ID`); where "
+                       "hosts with different devices chose different winners, one config per host "
+                       "group, in files named after the group's devices beside the target")
+          ->excludes(sweep);
+  command
+      ->add_option("--goal", flags->goal,
+                   "With --cluster: worst-link (the config whose worst link is best) or "
+                   "geomean (the best geometric mean over the links)")
+      ->check(CLI::IsMember({"worst-link", "geomean"}))
+      ->capture_default_str()
+      ->needs(cluster);
   command
       ->add_option("--set", flags->settings,
                    "Set a knob, e.g. --set eager_threshold=4KiB (repeatable; applied after the "
@@ -387,6 +473,7 @@ void RegisterApply(CLI::App& root, Context& context) {
       "Examples:\n"
       "  artune apply config                       # the latest sweep's winner\n"
       "  artune apply config --sweep 3 --dry-run\n"
+      "  artune apply config --cluster 2 --output cluster.toml\n"
       "  artune apply config --set eager_threshold=4KiB --set chunk_size=1MiB\n"
       "  eval \"$(artune apply config --format env)\"\n"
       "  artune apply config --sweep 3 --live 10.0.0.2:50051");

@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "format.h"
+
 namespace artune::cli {
 
 std::string SweepChoice::How() const {
@@ -56,6 +58,73 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id) {
   }
   winner.knobs = winner.trial->knobs;
   return winner;
+}
+
+namespace {
+
+std::string Joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : ", ") + word;
+  return text;
+}
+
+}  // namespace
+
+Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id,
+                                        tuner::ClusterGoal goal) {
+  ClusterChoice choice;
+  ARTUNE_ASSIGN_OR_RETURN(choice.data, tuner::ReadClusterData(store, cluster_id, goal));
+  choice.analysis = tuner::AnalyzeCluster(choice.data.input);
+  const std::string name = "cluster " + std::to_string(cluster_id);
+  const std::string goal_name(tuner::ClusterGoalName(goal));
+  const auto knobs_of = [&](const std::string& key) -> Result<std::map<std::string, std::string>> {
+    auto knobs = db::ParseTrialKnobKey(key);
+    if (!knobs.ok()) {
+      return Status::Corruption(name + "'s winner '" + key + "' is not knob text (" +
+                                knobs.status().message() + ")");
+    }
+    return *knobs;
+  };
+  const auto& winner = choice.analysis.winner.winner;
+  const auto describe = [&](const tuner::ConfigScore& score, size_t links) {
+    return "worst link " + FormatNumber(score.worst, 2) + " " + choice.data.objective + ", " +
+           std::to_string(links) + (links == 1 ? " link" : " links");
+  };
+  if (choice.analysis.grouping.winners_differ) {
+    for (const tuner::HostGroup& group : choice.analysis.grouping.groups) {
+      ClusterChoice::Part part;
+      part.device_class = group.device_class.empty() ? "unknown" : group.device_class;
+      part.hosts = group.hosts;
+      const std::string hosts = "hosts " + Joined(group.hosts) + " (" + part.device_class + ")";
+      if (group.winner.winner) {
+        ARTUNE_ASSIGN_OR_RETURN(part.knobs, knobs_of(group.winner.winner->key));
+        part.origin = name + " " + hosts + ": their links' winner by " + goal_name + " (" +
+                      describe(*group.winner.winner, group.links.size()) + ")";
+      } else if (winner) {
+        ARTUNE_ASSIGN_OR_RETURN(part.knobs, knobs_of(winner->key));
+        part.origin = name + " " + hosts + ": the cluster's winner by " + goal_name +
+                      " (no link within the group was measured)";
+      } else {
+        return Status::NotFound(name + ": " + hosts + " have no winner (" + group.winner.reason +
+                                "); see `artune results --cluster " + std::to_string(cluster_id) +
+                                "`");
+      }
+      choice.parts.push_back(std::move(part));
+    }
+    return choice;
+  }
+  if (!winner) {
+    return Status::NotFound(name + " has no winner to apply: " + choice.analysis.winner.reason +
+                            "; see `artune results --cluster " + std::to_string(cluster_id) + "`");
+  }
+  ClusterChoice::Part part;
+  part.hosts = choice.analysis.matrix.hosts;
+  ARTUNE_ASSIGN_OR_RETURN(part.knobs, knobs_of(winner->key));
+  part.origin = name + " winner by " + goal_name + " for every host (" +
+                describe(*winner, choice.analysis.usable_links) + ", " + choice.data.cluster.pairs +
+                " pairs, " + choice.data.cluster.created_at + ")";
+  choice.parts.push_back(std::move(part));
+  return choice;
 }
 
 }  // namespace artune::cli

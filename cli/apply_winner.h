@@ -13,9 +13,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "artune/db/store.h"
 #include "artune/status.h"
+#include "artune/tuner/cluster_analysis.h"
+#include "artune/tuner/cluster_records.h"
 
 namespace artune::cli {
 
@@ -38,5 +41,27 @@ struct SweepChoice {
 // `artune results --sweep ID`), kCorruption (the verdict's best_knobs is not knob
 // text, or names a trial that failed or did not validate), the store's errors.
 Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
+
+// What a stored cluster run hands on (`artune apply config --cluster ID`): its
+// winner (tuner/cluster_analysis.h) for every host, or, when hosts with different
+// devices chose different winners within their groups, one config per group.
+struct ClusterChoice {
+  struct Part {
+    std::string device_class;        // "" for the whole cluster, else the group's ("mlx5")
+    std::vector<std::string> hosts;  // the hosts it is for
+    std::map<std::string, std::string> knobs;
+    std::string origin;  // "cluster 3 winner by worst-link: ..." for the file's header
+  };
+  tuner::ClusterData data;
+  tuner::ClusterAnalysis analysis;
+  std::vector<Part> parts;  // one, or one per host group (device class order)
+};
+
+// Reads the cluster and chooses. A group without a winner of its own (no link
+// within it) gets the cluster's. Errors: kNotFound (no such cluster, or no config
+// measured on every usable link: the message says to look at `artune results
+// --cluster ID`), kCorruption (a winner that is not knob text), ReadClusterData's.
+Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id,
+                                        tuner::ClusterGoal goal);
 
 }  // namespace artune::cli

@@ -1,9 +1,20 @@
 #include "format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace artune::cli {
+
+std::string FormatNumber(double value, int decimals) {
+  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) {
+    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+    decimals = std::min(12, std::max(decimals, 2 - magnitude));
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
 
 std::string ShortTime(const std::string& iso8601) {
   if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
@@ -29,11 +40,19 @@ std::string FormatHumanBytes(uint64_t bytes) {
 
 namespace {
 
-// Terminal columns taken by UTF-8 text (each code point counted once).
+// Terminal columns taken by UTF-8 text (each code point counted once); an ANSI
+// SGR sequence (ESC [ ... m, a colour) takes none, so coloured cells align.
 size_t DisplayWidth(const std::string& text) {
   size_t width = 0;
-  for (unsigned char c : text) {
-    if ((c & 0xC0) != 0x80) ++width;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      const size_t end = text.find('m', i);
+      if (end != std::string::npos) {
+        i = end;
+        continue;
+      }
+    }
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++width;
   }
   return width;
 }

@@ -12,12 +12,16 @@ namespace artune::cli {
 // back (the knob table's FormatBytes gives exact, parsable sizes).
 std::string FormatHumanBytes(uint64_t bytes);
 
+// `value` with `decimals` after the point, but never fewer than three significant
+// digits: a workload-time of 0.000376 s must not print as 0.00.
+std::string FormatNumber(double value, int decimals);
+
 // "2024-05-01T12:34:56.789Z" -> "2024-05-01 12:34:56"; anything else unchanged.
 std::string ShortTime(const std::string& iso8601);
 
 // Prints rows as aligned columns, two spaces apart, each padded to its widest cell
-// (UTF-8 aware: "µs" takes two columns). Columns flagged in `right_aligned`
-// (numbers) are padded on the left; the last column is never padded on the right.
+// (UTF-8 aware: "µs" takes two columns; ANSI colour sequences take none). Columns flagged in
+// `right_aligned` (numbers) are padded on the left; the last column is never padded on the right.
 void PrintTable(const std::vector<std::vector<std::string>>& rows,
                 const std::vector<bool>& right_aligned, std::ostream& out);
 

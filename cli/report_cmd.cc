@@ -1,14 +1,16 @@
 // artune report: one self-contained HTML file (inline SVG charts and tables, no
-// scripts or network references) of a stored capture or sweep, to open in a
-// browser. Thin over the report library (cli/report/include/artune/report/).
+// scripts or network references) of a stored capture, sweep or cluster run, to
+// open in a browser. Thin over the report library (cli/report/include/artune/report/).
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "artune/probes/profile_output.h"
 #include "artune/report/capture_report.h"
+#include "artune/report/cluster_report.h"
 #include "artune/report/html.h"
 #include "artune/report/sweep_report.h"
+#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
 
@@ -18,6 +20,8 @@ namespace {
 struct ReportOptions {
   int64_t capture_id = 0;
   int64_t sweep_id = 0;
+  int64_t cluster_id = 0;
+  std::string goal = "worst-link";
   std::string output;  // empty: report-<kind>-<id>.html in the current directory
   bool json = false;
 };
@@ -41,17 +45,26 @@ Result<std::string> SweepReport(db::Store& store, int64_t id) {
   return report::SweepReportHtml(sweep, trials, best);
 }
 
+Result<std::string> ClusterReport(db::Store& store, int64_t id, const std::string& goal) {
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterData data,
+                          tuner::ReadClusterData(store, id, *tuner::ParseClusterGoal(goal)));
+  return report::ClusterReportHtml(data, tuner::AnalyzeCluster(data.input));
+}
+
 Status Report(const ReportOptions& options, const Context& context) {
-  if (options.capture_id == 0 && options.sweep_id == 0) {
-    return Status::InvalidArgument("artune report needs --capture ID or --sweep ID");
+  if (options.capture_id == 0 && options.sweep_id == 0 && options.cluster_id == 0) {
+    return Status::InvalidArgument("artune report needs --capture ID, --sweep ID or --cluster ID");
   }
   const bool capture = options.capture_id != 0;
-  const std::string kind = capture ? "capture" : "sweep";
-  const int64_t id = capture ? options.capture_id : options.sweep_id;
+  const bool cluster = options.cluster_id != 0;
+  const std::string kind = capture ? "capture" : cluster ? "cluster" : "sweep";
+  const int64_t id = capture ? options.capture_id : cluster ? options.cluster_id : options.sweep_id;
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   std::string html;
   if (capture) {
     ARTUNE_ASSIGN_OR_RETURN(html, CaptureReport(*store, id, context));
+  } else if (cluster) {
+    ARTUNE_ASSIGN_OR_RETURN(html, ClusterReport(*store, id, options.goal));
   } else {
     ARTUNE_ASSIGN_OR_RETURN(html, SweepReport(*store, id));
   }
@@ -80,7 +93,7 @@ void RegisterReport(CLI::App& root, Context& context) {
   auto* command = root.add_subcommand(
       "report",
       "Write one self-contained HTML report (charts and tables, no scripts or network "
-      "references) of a stored capture or sweep");
+      "references) of a stored capture, sweep or cluster run");
   auto* capture = command->add_option(
       "--capture", options->capture_id,
       "Capture id (`artune captures`): per-method tables, message-size and iovec-size "
@@ -92,14 +105,31 @@ void RegisterReport(CLI::App& root, Context& context) {
       "with the best cell marked, the winner against the defaults, every trial");
   sweep->check(CLI::PositiveNumber);
   capture->excludes(sweep);
-  command->add_option("-o,--output", options->output,
-                      "File to write (default: report-<capture|sweep>-<id>.html in the current "
-                      "directory); replaced whole, never left half-written");
+  auto* cluster = command->add_option(
+      "--cluster", options->cluster_id,
+      "Cluster run id (`artune results --clusters`): the host x host heatmap of the objective "
+      "under the cluster's winner with the outlier links marked, the winner against the "
+      "default, the host groups, every link");
+  cluster->check(CLI::PositiveNumber);
+  cluster->excludes(capture);
+  cluster->excludes(sweep);
+  command
+      ->add_option("--goal", options->goal,
+                   "With --cluster: worst-link (the config whose worst link is best) or "
+                   "geomean (the best geometric mean over the links)")
+      ->check(CLI::IsMember({"worst-link", "geomean"}))
+      ->capture_default_str()
+      ->needs(cluster);
+  command->add_option(
+      "-o,--output", options->output,
+      "File to write (default: report-<capture|sweep|cluster>-<id>.html in the current "
+      "directory); replaced whole, never left half-written");
   command->add_flag("--json", options->json,
                     "Print where the report went as one JSON object {kind, id, output, bytes}");
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db).\n"
-      "Examples:\n  artune report --capture 3 --output traffic.html\n  artune report --sweep 2");
+      "Examples:\n  artune report --capture 3 --output traffic.html\n  artune report --sweep 2\n  "
+      "artune report --cluster 1");
   command->callback(
       [options, &context] { RunCommand(context, [&] { return Report(*options, context); }); });
 }

@@ -4,6 +4,7 @@
 // artune results --sweep ID [--json]: a sweep's trials, its winner against the
 // default config, the default measured again at the end and the sweep's verdict,
 // and a text heatmap eager_threshold x chunk_size.
+// artune results --clusters / --cluster ID: cluster runs (results_cluster.h).
 // All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
 #include <cmath>
@@ -20,8 +21,10 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
+#include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"
 
@@ -36,19 +39,10 @@ struct ResultsOptions {
   int64_t show_id = 0;
   int64_t sweep_id = 0;
   bool sweeps = false;
+  int64_t cluster_id = 0;
+  bool clusters = false;
+  std::string goal = "worst-link";
 };
-
-// `decimals` after the point, but never fewer than three significant digits: a
-// workload-time of 0.000376 s must not print as 0.00.
-std::string FormatNumber(double value, int decimals) {
-  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) {
-    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-    decimals = std::min(12, std::max(decimals, 2 - magnitude));
-  }
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
 
 ordered_json RunJson(const db::BenchRun& run) {
   ordered_json j;
@@ -282,6 +276,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store->GetSweep(options.sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store->ListTrials(sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, ChosenTrial(*store, sweep));
+  ARTUNE_ASSIGN_OR_RETURN(const std::optional<int64_t> cluster_id,
+                          tuner::FindClusterOfSweep(*store, sweep.id));
   std::optional<db::TrialRecord> default_trial;
   for (const db::TrialRecord& trial : trials) {
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) default_trial = trial;
@@ -301,6 +297,8 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   if (options.json) {
     ordered_json j;
     j["sweep"] = SweepJson(sweep);
+    // The cluster run this sweep measured a link of; null for a sweep of its own.
+    j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
     j["trials"] = ordered_json::array();
     for (const db::TrialRecord& trial : trials) j["trials"].push_back(TrialJson(trial));
     j["best"] = PickJson(best);
@@ -338,7 +336,12 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
                                                 std::to_string(sweep.id) + "` continues it)"
                                           : "")
             << "\n";
-  std::cout << "Search space  " << sweep.search_space << "\n\n";
+  std::cout << "Search space  " << sweep.search_space << "\n";
+  if (cluster_id) {
+    std::cout << "Cluster       this sweep measured one link of cluster " << *cluster_id
+              << " (`artune results --cluster " << *cluster_id << "`)\n";
+  }
+  std::cout << "\n";
   std::vector<std::vector<std::string>> rows = {
       {"ID", "KNOBS", "STATUS", "OBJECTIVE", "CI LOW", "CI HIGH", "N", "NOTE"}};
   for (const db::TrialRecord& trial : trials) {
@@ -417,6 +420,20 @@ void RegisterResults(CLI::App& root, Context& context) {
                       "Show sweep ID: its trials, the winner, the default measured again and "
                       "the verdict, and a heatmap eager_threshold x chunk_size");
   command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
+  auto* cluster =
+      command->add_option("--cluster", options->cluster_id,
+                          "Show cluster run ID (`artune sweep --mpi`): each link's best config "
+                          "against the default, the cluster's winner, a host x host heatmap, the "
+                          "outlier links, host groups with different devices, the failed links");
+  command->add_flag("--clusters", options->clusters,
+                    "List the stored cluster runs instead of bench runs");
+  command
+      ->add_option("--goal", options->goal,
+                   "How --cluster picks the winner among the configs every link measured: "
+                   "worst-link (the best worst link) or geomean (the best geometric mean)")
+      ->check(CLI::IsMember({"worst-link", "geomean"}))
+      ->capture_default_str()
+      ->needs(cluster);
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
       "`artune bench` writes it.");
@@ -433,6 +450,11 @@ void RegisterResults(CLI::App& root, Context& context) {
   command->callback([options, show, &context] {
     if (show->parsed()) return;  // the subcommand did the work
     RunCommand(context, [&] {
+      if (options->cluster_id != 0) {
+        return ShowCluster(options->cluster_id, *tuner::ParseClusterGoal(options->goal),
+                           options->json, context);
+      }
+      if (options->clusters) return ListClusters(options->limit, options->json, context);
       if (options->sweep_id != 0) return ShowSweep(*options, context);
       if (options->sweeps) return ListSweeps(*options, context);
       return List(*options, context);

@@ -32,6 +32,8 @@ struct StoredListing {
   std::vector<std::string> header;
   std::vector<bool> right_aligned;  // as PrintTable
   std::function<std::vector<std::string>(const Record&)> row;
+  // How to show one record in full, for the footer; "" means `artune COMMAND show ID`.
+  std::string_view show_one = "";
 };
 
 template <typename Record>
@@ -68,7 +70,10 @@ Status PrintStoredListing(const StoredListing<Record>& listing, int limit, bool 
   PrintTable(rows, listing.right_aligned, std::cout);
   if (static_cast<int64_t>(records.size()) < total) {
     std::cout << "(" << records.size() << " newest of " << total << " " << listing.noun
-              << "; --limit 0 shows all, `artune " << listing.command << " show ID` one in full)\n";
+              << "; --limit 0 shows all, `artune "
+              << (listing.show_one.empty() ? std::string(listing.command) + " show ID"
+                                           : std::string(listing.show_one))
+              << "` one in full)\n";
   }
   return Status::Ok();
 }

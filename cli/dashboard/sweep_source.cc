@@ -1,5 +1,6 @@
 #include "sweep_source.h"
 
+#include <algorithm>
 #include <charconv>
 #include <sstream>
 
@@ -137,7 +138,43 @@ SweepPanel SweepSource::Poll() {
     return panel;
   }
   panel.summary = SummarizeSweep(SweepInputFromRecords(*sweep, *trials));
+  panel.cluster = ClusterOf(sweep->id);
   return panel;
+}
+
+bool SweepSource::ClusterIsCurrent(int64_t cluster_id) {
+  if (!cluster_ || cluster_->data.cluster.id != cluster_id) return false;
+  // A run changes by whole links: one stored once finished, or a failed one that
+  // --resume measured again and replaced (even after the run was marked finished).
+  // Two cheap reads say whether the whole run (a sweep per link) must be read again.
+  Result<db::ClusterRecord> cluster = store_->GetCluster(cluster_id);
+  Result<std::vector<db::ClusterLinkRecord>> links = store_->ListClusterLinks(cluster_id);
+  if (!cluster.ok() || !links.ok()) return false;
+  const std::vector<db::ClusterLinkRecord>& known = cluster_->data.links;
+  const auto same = [](const db::ClusterLinkRecord& a, const db::ClusterLinkRecord& b) {
+    return a.round == b.round && a.pair == b.pair && a.status == b.status &&
+           a.sweep_id == b.sweep_id && a.finished_at == b.finished_at;
+  };
+  return cluster->finished_at == cluster_->data.cluster.finished_at &&
+         std::equal(links->begin(), links->end(), known.begin(), known.end(), same);
+}
+
+std::optional<ClusterPanel> SweepSource::ClusterOf(int64_t sweep_id) {
+  auto known = cluster_of_sweep_.find(sweep_id);
+  if (known == cluster_of_sweep_.end()) {
+    Result<std::optional<int64_t>> found = tuner::FindClusterOfSweep(*store_, sweep_id);
+    if (!found.ok() || !*found) return std::nullopt;
+    known = cluster_of_sweep_.emplace(sweep_id, **found).first;
+  }
+  const int64_t cluster_id = known->second;
+  if (!ClusterIsCurrent(cluster_id)) {
+    Result<tuner::ClusterData> data = tuner::ReadClusterData(*store_, cluster_id);
+    if (!data.ok()) return std::nullopt;
+    cluster_.emplace();
+    cluster_->data = std::move(*data);
+    cluster_->analysis = tuner::AnalyzeCluster(cluster_->data.input);
+  }
+  return ClusterPanelForSweep(cluster_->data, cluster_->analysis, sweep_id);
 }
 
 }  // namespace artune::dashboard

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "artune/db/store.h"
 #include "artune/status.h"
+#include "artune/tuner/cluster_records.h"
 #include "views.h"
 
 namespace artune::dashboard {
@@ -45,13 +47,27 @@ class SweepSource {
   ~SweepSource();
   // Reads the store now. Never fails: a missing store or sweep becomes the
   // panel's error text, and the next Poll() tries again (a sweep that starts after
-  // the dashboard shows up).
+  // the dashboard shows up). For a sweep that measured a cluster's link, the panel
+  // carries the cluster's heatmap (a cluster that cannot be read leaves it out).
   SweepPanel Poll();
 
  private:
+  // The cluster panel for `sweep_id`, nullopt when the sweep is no cluster's link.
+  // A link keeps its sweep, so a sweep's cluster is looked up until found and then
+  // kept; the cluster is read again only when its links or its finish mark changed.
+  std::optional<ClusterPanel> ClusterOf(int64_t sweep_id);
+  // Whether cluster_ holds `cluster_id` as the store has it now.
+  bool ClusterIsCurrent(int64_t cluster_id);
+
   std::string database_path_;
   SweepSelector selector_;
   std::unique_ptr<db::Store> store_;
+  std::map<int64_t, int64_t> cluster_of_sweep_;
+  struct ReadCluster {
+    tuner::ClusterData data;
+    tuner::ClusterAnalysis analysis;
+  };
+  std::optional<ReadCluster> cluster_;
 };
 
 }  // namespace artune::dashboard

@@ -1,5 +1,7 @@
 // The sweep view: progress and ETA, the best and the latest trial, and the
-// heatmap of the objective over eager_threshold (rows) x chunk_size (columns).
+// heatmap of the objective over eager_threshold (rows) x chunk_size (columns);
+// for a sweep that measured a cluster's link, the cluster's host x host heatmap
+// beside or below it (cluster_view.cc).
 #include <algorithm>
 #include <cstdio>
 
@@ -174,6 +176,24 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
       canvas.Put(row, left, AlignRight(text, kCellWidth - 1), style);
     }
   }
+  if (!sweep.cluster) return;
+  // Beside the sweep's heatmap when it fits, else below it, else one line.
+  const int bottom = canvas.height() - 1;  // the key hints' row
+  const int right = 1 + kLabelWidth + columns * kCellWidth + 2;
+  if (DrawClusterPanel(*sweep.cluster, canvas, top + 1, right, width - right, bottom - top - 1)) {
+    return;
+  }
+  const int below = top + 3 + rows;
+  if (DrawClusterPanel(*sweep.cluster, canvas, below, 1, width - 2, bottom - below)) return;
+  const std::string why =
+      sweep.cluster->omitted_hosts > 0
+          ? std::to_string(sweep.cluster->omitted_hosts) + " hosts, too many for a heatmap"
+          : "its heatmap needs a larger terminal";
+  canvas.Put(bottom - 1, 1,
+             KeepEnd("cluster " + std::to_string(sweep.cluster->cluster_id) + ", link " +
+                         sweep.cluster->link + ": " + why,
+                     static_cast<size_t>(width - 2)),
+             Style::kDim);
 }
 
 }  // namespace artune::dashboard

@@ -14,6 +14,7 @@
 
 #include "artune/db/store.h"
 #include "canvas.h"
+#include "cluster_model.h"
 #include "sweep_model.h"
 #include "traffic_model.h"
 #include "transport_model.h"
@@ -58,6 +59,8 @@ struct SweepPanel {
   std::string source;       // "store /path/artune.db, sweep 3" (or "latest sweep")
   std::string error;        // reading failed, or no such sweep yet
   std::optional<SweepSummary> summary;
+  // The cluster run whose link this sweep measured (nullopt: not a cluster's link).
+  std::optional<ClusterPanel> cluster;
 };
 
 // What the home view shows: the store's newest records, so that `artune
@@ -86,6 +89,10 @@ void DrawTrafficView(const TrafficSnapshot& traffic, size_t selected_method, Can
 void DrawSweepView(const SweepPanel& sweep, Canvas& canvas);
 void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas);
 void DrawHomeView(const HomePanel& home, Canvas& canvas);
+// The cluster panel in the box (top, left, width, height); returns false, drawing
+// nothing, when the box is too small for it.
+bool DrawClusterPanel(const ClusterPanel& panel, Canvas& canvas, int top, int left, int width,
+                      int height);
 
 // "123", "12.3 k", "4.5 M" (for counts and rates).
 std::string FormatCount(double value);

@@ -7,11 +7,14 @@
 //   sweep_fixture DB verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE
 //                                        the verdict and the default measured again
 //   sweep_fixture DB finish ID
+//   sweep_fixture DB cluster             a finished cluster run (tests/cli/cluster_fixture.h:
+//                                        WriteTwoModelCluster); prints its id
 #include <cstdlib>
 #include <iostream>
 #include <string>
 
 #include "artune/db/store.h"
+#include "cluster_fixture.h"
 
 namespace {
 
@@ -26,7 +29,7 @@ int main(int argc, char** argv) {
   using namespace artune;
   if (argc < 3) {
     std::cerr << "usage: sweep_fixture DB create | trial ID EAGER CHUNK OBJECTIVE [STATUS] | "
-                 "verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE | finish ID\n";
+                 "verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE | finish ID | cluster\n";
     return 2;
   }
   auto store = db::Store::Open(argv[1]);
@@ -90,6 +93,12 @@ int main(int argc, char** argv) {
   if (action == "finish" && argc >= 4) {
     const artune::Status status = (*store)->FinishSweep(std::atoll(argv[3]));
     return status.ok() ? 0 : Fail(status);
+  }
+  if (action == "cluster") {
+    auto id = artune_cluster_test::WriteTwoModelCluster(**store);
+    if (!id.ok()) return Fail(id.status());
+    std::cout << *id << "\n";
+    return 0;
   }
   std::cerr << "sweep_fixture: unknown action or missing arguments\n";
   return 2;

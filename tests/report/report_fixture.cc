@@ -8,6 +8,8 @@
 //                               64KiB x 2MiB invalid, 1KiB x 2MiB failed
 //   report_fixture DB polling-sweep  one more: eager x chunk x polling, the best
 //                               16KiB x 512KiB with busy polling
+//   report_fixture DB cluster   a finished cluster run (tests/cli/cluster_fixture.h:
+//                               WriteTwoModelCluster), after whatever the store holds
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -16,6 +18,7 @@
 #include "artune/db/store.h"
 #include "artune/probes/profile.h"
 #include "capture_record.h"
+#include "cluster_fixture.h"
 
 namespace {
 
@@ -218,7 +221,7 @@ int WritePollingSweep(db::Store& store) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: report_fixture DB capture|sweep|polling-sweep\n";
+    std::cerr << "usage: report_fixture DB capture|sweep|polling-sweep|cluster\n";
     return 2;
   }
   auto store = db::Store::Open(argv[1]);
@@ -230,6 +233,15 @@ int main(int argc, char** argv) {
   if (what == "capture") return WriteCapture(**store);
   if (what == "sweep") return WriteSweep(**store);
   if (what == "polling-sweep") return WritePollingSweep(**store);
+  if (what == "cluster") {
+    auto cluster = artune_cluster_test::WriteTwoModelCluster(**store);
+    if (!cluster.ok()) {
+      std::cerr << "report_fixture: " << cluster.status().message() << "\n";
+      return 1;
+    }
+    std::cout << *cluster << "\n";
+    return 0;
+  }
   std::cerr << "report_fixture: unknown record kind " << what << "\n";
   return 2;
 }

@@ -1,0 +1,136 @@
+#include "apply_cluster.h"
+
+#include <cctype>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "artune/transport/knobs.h"
+#include "format.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string Hosts(const std::vector<std::string>& hosts) {
+  std::string text;
+  for (const std::string& host : hosts) text += (text.empty() ? "" : ", ") + host;
+  return text;
+}
+
+}  // namespace
+
+std::string GroupConfigPath(const std::string& base_path, const std::string& device_class) {
+  std::string label = device_class;
+  for (char& c : label) {
+    const bool plain =
+        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '+';
+    if (!plain) c = '_';
+  }
+  const std::filesystem::path base(base_path);
+  std::filesystem::path named = base.parent_path();
+  named /= base.stem().string() + "." + label + base.extension().string();
+  return named.string();
+}
+
+Status ApplyClusterGroups(const ClusterGroupsApply& request,
+                          const transport::LoadedConfig& in_force) {
+  const bool to_stdout = request.base_path.empty();
+  if (to_stdout && request.format != tuner::ConfigFormat::kJson) {
+    return Status::InvalidArgument(
+        "cluster " + std::to_string(request.cluster_id) + " needs one config per host group, and " +
+        std::string(tuner::ConfigFormatName(request.format)) +
+        " configs printed one after the other would override each other: give --output FILE "
+        "(one file per group) or --format json");
+  }
+  const std::string cluster = "cluster " + std::to_string(request.cluster_id);
+  ordered_json printed = {{"cluster_id", request.cluster_id}, {"groups", ordered_json::array()}};
+  ordered_json report = {{"target", to_stdout ? "stdout" : "group-files"},
+                         {"cluster_id", request.cluster_id},
+                         {"reason", request.reason},
+                         {"groups", ordered_json::array()}};
+  std::ostream& out = to_stdout ? std::cerr : std::cout;
+  std::vector<std::string> placed;
+  for (const ClusterChoice::Part& part : request.parts) {
+    std::vector<tuner::KnobSetting> settings;
+    for (const auto& [name, value] : part.knobs) settings.push_back({name, value, part.origin});
+    settings.insert(settings.end(), request.extra_settings.begin(), request.extra_settings.end());
+    ARTUNE_ASSIGN_OR_RETURN(const transport::Config proposed,
+                            tuner::ApplyKnobSettings(in_force.config, settings));
+    const auto changes = tuner::DiffConfigs(in_force.config, in_force.sources, proposed);
+    const std::string for_hosts = "for hosts " + Hosts(part.hosts) + " (" + part.device_class + ")";
+    const std::vector<std::string> header = {
+        "artune transport config, written by `artune apply config`", for_hosts, part.origin};
+    const std::string text = tuner::RenderConfig(proposed, request.format, header);
+    const std::string path = to_stdout ? "" : GroupConfigPath(request.base_path, part.device_class);
+    const bool writing = !path.empty() && !request.dry_run;
+    if (writing) ARTUNE_RETURN_IF_ERROR(tuner::WriteFileAtomically(path, text));
+    std::string knobs;
+    for (const auto& [name, value] : part.knobs)
+      knobs += (knobs.empty() ? "" : " ") + name + "=" + value;
+    if (to_stdout) {
+      printed["groups"].push_back({{"device_class", part.device_class},
+                                   {"hosts", part.hosts},
+                                   {"knobs", knobs},
+                                   {"config", ordered_json::parse(text)}});
+    }
+    placed.push_back((to_stdout ? std::string("the \"") + part.device_class + "\" group" : path) +
+                     " (for " + Hosts(part.hosts) + ")");
+    if (request.json) {
+      ordered_json changed = ordered_json::array();
+      for (const tuner::KnobChange& change : changes) {
+        changed.push_back({{"name", change.name},
+                           {"current", change.current},
+                           {"source", change.current_source},
+                           {"new", change.proposed},
+                           {"changed", change.changed}});
+      }
+      report["groups"].push_back({{"device_class", part.device_class},
+                                  {"hosts", part.hosts},
+                                  {"knobs", knobs},
+                                  {"origin", part.origin},
+                                  {"path", path},
+                                  {"written", writing},
+                                  {"changes", changed},
+                                  {"config", transport::ConfigToMap(proposed)}});
+      continue;
+    }
+    out << "from " << part.origin << "\n";
+    std::vector<std::vector<std::string>> rows = {{"KNOB", "IN FORCE", "SOURCE", "NEW", ""}};
+    size_t changed = 0;
+    for (const tuner::KnobChange& change : changes) {
+      if (!change.changed) continue;
+      rows.push_back(
+          {change.name, change.current, change.current_source, change.proposed, "changed"});
+      ++changed;
+    }
+    if (changed > 0) PrintTable(rows, {}, out);
+    out << changed << " of " << changes.size() << " knobs change " << for_hosts << "\n";
+    if (writing) {
+      out << "wrote " << path << " (" << tuner::ConfigFormatName(request.format) << ")\n";
+    }
+    out << "\n";
+  }
+  if (to_stdout && !request.dry_run) std::cout << printed.dump(2) << "\n";
+  if (request.json) std::cout << report.dump(2) << "\n";
+
+  std::string placed_text;
+  for (const std::string& text : placed) placed_text += (placed_text.empty() ? "" : "; ") + text;
+  std::cerr << "artune: " << cluster << ": " << request.reason << ": "
+            << (request.dry_run ? "would write "
+                : to_stdout     ? "printed "
+                                : "wrote ")
+            << request.parts.size() << " configs, " << placed_text;
+  if (!to_stdout) {
+    std::cerr << "; load each on its hosts (ARTUNE_CONFIG=FILE, or copy it to their "
+                 "transport.toml)";
+    if (request.base_is_default) {
+      std::cerr << "; " << request.base_path << " itself is left as it is";
+    }
+  }
+  std::cerr << "\n";
+  return Status::Ok();
+}
+
+}  // namespace artune::cli

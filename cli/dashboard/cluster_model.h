@@ -1,0 +1,44 @@
+// The sweep view's cluster panel: when the sweep shown measured one link of a
+// cluster run (`artune sweep --mpi`), the cluster's host x host heatmap under its
+// winner (tuner/cluster_analysis.h), with this link marked and the outliers
+// flagged. A pure function over the analysis, unit-tested without a store.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/tuner/cluster_analysis.h"
+#include "artune/tuner/cluster_records.h"
+
+namespace artune::dashboard {
+
+struct ClusterHeatCell {
+  bool linked = false;     // some link goes from this client host to this server host
+  bool failed = false;     // ... and failed
+  bool usable = false;     // measured with the panel's config
+  bool outlier = false;    // an outlier link
+  bool this_link = false;  // the sweep shown measured this link
+  double objective = 0;
+  int level = 0;  // 0..kHeatLevels-1 among usable cells (higher: better)
+};
+
+struct ClusterPanel {
+  int64_t cluster_id = 0;
+  std::string link;    // "a -> b": the link the sweep shown measured
+  std::string config;  // "eager_threshold=4KiB": the heatmap's config
+  bool under_winner = false;
+  std::vector<std::string> hosts;                   // empty past tuner::kMatrixMaxHosts hosts
+  size_t omitted_hosts = 0;                         // then: how many
+  std::vector<std::vector<ClusterHeatCell>> cells;  // [client][server]
+  size_t links = 0, failed = 0;
+  std::vector<std::string> outliers;  // "b-d 16.0 MAD slower"
+};
+
+// nullopt when no link of `data` was measured by `sweep_id`.
+std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
+                                                 const tuner::ClusterAnalysis& analysis,
+                                                 int64_t sweep_id);
+
+}  // namespace artune::dashboard

@@ -1,0 +1,290 @@
+#include "results_cluster.h"
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "artune/db/store.h"
+#include "artune/tuner/cluster_records.h"
+#include "cluster_text.h"
+#include "format.h"
+#include "stored_list.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json ClusterRecordJson(const db::ClusterRecord& cluster) {
+  return {{"id", cluster.id},
+          {"created_at", cluster.created_at},
+          {"finished_at", cluster.finished_at},
+          {"ranks", cluster.ranks},
+          {"pairs", cluster.pairs},
+          {"measurement", cluster.measurement},
+          {"parameters", cluster.parameters}};
+}
+
+ordered_json Optional(const std::optional<double>& value) {
+  return value ? ordered_json(*value) : ordered_json();
+}
+
+ordered_json ScoreJson(const tuner::ClusterData& data,
+                       const std::optional<tuner::ConfigScore>& score) {
+  if (!score) return nullptr;
+  const db::ClusterLinkRecord& worst = data.links[score->worst_link];
+  return {{"knobs", score->key},
+          {"score", score->score},
+          {"worst", score->worst},
+          {"worst_link",
+           {{"client_host", worst.client_host},
+            {"server_host", worst.server_host},
+            {"round", worst.round},
+            {"pair", worst.pair}}},
+          {"geomean", score->geomean_ok ? ordered_json(score->geomean) : ordered_json()}};
+}
+
+ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
+  ordered_json j;
+  j["cluster"] = ClusterRecordJson(data.cluster);
+  j["objective"] = data.objective;
+  j["goal"] = data.goal;
+  j["cluster_goal"] = std::string(tuner::ClusterGoalName(data.input.cluster_goal));
+  j["default"] = data.input.default_key;
+  j["usable_links"] = analysis.usable_links;
+  j["failed_links"] = analysis.failed_links;
+  std::vector<bool> outlier(data.links.size(), false);
+  for (const tuner::Outlier& o : analysis.outliers) outlier[o.link] = true;
+  j["links"] = ordered_json::array();
+  for (size_t i = 0; i < data.links.size(); ++i) {
+    const db::ClusterLinkRecord& link = data.links[i];
+    const tuner::LinkRow& row = analysis.rows[i];
+    j["links"].push_back(
+        {{"round", link.round},
+         {"pair", link.pair},
+         {"client",
+          {{"rank", link.client_rank}, {"host", link.client_host}, {"device", link.client_device}}},
+         {"server",
+          {{"rank", link.server_rank}, {"host", link.server_host}, {"device", link.server_device}}},
+         {"status", std::string(db::LinkStatusName(link.status))},
+         {"error", link.error},
+         {"sweep_id", link.sweep_id == 0 ? ordered_json() : ordered_json(link.sweep_id)},
+         {"best", row.best_key.empty()
+                      ? ordered_json()
+                      : ordered_json({{"knobs", row.best_key}, {"objective", row.best_objective}})},
+         {"default_objective", Optional(row.default_objective)},
+         {"gain", Optional(row.gain)},
+         {"winner_objective", Optional(row.winner_objective)},
+         {"outlier", outlier[i]}});
+  }
+  j["winner"] = ScoreJson(data, analysis.winner.winner);
+  j["winner_reason"] = analysis.winner.reason;
+  j["default_score"] = ScoreJson(data, analysis.winner.default_score);
+  j["candidates"] = ordered_json::array();
+  for (const tuner::ConfigScore& score : analysis.winner.candidates) {
+    j["candidates"].push_back(ScoreJson(data, score));
+  }
+  const tuner::HostMatrix& matrix = analysis.matrix;
+  ordered_json cells = ordered_json::array();
+  for (const auto& row : matrix.cells) {
+    ordered_json cells_row = ordered_json::array();
+    for (const auto& cell : row) cells_row.push_back(Optional(cell.value));
+    cells.push_back(std::move(cells_row));
+  }
+  j["heatmap"] = {
+      {"knobs", matrix.config_key.empty() ? ordered_json() : ordered_json(matrix.config_key)},
+      {"under", matrix.is_winner ? "winner" : "default"},
+      {"rows", "client_host"},
+      {"columns", "server_host"},
+      {"hosts", matrix.hosts},
+      {"omitted_hosts", matrix.omitted_hosts},
+      {"cells", cells}};
+  j["outliers"] = ordered_json::array();
+  for (const tuner::Outlier& o : analysis.outliers) {
+    const db::ClusterLinkRecord& link = data.links[o.link];
+    j["outliers"].push_back({{"client_host", link.client_host},
+                             {"server_host", link.server_host},
+                             {"round", link.round},
+                             {"pair", link.pair},
+                             {"knobs", o.config_key},
+                             {"objective", o.objective},
+                             {"median", o.median},
+                             {"scale", o.scale},
+                             {"deviations", o.deviations},
+                             {"message", OutlierSentence(data, analysis, o)}});
+  }
+  ordered_json groups = ordered_json::array();
+  for (const tuner::HostGroup& group : analysis.grouping.groups) {
+    groups.push_back(
+        {{"device_class", group.device_class},
+         {"hosts", group.hosts},
+         {"links", group.links.size()},
+         {"winner", group.winner.winner ? ordered_json(group.winner.winner->key) : ordered_json()},
+         {"reason", group.winner.reason}});
+  }
+  j["host_groups"] = {{"split", analysis.grouping.groups.size() > 1},
+                      {"winners_differ", analysis.grouping.winners_differ},
+                      {"reason", analysis.grouping.reason},
+                      {"groups", groups}};
+  j["failed"] = ordered_json::array();
+  for (const db::ClusterLinkRecord& link : data.links) {
+    if (link.status == db::LinkStatus::kOk) continue;
+    j["failed"].push_back({{"client_host", link.client_host},
+                           {"server_host", link.server_host},
+                           {"round", link.round},
+                           {"pair", link.pair},
+                           {"error", link.error}});
+  }
+  return j;
+}
+
+std::string Gain(const std::optional<double>& gain) {
+  return gain ? FormatNumber(*gain, 2) + "x" : "-";
+}
+
+void PrintLinks(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
+  std::vector<std::vector<std::string>> rows = {{"ROUND", "PAIR", "CLIENT", "SERVER", "STATUS",
+                                                 "SWEEP", "BEST", "OBJECTIVE", "DEFAULT", "GAIN",
+                                                 "WINNER", "NOTE"}};
+  std::vector<bool> outlier(data.links.size(), false);
+  for (const tuner::Outlier& o : analysis.outliers) outlier[o.link] = true;
+  for (size_t i = 0; i < data.links.size(); ++i) {
+    const db::ClusterLinkRecord& link = data.links[i];
+    const tuner::LinkRow& row = analysis.rows[i];
+    const bool usable = !row.best_key.empty();
+    std::string note = outlier[i] ? "outlier" : "";
+    if (link.status != db::LinkStatus::kOk) {
+      note = link.error;
+    } else if (!usable) {
+      note = "no validated trial";
+    }
+    rows.push_back({std::to_string(link.round), std::to_string(link.pair),
+                    LinkEndText(link.client_host, link.client_device),
+                    LinkEndText(link.server_host, link.server_device),
+                    std::string(db::LinkStatusName(link.status)),
+                    link.sweep_id == 0 ? "-" : std::to_string(link.sweep_id),
+                    usable ? KnobKeyText(row.best_key) : "-",
+                    usable ? FormatNumber(row.best_objective, 2) : "-",
+                    row.default_objective ? FormatNumber(*row.default_objective, 2) : "-",
+                    Gain(row.gain),
+                    row.winner_objective ? FormatNumber(*row.winner_objective, 2) : "-", note});
+  }
+  PrintTable(rows, {true, true, false, false, false, true, false, true, true, true, true, false},
+             std::cout);
+}
+
+void PrintWinner(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
+  const std::string goal(tuner::ClusterGoalName(data.input.cluster_goal));
+  const auto& winner = analysis.winner.winner;
+  if (!winner) {
+    std::cout << "Winner   none: " << analysis.winner.reason << "\n";
+    return;
+  }
+  const auto describe = [&](const tuner::ConfigScore& score) {
+    std::string text = "worst link " + FormatNumber(score.worst, 2) + " (" +
+                       LinkHosts(data.links[score.worst_link]) + ")";
+    if (score.geomean_ok) text += ", geomean " + FormatNumber(score.geomean, 2);
+    return text;
+  };
+  std::cout << "Winner   " << KnobKeyText(winner->key) << " by " << goal << ": "
+            << describe(*winner) << "\n";
+  std::cout << "         " << analysis.winner.reason << "\n";
+  if (analysis.winner.default_score && analysis.winner.default_score->key != winner->key) {
+    std::cout << "Default  " << KnobKeyText(analysis.winner.default_score->key) << ": "
+              << describe(*analysis.winner.default_score) << "\n";
+  } else if (!analysis.winner.default_score && !data.input.default_key.empty()) {
+    std::cout << "Default  " << KnobKeyText(data.input.default_key)
+              << ": not measured on every usable link\n";
+  }
+}
+
+void PrintGroups(const tuner::ClusterAnalysis& analysis) {
+  const tuner::HostGrouping& grouping = analysis.grouping;
+  if (grouping.groups.size() <= 1) return;
+  std::cout << "\nHost groups: " << grouping.reason << "\n";
+  std::vector<std::vector<std::string>> rows = {{"DEVICES", "HOSTS", "LINKS", "WINNER"}};
+  for (const tuner::HostGroup& group : grouping.groups) {
+    std::string hosts;
+    for (const std::string& host : group.hosts) hosts += (hosts.empty() ? "" : ", ") + host;
+    rows.push_back({group.device_class.empty() ? "unknown" : group.device_class, hosts,
+                    std::to_string(group.links.size()),
+                    group.winner.winner ? KnobKeyText(group.winner.winner->key)
+                                        : "none (" + group.winner.reason + ")"});
+  }
+  PrintTable(rows, {false, false, true, false}, std::cout);
+}
+
+}  // namespace
+
+Status ListClusters(int limit, bool json, const Context& context) {
+  const StoredListing<db::ClusterRecord> listing = {
+      .noun = "clusters",
+      .table = "clusters",
+      .command = "results",
+      .kind = "cluster runs",
+      .recorder = "sweep --mpi",
+      .list = [](db::Store& store, int count) { return store.ListClusters(count); },
+      .json = ClusterRecordJson,
+      .header = {"ID", "CREATED", "RANKS", "PAIRS", "MEASUREMENT", "STATE"},
+      .right_aligned = {true, false, true, false, false, false},
+      .row =
+          [](const db::ClusterRecord& cluster) {
+            return std::vector<std::string>{
+                std::to_string(cluster.id),
+                ShortTime(cluster.created_at),
+                std::to_string(cluster.ranks),
+                cluster.pairs,
+                cluster.measurement,
+                cluster.finished_at.empty() ? "unfinished" : "finished"};
+          },
+      .show_one = "results --cluster ID",
+  };
+  return PrintStoredListing(listing, limit, json, context);
+}
+
+Status ShowCluster(int64_t cluster_id, tuner::ClusterGoal goal, bool json, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterData data,
+                          tuner::ReadClusterData(*store, cluster_id, goal));
+  const tuner::ClusterAnalysis analysis = tuner::AnalyzeCluster(data.input);
+  if (json) {
+    std::cout << AnalysisJson(data, analysis).dump(2) << "\n";
+    return Status::Ok();
+  }
+  const db::ClusterRecord& cluster = data.cluster;
+  std::cout << "Cluster " << cluster.id << "  " << cluster.ranks << " ranks, pairs "
+            << cluster.pairs << ", measurement " << cluster.measurement << ", " << data.links.size()
+            << " links (" << analysis.usable_links << " measured, " << analysis.failed_links
+            << " failed)" << (cluster.finished_at.empty() ? ", unfinished" : "") << "\n";
+  if (!data.objective.empty()) {
+    std::cout << "Objective  " << data.objective << " (" << data.goal
+              << "); each link is a sweep: `artune results --sweep ID`\n";
+  }
+  std::cout << "\n";
+  PrintLinks(data, analysis);
+  std::cout << "\n";
+  PrintWinner(data, analysis);
+  const std::string heatmap = ClusterHeatmapText(data, analysis, StdoutTakesColour());
+  if (!heatmap.empty()) std::cout << "\n" << heatmap;
+  if (!analysis.outliers.empty()) {
+    std::cout << "\nOutliers (more than " << tuner::kOutlierDeviations
+              << " MAD worse than the median of the links)\n";
+    for (const tuner::Outlier& outlier : analysis.outliers) {
+      std::cout << "  " << OutlierSentence(data, analysis, outlier) << "\n";
+    }
+  }
+  PrintGroups(analysis);
+  if (analysis.failed_links > 0) {
+    std::cout << "\nFailed links\n";
+    for (const db::ClusterLinkRecord& link : data.links) {
+      if (link.status == db::LinkStatus::kOk) continue;
+      std::cout << "  " << LinkHosts(link) << " (round " << link.round << ", pair " << link.pair
+                << "): " << (link.error.empty() ? "no error stored" : link.error) << "\n";
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace artune::cli
