@@ -61,6 +61,13 @@ namespace artune::transport::fabric::shm {
 
 class ShmFabric;
 
+// epoll tags: the low 3 bits of epoll_event.data.u64 (endpoints are 8-aligned).
+inline constexpr uint64_t kTagLiveness = 0;  // endpoint pointer: socket or pidfd
+inline constexpr uint64_t kTagRing = 1;      // endpoint pointer | 1: its eventfd
+inline constexpr uint64_t kTagHello = 2;     // (fd << 3) | 2: accepted, hello not read yet
+inline constexpr uint64_t kTagWake = 3;
+inline constexpr uint64_t kTagListener = 4;
+
 // Reads done over shm in this process, by how they copied (process-wide: Stats).
 struct ShmReadCounters {
   std::atomic<uint64_t> one_copy{0};     // process_vm_readv by the reader
