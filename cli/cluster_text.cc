@@ -73,16 +73,7 @@ std::string ClusterHeatmapText(const tuner::ClusterData& data,
            " a grid can show; the links above and the outliers below speak for them\n";
   }
   if (matrix.config_key.empty() || matrix.hosts.empty()) return "";
-  std::optional<double> best, worst;
-  for (const auto& row : matrix.cells) {
-    for (const auto& cell : row) {
-      if (!cell.value) continue;
-      if (!best || tuner::BetterObjective(data.input.goal, *cell.value, *best)) best = cell.value;
-      if (!worst || tuner::BetterObjective(data.input.goal, *worst, *cell.value)) {
-        worst = cell.value;
-      }
-    }
-  }
+  const auto [best, worst] = tuner::MatrixRange(matrix, data.input.goal);
   // Every cell as text first, so all share one width and shading covers the cell.
   std::vector<std::vector<std::string>> texts(matrix.hosts.size());
   size_t width = 4;  // "FAIL"

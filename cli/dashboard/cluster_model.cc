@@ -33,16 +33,7 @@ std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
   panel.links = data.links.size();
   panel.failed = analysis.failed_links;
 
-  std::optional<double> best, worst;
-  for (const auto& row : matrix.cells) {
-    for (const auto& cell : row) {
-      if (!cell.value) continue;
-      if (!best || tuner::BetterObjective(data.input.goal, *cell.value, *best)) best = cell.value;
-      if (!worst || tuner::BetterObjective(data.input.goal, *worst, *cell.value)) {
-        worst = cell.value;
-      }
-    }
-  }
+  const auto [best, worst] = tuner::MatrixRange(matrix, data.input.goal);
   const auto index_of = [&](const std::string& host) {
     return static_cast<size_t>(std::find(matrix.hosts.begin(), matrix.hosts.end(), host) -
                                matrix.hosts.begin());

@@ -190,6 +190,20 @@ bool BetterObjective(ObjectiveGoal goal, double a, double b) {
   return goal == ObjectiveGoal::kMin ? a < b : a > b;
 }
 
+ObjectiveRange MatrixRange(const HostMatrix& matrix, ObjectiveGoal goal) {
+  ObjectiveRange range;
+  for (const auto& row : matrix.cells) {
+    for (const auto& cell : row) {
+      if (!cell.value) continue;
+      if (!range.best || BetterObjective(goal, *cell.value, *range.best)) range.best = cell.value;
+      if (!range.worst || BetterObjective(goal, *range.worst, *cell.value)) {
+        range.worst = cell.value;
+      }
+    }
+  }
+  return range;
+}
+
 bool LinkUsable(const LinkInput& link) { return link.ok && !link.objectives.empty(); }
 
 std::string DeviceClass(std::string_view device) {

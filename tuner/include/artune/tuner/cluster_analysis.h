@@ -198,4 +198,11 @@ ClusterAnalysis AnalyzeCluster(const ClusterInput& input);
 // Whether `a` is a better objective than `b` under `goal`.
 bool BetterObjective(ObjectiveGoal goal, double a, double b);
 
+// The best and worst values of the matrix's cells under `goal` (the heatmap's
+// scale); nullopt when no cell has a value.
+struct ObjectiveRange {
+  std::optional<double> best, worst;
+};
+ObjectiveRange MatrixRange(const HostMatrix& matrix, ObjectiveGoal goal);
+
 }  // namespace artune::tuner
