@@ -14,11 +14,18 @@ Timer::~Timer() {
 }
 
 Timer::Handle Timer::Add(Clock::time_point deadline, std::function<void()> action) {
-  std::lock_guard lock(mutex_);
-  Handle handle{deadline, next_sequence_++};
-  const bool earliest = pending_.empty() || handle < pending_.begin()->first;
-  pending_.emplace(handle, std::move(action));
-  if (earliest) wake_.notify_all();
+  bool wake = false;
+  Handle handle{deadline, 0};
+  {
+    std::lock_guard lock(mutex_);
+    handle.second = next_sequence_++;
+    pending_.emplace(handle, std::move(action));
+    wake = deadline < wakes_at_;
+    // Set here, not by the thread once it runs: further Adds before it does must
+    // not wake it again.
+    if (wake) wakes_at_ = deadline;
+  }
+  if (wake) wake_.notify_one();
   return handle;
 }
 
@@ -31,6 +38,7 @@ void Timer::Run() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     if (pending_.empty()) {
+      wakes_at_ = Clock::time_point::max();
       wake_.wait(lock);
       continue;
     }
@@ -38,6 +46,7 @@ void Timer::Run() {
     // A copy: Cancel may erase the entry while this thread waits.
     const Clock::time_point deadline = first->first.first;
     if (Clock::now() < deadline) {
+      wakes_at_ = deadline;
       wake_.wait_until(lock, deadline);
       continue;
     }

@@ -31,6 +31,10 @@ class Timer {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<Handle, std::function<void()>> pending_;
+  // When the thread wakes next on its own (max: it waits for a notify). Add wakes
+  // it only for an earlier deadline: a call loop, whose every deadline comes after
+  // the one the thread already sleeps towards, costs no futex wake per call.
+  Clock::time_point wakes_at_ = Clock::time_point::max();
   uint64_t next_sequence_ = 0;
   bool stopping_ = false;
   std::thread thread_;
