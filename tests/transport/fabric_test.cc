@@ -342,7 +342,18 @@ TEST_P(FabricTest, APollingCallerTakesItsOwnCompletions) {
     ASSERT_TRUE(done->first.status.ok()) << done->first.status.ToString();
     if (done->second == std::this_thread::get_id()) ++on_caller;
   }
-  client_->EndCallerPolling();
+  // The caller leaves with nothing pending: the fabric's thread is not woken
+  // (EndCallerPolling(false)) yet must notice within kParkRecheck and deliver a
+  // read nobody polls for.
+  client_->EndCallerPolling(false);
+  ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, kReads).ok());
+  std::optional<std::pair<fabric::Completion, std::thread::id>> after;
+  for (int i = 0; i < 10'000 && !(after = client_completions_.TryNext()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(after.has_value()) << "after the caller left, nobody delivered the read";
+  EXPECT_EQ(after->first.kind, fabric::CompletionKind::kRead);
+  EXPECT_NE(after->second, std::this_thread::get_id());
   if (caller_driven) {
     EXPECT_GE(on_caller, kReads / 2)
         << "only " << on_caller << " of " << kReads << " completions came to the polling caller";

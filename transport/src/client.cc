@@ -183,7 +183,8 @@ class ClientImpl final : public Client {
           break;
         }
       }
-      fabric_->EndCallerPolling();
+      // Adaptive past its spin: the fabric's thread must deliver the rest.
+      fabric_->EndCallerPolling(!waiter->done.load(std::memory_order_acquire));
     }
     std::unique_lock lock(waiter->mutex);
     waiter->completed.wait(lock, [&] { return waiter->done.load(std::memory_order_relaxed); });

@@ -26,6 +26,7 @@
 // Post* on any endpoint (they never block on the network) but must not block.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -171,11 +172,23 @@ class Fabric {
   // in one and returns whether it completed anything. Completions keep their
   // rule: one at a time per fabric, whichever thread runs them. A fabric without
   // caller-driven progress returns false (the caller then waits as before).
+  // EndCallerPolling(hand_over): true when the caller leaves with its completion
+  // still to come, so the fabric's thread must take over at once; false (its call
+  // is done) lets the thread notice on its own a little later (kParkRecheck), so a
+  // loop of calls does not pay a futex wake and a context switch per call.
   virtual bool caller_polling() const { return false; }
   virtual void BeginCallerPolling() {}
-  virtual void EndCallerPolling() {}
+  virtual void EndCallerPolling(bool /*hand_over*/) {}
   virtual bool Poll() { return false; }
 };
+
+// How often a progress thread parked by polling callers looks whether they have
+// all left (those whose call is done leave without waking it). Bounds the delay
+// of completions nobody waits for synchronously, right after a call loop ends.
+inline constexpr std::chrono::microseconds kParkRecheck{200};
+// How often a parked progress thread runs a pass of its own anyway: deadlines and
+// accepts go on even while a caller is stuck somewhere other than Poll.
+inline constexpr std::chrono::milliseconds kParkedPassEvery{10};
 
 // The fabric for `kind` (kAuto resolved by ResolveFabricKind), set up from
 // `config` (polling; the verbs_* knobs for verbs). kVerbs without a usable device:

@@ -209,6 +209,7 @@ void ShmFabric::SleepLocked() {
 void ShmFabric::ProgressLoop() {
   using Clock = std::chrono::steady_clock;
   auto last_activity = Clock::now();
+  auto last_parked_pass = last_activity;
   uint32_t idle_passes = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
@@ -222,13 +223,18 @@ void ShmFabric::ProgressLoop() {
     if (spinning && callers_polling_.load(std::memory_order_acquire) > 0) {
       // A caller drives progress: stand aside rather than spin against it. The
       // bounded wait keeps liveness, accepts and hello deadlines running meanwhile.
+      // A caller whose call is done leaves without waking this thread: it looks
+      // again every kParkRecheck and runs a pass of its own every kParkedPassEvery.
       std::unique_lock park(park_mutex_);
-      park_changed_.wait_for(park, std::chrono::milliseconds(10), [this] {
+      park_changed_.wait_for(park, kParkRecheck, [this] {
         return callers_polling_.load(std::memory_order_acquire) == 0 ||
                stopping_.load(std::memory_order_relaxed);
       });
       park.unlock();
-      if (callers_polling_.load(std::memory_order_acquire) > 0) {
+      const auto now = Clock::now();
+      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
+          now - last_parked_pass >= kParkedPassEvery) {
+        last_parked_pass = now;
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
         in_shm_pass = true;
@@ -265,9 +271,9 @@ void ShmFabric::BeginCallerPolling() {
   }
 }
 
-void ShmFabric::EndCallerPolling() {
-  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // The last caller left: the progress thread takes over again at once.
+void ShmFabric::EndCallerPolling(bool hand_over) {
+  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
+    // The last caller left before its completion: the thread takes over at once.
     std::lock_guard park(park_mutex_);
     park_changed_.notify_one();
   }

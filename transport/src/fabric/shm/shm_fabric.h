@@ -244,7 +244,7 @@ class ShmFabric final : public Fabric {
 
   bool caller_polling() const override { return true; }
   void BeginCallerPolling() override;
-  void EndCallerPolling() override;
+  void EndCallerPolling(bool hand_over) override;
   bool Poll() override;
 
   // For endpoints.

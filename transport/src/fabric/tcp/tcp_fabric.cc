@@ -334,6 +334,7 @@ int TcpFabric::ExpireAndResume(int timeout_ms) {
 
 void TcpFabric::ProgressLoop() {
   auto last_activity = SteadyClock::now();
+  auto last_parked_pass = last_activity;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
     // spins while there was activity within poll_spin_us, then sleeps.
@@ -344,14 +345,20 @@ void TcpFabric::ProgressLoop() {
          SteadyClock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
     if (busy && callers_polling_.load(std::memory_order_acquire) > 0) {
-      // A caller drives progress: stand aside rather than spin against it. The
-      // bounded wait keeps hello deadlines and accept pauses running meanwhile.
+      // A caller drives progress: stand aside rather than spin against it, and
+      // look again every kParkRecheck (a caller whose call is done leaves without
+      // waking this thread). A pass of its own now and then keeps hello deadlines
+      // and accept pauses running meanwhile.
       std::unique_lock park(park_mutex_);
-      park_changed_.wait_for(park, std::chrono::milliseconds(10), [this] {
+      park_changed_.wait_for(park, kParkRecheck, [this] {
         return callers_polling_.load(std::memory_order_acquire) == 0 ||
                stopping_.load(std::memory_order_relaxed);
       });
-      if (callers_polling_.load(std::memory_order_acquire) > 0) {
+      park.unlock();
+      const auto now = SteadyClock::now();
+      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
+          now - last_parked_pass >= kParkedPassEvery) {
+        last_parked_pass = now;
         std::lock_guard lock(progress_mutex_);
         if (RunPassLocked(ExpireAndResume(0)) < 0) break;
       }
@@ -414,9 +421,9 @@ void TcpFabric::BeginCallerPolling() {
   }
 }
 
-void TcpFabric::EndCallerPolling() {
-  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // The last caller left: the progress thread takes over again at once.
+void TcpFabric::EndCallerPolling(bool hand_over) {
+  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
+    // The last caller left before its completion: the thread takes over at once.
     std::lock_guard park(park_mutex_);
     park_changed_.notify_one();
   }

@@ -166,7 +166,7 @@ class TcpFabric final : public Fabric {
   void Shutdown() override;
   bool caller_polling() const override { return true; }
   void BeginCallerPolling() override;
-  void EndCallerPolling() override;
+  void EndCallerPolling(bool hand_over) override;
   bool Poll() override;
 
   // For endpoints: the registered region `lkey` names, or nullptr.
