@@ -348,6 +348,11 @@ void TcpEndpoint::Deliver(const Completion& completion) {
 
 void TcpEndpoint::OnReadable() {
   uint64_t budget = kReadBudgetBytes;
+  // A receive that returned less than it asked for emptied the socket: parse what
+  // came and return rather than ask again for an EAGAIN (a syscall per message
+  // per side on the small round trip); epoll is level-triggered, so more data
+  // brings this back.
+  bool drained = false;
   while (!torn_down_) {
     // Consume what is buffered.
     bool progressed = true;
@@ -381,12 +386,14 @@ void TcpEndpoint::OnReadable() {
     if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
     // Out of budget: everything buffered was parsed above; what is left in the
     // socket keeps it readable, so epoll (level-triggered) comes back here.
-    if (budget == 0) return;
+    if (budget == 0 || drained) return;
 
     // Receive more: large bodies straight into their destination.
     ssize_t n = 0;
+    uint64_t asked = 0;
     if (have_header_ && body_remaining_ >= kDirectReceiveBytes) {
-      n = ::recv(fd_, body_dest_ + (body_total_ - body_remaining_), body_remaining_, MSG_DONTWAIT);
+      asked = body_remaining_;
+      n = ::recv(fd_, body_dest_ + (body_total_ - body_remaining_), asked, MSG_DONTWAIT);
       if (n > 0) body_remaining_ -= static_cast<uint64_t>(n);
     } else {
       if (in_begin_ > 0 && in_end_ == in_.size()) {
@@ -394,9 +401,11 @@ void TcpEndpoint::OnReadable() {
         in_end_ -= in_begin_;
         in_begin_ = 0;
       }
-      n = ::recv(fd_, in_.data() + in_end_, in_.size() - in_end_, MSG_DONTWAIT);
+      asked = in_.size() - in_end_;
+      n = ::recv(fd_, in_.data() + in_end_, asked, MSG_DONTWAIT);
       if (n > 0) in_end_ += static_cast<size_t>(n);
     }
+    drained = n > 0 && static_cast<uint64_t>(n) < asked;
     if (n == 0) {
       return Teardown(Status::Unavailable("connection to " + peer_ + " closed by the peer"));
     }
