@@ -76,7 +76,8 @@ const std::array<Knob, 18> kKnobs = {{
      "ARTUNE_PIPELINE_DEPTH",
      KnobType::kCount,
      "chunks",
-     "Chunk reads in flight at once for one rendezvous transfer",
+     "Chunk reads in flight at once for one rendezvous transfer (verbs, shm; tcp asks for "
+     "every chunk at once)",
      1,
      64,
      {},
