@@ -72,6 +72,9 @@ Status Serve(const ServeFlags& flags) {
                 << (server.contains("data_endpoint")
                         ? ", data on " + std::string(server.at("data_endpoint"))
                         : "")
+                << (server.contains("local_endpoint")
+                        ? ", same-host shm on " + std::string(server.at("local_endpoint"))
+                        : "")
                 << "\n";
     }
   }

@@ -73,6 +73,9 @@ Result<StartedServers> StartServersOnce(std::initializer_list<tuner::BenchTransp
       if (std::string data = (*server)->data_endpoint(); !data.empty()) {
         entry["data_endpoint"] = data;
       }
+      if (std::string local = (*server)->local_endpoint(); !local.empty()) {
+        entry["local_endpoint"] = local;
+      }
       started.listening.push_back(std::move(entry));
       started.servers.push_back(std::move(*server));
     }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fabric = auto between processes: an `artune serve` with the default config also
-# listens on shm, and a bench client on this host takes it (same boot, network
-# namespace and user), while a client of another user (nobody, as root) cannot
-# use the server's shm listener and stays on tcp; both calls are validated.
+# listens on shm (and says where in --json), and a bench client on this host takes
+# it (same boot, network namespace and user), while a client of another user
+# (nobody, as root) cannot use the server's shm listener and stays on tcp; both
+# calls are validated.
 #   fabric_auto_test.sh ARTUNE
 set -uo pipefail
 artune=${1:?usage: fabric_auto_test.sh ARTUNE}
@@ -35,6 +36,10 @@ for _ in $(seq 200); do
 done
 base=$(jq -r .base "$dir/serve.json" 2>/dev/null)
 [[ $base == 127.0.0.1:* ]] || { echo "FAIL: serve did not start: $(cat "$dir/serve.err")"; exit 1; }
+
+local_endpoint=$(jq -r '.servers[0].local_endpoint // empty' "$dir/serve.json")
+check "serve --json names the same-host shm listener (saw '$local_endpoint')" \
+  test -n "$local_endpoint"
 
 bench() {  # fabric the bench client used, or the error
   "$@" "$artune" --db "$dir/$RANDOM.db" bench --peer "$base" --transport artune --warmup 0 \

@@ -284,6 +284,7 @@ class ServerImpl final : public Server, public control::Control::Service {
 
   std::string address() const override { return address_; }
   std::string data_endpoint() const override { return data_endpoint_; }
+  std::string local_endpoint() const override { return local_endpoint_; }
   FabricKind fabric() const override { return fabric_->kind(); }
 
   Status Reconfigure(const Config& config) override {

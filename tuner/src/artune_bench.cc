@@ -78,6 +78,7 @@ class ArtuneBenchServer final : public BenchServer {
 
   std::string address() const override { return server_->address(); }
   std::string data_endpoint() const override { return server_->data_endpoint(); }
+  std::string local_endpoint() const override { return server_->local_endpoint(); }
   void Shutdown() override {
     std::call_once(shutdown_once_, [this] { server_->Shutdown(); });
   }

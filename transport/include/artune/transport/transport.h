@@ -186,6 +186,9 @@ class Server {
   // The fabric's data listener as the handshake tells clients ("host:port" for tcp,
   // ":port" when listening on every address, the rdma_cm address for verbs).
   virtual std::string data_endpoint() const = 0;
+  // The same-host shared-memory listener a server with fabric = auto also runs
+  // (clients on this host, network namespace and user connect there); "" when none.
+  virtual std::string local_endpoint() const = 0;
   virtual FabricKind fabric() const = 0;
   // New knob values for new messages; calls in flight finish under the old values.
   // Only the live knobs (Knob::live) change: polling at the progress thread's next

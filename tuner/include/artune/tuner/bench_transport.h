@@ -93,6 +93,8 @@ class BenchServer {
   // Where the payload flows when it is not `address` (artune: the fabric's data
   // listener, e.g. "host:port" for tcp); "" when it is.
   virtual std::string data_endpoint() const { return ""; }
+  // artune with fabric = auto: its same-host shared-memory listener; "" when none.
+  virtual std::string local_endpoint() const { return ""; }
   // Stops serving; in-flight calls fail. Idempotent.
   virtual void Shutdown() = 0;
 };
