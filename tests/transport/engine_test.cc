@@ -53,6 +53,8 @@ class EngineTest : public ::testing::TestWithParam<FabricKind> {
     return stats.by_protocol[static_cast<int>(protocol)].slices;
   }
 
+  void CallersDriveProgressTogether(PollingMode polling);
+
   Config config_;
   std::unique_ptr<Server> server_;
   std::unique_ptr<Client> client_;
@@ -298,11 +300,21 @@ TEST_P(EngineTest, NonBlockingHandlersRunInlineWhenAllowed) {
   EXPECT_EQ(inline_threads.count(progress_thread), 0u) << "handler_inline=off still ran inline";
 }
 
-// Busy polling: synchronous callers run the fabric's progress themselves. Several
-// at once share it (one pass at a time), rendezvous reads complete under them, a
-// deadline still ends a call whose handler hangs, and the client stays usable.
+// Busy polling: synchronous callers run the fabric's progress themselves; event
+// polling: they sleep in the fabric's wait (tcp). Several at once share it (one
+// pass at a time: the others wait for the one in it to deliver their calls),
+// rendezvous reads complete under them, a deadline still ends a call whose
+// handler hangs, and the client stays usable.
 TEST_P(EngineTest, BusyCallersDriveProgressTogether) {
-  config_.polling = PollingMode::kBusy;
+  CallersDriveProgressTogether(PollingMode::kBusy);
+}
+
+TEST_P(EngineTest, EventCallersWaitInTheFabricTogether) {
+  CallersDriveProgressTogether(PollingMode::kEvent);
+}
+
+void EngineTest::CallersDriveProgressTogether(PollingMode polling) {
+  config_.polling = polling;
   StartPair(config_);
   std::atomic<int> failures{0};
   std::vector<std::thread> callers;

@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -360,6 +361,57 @@ TEST_P(FabricTest, APollingCallerTakesItsOwnCompletions) {
   } else {
     EXPECT_EQ(on_caller, 0) << "a fabric without caller-driven progress ran a pass in Poll";
   }
+}
+
+// Event polling's caller-driven progress (WaitPass): the caller sleeps in the
+// fabric's own wait and takes its completion itself. A wait with nothing to come
+// sleeps its whole timeout (a bound from below, so load cannot fail it; a pass
+// that only polled would return at once), and a finished flag set beforehand makes
+// it return at once. Fabrics without it (caller_waiting false) do nothing in it.
+TEST_P(FabricTest, AWaitingCallerSleepsInTheFabricAndTakesItsCompletion) {
+  ASSERT_TRUE(WaitForAccepted()) << "the server never accepted the connection";
+  client_->SetPolling(PollingMode::kEvent);
+  std::byte* offered = server_memory_.data();
+  auto key = accepted()->Expose(offered, kBufferBytes, server_keys_.lkey);
+  ASSERT_TRUE(key.ok()) << key.status().ToString();
+  const fabric::RemoteRegion remote{reinterpret_cast<uint64_t>(offered), *key, 4096};
+  std::atomic<bool> finished{false};
+  if (!client_->caller_waiting()) {
+    EXPECT_FALSE(client_->WaitPass(50, finished));
+    return;
+  }
+  client_->BeginCallerPolling();
+  const auto before = std::chrono::steady_clock::now();
+  for (int i = 0;
+       i < 100 && std::chrono::steady_clock::now() - before < std::chrono::milliseconds(50); ++i) {
+    // The progress thread may still hold the pass while it parks: then no pass.
+    if (!client_->WaitPass(50, finished))
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(50))
+      << "WaitPass returned at once 100 times with nothing to wait for";
+  constexpr int kReads = 10;
+  int on_caller = 0;
+  for (int i = 0; i < kReads; ++i) {
+    ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, i).ok());
+    std::optional<std::pair<fabric::Completion, std::thread::id>> done;
+    for (int pass = 0; pass < 1000 && !(done = client_completions_.TryNext()); ++pass) {
+      if (!client_->WaitPass(10, finished)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }
+    ASSERT_TRUE(done.has_value()) << "read " << i << " never completed";
+    ASSERT_EQ(done->first.kind, fabric::CompletionKind::kRead) << done->first.status.ToString();
+    if (done->second == std::this_thread::get_id()) ++on_caller;
+  }
+  finished = true;
+  const auto quick = std::chrono::steady_clock::now();
+  EXPECT_FALSE(client_->WaitPass(5000, finished));
+  EXPECT_LT(std::chrono::steady_clock::now() - quick, std::chrono::seconds(4))
+      << "a finished caller still slept in WaitPass";
+  client_->EndCallerPolling(false);
+  EXPECT_GE(on_caller, kReads / 2)
+      << "only " << on_caller << " of " << kReads << " completions came to the waiting caller";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fabrics, FabricTest, ::testing::ValuesIn(testing::TestFabrics()),

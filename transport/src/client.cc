@@ -144,8 +144,9 @@ class ClientImpl final : public Client {
                        CallOptions options) override {
     // Busy polling: the caller runs the fabric's progress itself until its call
     // completes (no hand-off from the progress thread). Adaptive: the same for up
-    // to poll_spin_us, then it sleeps. Event: it sleeps until the progress thread
-    // completes the call.
+    // to poll_spin_us, then it sleeps until the progress thread completes the call.
+    // Event: the caller sleeps in the fabric's own wait (WaitPass), so the kernel
+    // wakes it when the reply comes, not the progress thread and then it.
     PollingMode polling;
     std::chrono::microseconds spin{0};
     {
@@ -164,7 +165,8 @@ class ClientImpl final : public Client {
     auto waiter = std::make_shared<Waiter>();
     // Fabrics without caller-driven progress (verbs) complete the call on
     // their own thread: the caller sleeps there whatever the polling.
-    const bool poll = polling != PollingMode::kEvent && fabric_->caller_polling();
+    const bool poll =
+        polling == PollingMode::kEvent ? fabric_->caller_waiting() : fabric_->caller_polling();
     if (poll) fabric_->BeginCallerPolling();
     CallAsync(method, request, options, [waiter](Result<Message> outcome) {
       std::lock_guard lock(waiter->mutex);
@@ -172,7 +174,18 @@ class ClientImpl final : public Client {
       waiter->done.store(true, std::memory_order_release);
       waiter->completed.notify_one();
     });
-    if (poll) {
+    if (poll && polling == PollingMode::kEvent) {
+      // Bounded waits: a deadline's completion (timer thread) is seen within one.
+      constexpr int kWaitSliceMs = 10;
+      while (!waiter->done.load(std::memory_order_acquire)) {
+        if (fabric_->WaitPass(kWaitSliceMs, waiter->done)) continue;
+        // Another thread holds the pass: it may deliver this call (and notify).
+        std::unique_lock lock(waiter->mutex);
+        waiter->completed.wait_for(lock, std::chrono::microseconds(100),
+                                   [&] { return waiter->done.load(std::memory_order_relaxed); });
+      }
+      fabric_->EndCallerPolling(false);
+    } else if (poll) {
       const auto spin_until = std::chrono::steady_clock::now() + spin;
       uint32_t passes = 0;
       while (!waiter->done.load(std::memory_order_acquire)) {

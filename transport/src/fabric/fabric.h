@@ -26,6 +26,7 @@
 // Post* on any endpoint (they never block on the network) but must not block.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -186,6 +187,17 @@ class Fabric {
   virtual void BeginCallerPolling() {}
   virtual void EndCallerPolling(bool /*hand_over*/) {}
   virtual bool Poll() { return false; }
+  // Event polling's caller-driven progress: a pass on the calling thread that may
+  // sleep up to timeout_ms for events, so the kernel wakes the caller itself when
+  // its reply comes (one wake-up, not the fabric's thread's and then the
+  // caller's). Between Begin/EndCallerPolling like Poll. Returns whether it ran
+  // a pass: false at once when another thread runs one (the progress thread
+  // about to park, or another caller asleep in it) or `finished` is set (the
+  // call completed meanwhile); the caller then waits on its own completion for a
+  // moment and tries again. Only where caller_waiting(); the others leave an
+  // event-polling caller asleep until their thread completes its call.
+  virtual bool caller_waiting() const { return false; }
+  virtual bool WaitPass(int /*timeout_ms*/, const std::atomic<bool>& /*finished*/) { return false; }
 };
 
 // How often a progress thread parked by polling callers looks whether they have

@@ -344,7 +344,7 @@ void TcpFabric::ProgressLoop() {
         (mode == PollingMode::kAdaptive &&
          SteadyClock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    if (busy && callers_polling_.load(std::memory_order_acquire) > 0) {
+    if (callers_polling_.load(std::memory_order_acquire) > 0) {
       // A caller drives progress: stand aside rather than spin against it, and
       // look again every kParkRecheck (a caller whose call is done leaves without
       // waking this thread). A pass of its own now and then keeps hello deadlines
@@ -434,6 +434,18 @@ bool TcpFabric::Poll() {
   std::unique_lock lock(progress_mutex_, std::try_to_lock);
   if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
   return RunPassLocked(ExpireAndResume(0)) > 0;
+}
+
+bool TcpFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
+  if (in_progress_pass) return false;
+  // Not a blocking lock: another caller may sleep in the pass for its whole
+  // timeout, and this one's completion may already have come through it.
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed) ||
+      finished.load(std::memory_order_acquire)) {
+    return false;
+  }
+  return RunPassLocked(ExpireAndResume(timeout_ms)) >= 0;
 }
 
 void TcpFabric::Wake() {

@@ -169,6 +169,8 @@ class TcpFabric final : public Fabric {
   void BeginCallerPolling() override;
   void EndCallerPolling(bool hand_over) override;
   bool Poll() override;
+  bool caller_waiting() const override { return true; }
+  bool WaitPass(int timeout_ms, const std::atomic<bool>& finished) override;
 
   // For endpoints: the registered region `lkey` names, or nullptr.
   std::shared_ptr<Region> FindRegion(uint32_t lkey);
