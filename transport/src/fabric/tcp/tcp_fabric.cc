@@ -307,6 +307,9 @@ void TcpFabric::LogThrottled(const std::string& line) {
 }
 
 int TcpFabric::ExpireAndResume(int timeout_ms) {
+  // Nothing to expire or resume (the usual case): no clock read on every pass of
+  // a spinning loop (10 % of a busy round trip's samples were clock_gettime).
+  if (half_open_.empty() && !accept_resume_at_) return timeout_ms;
   const auto now = SteadyClock::now();
   while (!half_open_.empty() && half_open_.front().first <= now) {
     std::shared_ptr<TcpEndpoint> endpoint = half_open_.front().second.lock();
