@@ -108,6 +108,24 @@ class HostileTest : public ::testing::Test {
     if (rest_bytes > 0) SendBytes(fd, rest, rest_bytes);
   }
 
+  // Announces a request of one rendezvous slice to the "echo" handler: the entry,
+  // then the method, unpadded (a struct of the two would carry 4 bytes of padding,
+  // and the packet would be dropped for its length, not for what it announces).
+  void SendEchoAnnounce(int fd, const wire::RendezvousEntry& entry) {
+    wire::PacketHeader packet{};
+    packet.kind = static_cast<uint8_t>(wire::PacketKind::kAnnounce);
+    packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
+    packet.call_id = 1;
+    packet.slice_count = 1;
+    packet.entry_count = 1;
+    packet.method_bytes = 4;
+    packet.payload_bytes = 4;
+    std::byte body[sizeof(entry) + 4];
+    std::memcpy(body, &entry, sizeof(entry));
+    std::memcpy(body + sizeof(entry), "echo", 4);
+    SendPacket(fd, packet, body, sizeof(body));
+  }
+
   // True when the server closed the connection (read returns end-of-stream).
   static bool DroppedByServer(int fd) {
     char sink[4096];
@@ -206,19 +224,7 @@ TEST_F(HostileTest, PacketLengthsThatDisagreeAreDropped) {
 TEST_F(HostileTest, AnnounceBeyondTheLimitsIsDroppedWithoutAllocating) {
   int fd = ConnectRaw();
   SendHello(fd);
-  wire::PacketHeader packet{};
-  packet.kind = static_cast<uint8_t>(wire::PacketKind::kAnnounce);
-  packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
-  packet.call_id = 1;
-  packet.slice_count = 1;
-  packet.entry_count = 1;
-  packet.method_bytes = 4;
-  packet.payload_bytes = 4;
-  struct {
-    wire::RendezvousEntry entry{0, 1, 0x1000, uint64_t{1} << 40, uint64_t{1} << 40};
-    char method[4] = {'e', 'c', 'h', 'o'};
-  } body;
-  SendPacket(fd, packet, &body, sizeof(body));
+  SendEchoAnnounce(fd, {0, 1, 0x1000, uint64_t{1} << 40, uint64_t{1} << 40});
   EXPECT_TRUE(DroppedByServer(fd));
   ::close(fd);
   ExpectNoLargeAllocation();
@@ -334,19 +340,7 @@ TEST_F(HostileTest, TheTcpReaderAsksForEveryChunkAtOnce) {
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   SendHello(fd);
-  wire::PacketHeader packet{};
-  packet.kind = static_cast<uint8_t>(wire::PacketKind::kAnnounce);
-  packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
-  packet.call_id = 1;
-  packet.slice_count = 1;
-  packet.entry_count = 1;
-  packet.method_bytes = 4;
-  packet.payload_bytes = 4;
-  const wire::RendezvousEntry entry{0, 7, 0x100000, kChunks * kChunkBytes, kChunkBytes};
-  std::byte body[sizeof(entry) + 4];  // unpadded: the entry, then the method
-  std::memcpy(body, &entry, sizeof(entry));
-  std::memcpy(body + sizeof(entry), "echo", 4);
-  SendPacket(fd, packet, body, sizeof(body));
+  SendEchoAnnounce(fd, {0, 7, 0x100000, kChunks * kChunkBytes, kChunkBytes});
   uint64_t requested = 0;
   std::vector<uint64_t> offsets;
   for (int frames = 0; frames < 64 && requested < kChunks; ++frames) {
