@@ -45,6 +45,11 @@ ShmEndpoint::ShmEndpoint(ShmFabric& fabric, Link link)
   const int inbound = 1 - outbound;
   out_ = RingWriter(&control->rings[outbound], data + outbound * kRingBytes);
   in_ = RingReader(&control->rings[inbound], data + inbound * kRingBytes);
+  // Offer tables go the same way: [0] holds the client's offers.
+  auto* tables =
+      reinterpret_cast<OfferTable*>(static_cast<std::byte*>(link_.segment) + kOfferTablesOffset);
+  publisher_ = OfferPublisher(&tables[outbound]);
+  table_reader_ = OfferReader(&tables[inbound]);
 }
 
 ShmEndpoint::~ShmEndpoint() {
@@ -216,15 +221,19 @@ void ShmEndpoint::Teardown(Status why) {
     std::lock_guard lock(offer->mutex);
     offer->revoked = true;
   }
-  // The peer is gone or going: its grants end here (a revoked offer's callback runs).
+  // The peer is gone or going: its grants end here (a revoked offer's callback runs),
+  // and so does the wait for its batches of table reads.
   for (auto& [id, offer] : grants_) ReleaseGrant(offer);
   grants_.clear();
+  SettleWithdrawn(true);
   std::vector<PendingRead> failed;
   {
     std::lock_guard lock(post_mutex_);
     post_closed_ = true;
     for (auto& [id, read] : pending_reads_) failed.push_back(read);
     pending_reads_.clear();
+    direct_reads_.clear();
+    has_direct_ = false;
     posted_recvs_.clear();
   }
   for (const PendingRead& read : failed) Deliver({CompletionKind::kRead, read.wr_id, 0, why});
@@ -256,6 +265,9 @@ bool ShmEndpoint::Poll() {
       return true;
     }
   }
+  // Reads posted by the records above (announces) go out in this same pass.
+  if (!torn_down_ && RunDirectReads()) moved = true;
+  if (!torn_down_ && SettleWithdrawn(false)) moved = true;
   if (!torn_down_ && has_queued_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(send_mutex_);
     if (!send_closed_) {
@@ -269,6 +281,13 @@ bool ShmEndpoint::Poll() {
 }
 
 bool ShmEndpoint::PrepareToSleep() {
+  if (has_direct_.load(std::memory_order_relaxed)) return true;
+  if (has_withdrawn_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(offers_mutex_);
+    for (const Withdrawn& entry : withdrawn_) {
+      if (publisher_.AskForWakeup(entry.ticket)) return true;
+    }
+  }
   if (has_queued_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(send_mutex_);
     if (!send_queue_.empty()) {

@@ -158,6 +158,8 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
 // own must not try to run a nested pass (std::mutex is not recursive).
 thread_local bool in_shm_pass = false;
 
+bool InShmPass() { return in_shm_pass; }
+
 bool ShmFabric::PollEndpointsLocked() {
   {
     std::lock_guard lock(endpoints_mutex_);
