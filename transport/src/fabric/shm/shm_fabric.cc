@@ -157,8 +157,11 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
 // The thread running a pass: a completion callback that waits for a call of its
 // own must not try to run a nested pass (std::mutex is not recursive).
 thread_local bool in_shm_pass = false;
+// The fabric whose pass this thread runs: work queued for it from there is picked
+// up by that same pass, work for another fabric needs that fabric woken.
+thread_local const ShmFabric* pass_fabric = nullptr;
 
-bool InShmPass() { return in_shm_pass; }
+bool ShmFabric::InPassOnThisThread() const { return pass_fabric == this; }
 
 bool ShmFabric::PollEndpointsLocked() {
   {
@@ -170,6 +173,7 @@ bool ShmFabric::PollEndpointsLocked() {
     graveyard_.clear();
   }
   in_shm_pass = true;
+  pass_fabric = this;
   bool progressed = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) progressed |= endpoint->Poll();
@@ -177,11 +181,13 @@ bool ShmFabric::PollEndpointsLocked() {
   // Sockets (liveness, accepts) are looked at every so often while data flows.
   if ((++passes_ & 255) == 0) WaitForEvents(0);
   in_shm_pass = false;
+  pass_fabric = nullptr;
   return progressed;
 }
 
 void ShmFabric::SleepLocked() {
   in_shm_pass = true;
+  pass_fabric = this;
   bool must_not_sleep = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
@@ -206,6 +212,7 @@ void ShmFabric::SleepLocked() {
     if (!endpoint->torn_down()) endpoint->Awake();
   }
   in_shm_pass = false;
+  pass_fabric = nullptr;
 }
 
 void ShmFabric::ProgressLoop() {
@@ -234,8 +241,10 @@ void ShmFabric::ProgressLoop() {
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
         in_shm_pass = true;
+        pass_fabric = this;
         WaitForEvents(0);
         in_shm_pass = false;
+        pass_fabric = nullptr;
       }
       last_activity = Clock::now();
       continue;

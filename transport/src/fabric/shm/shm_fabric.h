@@ -75,9 +75,6 @@ inline constexpr uint64_t kTagHello = 2;     // (fd << 3) | 2: accepted, hello n
 inline constexpr uint64_t kTagWake = 3;
 inline constexpr uint64_t kTagListener = 4;
 
-// True on a thread that is running a progress pass (a completion handler).
-bool InShmPass();
-
 // Reads done over shm in this process, by how they copied (process-wide: Stats).
 struct ShmReadCounters {
   std::atomic<uint64_t> one_copy{0};     // process_vm_readv by the reader
@@ -289,6 +286,9 @@ class ShmFabric final : public Fabric {
   void NoteOneCopyRefused(const std::string& peer, int error);
   // Wakes the progress thread (output was queued behind a full ring). Any thread.
   void WakeProgress() { Wake(); }
+  // True on a thread running one of this fabric's passes (a completion handler):
+  // what it queues is seen before the pass ends, no wake-up needed.
+  bool InPassOnThisThread() const;
 
  private:
   void ProgressLoop();

@@ -71,7 +71,8 @@ void ShmEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
         // A batch of the reader's may be copying it: released when that batch is over.
         withdrawn_.push_back({std::move(offer), slot, *ticket, std::move(revoked)});
         has_withdrawn_ = true;
-        if (!InShmPass()) fabric_.WakeProgress();  // a sleeping owner must look again
+        if (!fabric_.InPassOnThisThread())
+          fabric_.WakeProgress();  // a sleeping owner must look again
         return;
       }
     }
@@ -137,7 +138,7 @@ Status ShmEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint3
     }
   }
   if (one_copy_) {
-    if (!InShmPass()) fabric_.WakeProgress();
+    if (!fabric_.InPassOnThisThread()) fabric_.WakeProgress();
     return Status::Ok();
   }
   Status status = RequestRead(id, read, ReadMode::kCopy);
