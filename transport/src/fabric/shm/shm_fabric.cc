@@ -286,9 +286,20 @@ void ShmFabric::EndCallerPolling() {
 
 bool ShmFabric::Poll() {
   if (in_shm_pass) return false;
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
-  return PollEndpointsLocked();
+  // A polling caller that finds nothing for a while yields its core, as the
+  // progress thread does: the thread it waits for (the peer's progress thread, a
+  // handler) may share that core, and then waits a whole scheduler tick (4 ms
+  // round trips under load) if the caller never lets go.
+  thread_local uint32_t idle_polls = 0;
+  bool progressed = false;
+  {
+    std::unique_lock lock(progress_mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+    progressed = PollEndpointsLocked();
+  }
+  idle_polls = progressed ? 0 : idle_polls + 1;
+  if (idle_polls >= kSpinsBeforeYield) ::sched_yield();
+  return progressed;
 }
 
 void ShmFabric::SetPollSpin(uint32_t spin_us) {
