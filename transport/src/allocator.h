@@ -1,6 +1,9 @@
 // The registered-memory allocator: a bounded pool of fabric-registered blocks in
 // power-of-two size classes, recycled through free lists so the hot path never
-// registers memory (a verbs registration costs tens of microseconds).
+// registers memory (a verbs registration costs tens of microseconds). Blocks of
+// 256 KiB and up ask for huge pages (a one-sided read pins one page per 2 MiB:
+// process_vm_readv's pinning cost more than its copy); those below 2 MiB are cut
+// from 2 MiB slabs, registered once and kept until the pool goes.
 //
 // Memory handed out as Buffers (transport.h) is registered; the engine looks a
 // slice's registration up (Lookup) to send it zero-copy. A Buffer keeps the pool

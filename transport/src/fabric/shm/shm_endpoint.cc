@@ -1,9 +1,8 @@
 // The shm fabric's endpoint: records into the peer-bound ring (inline, or queued
-// when it is full), the inbound ring's record handlers, offers and reads.
-#include <poll.h>
+// when it is full), the inbound ring's dispatch, progress and teardown. Offers,
+// grants and reads are in shm_reads.cc.
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fabric/shm/shm_endpoint_internal.h"
 #include "fabric/shm/shm_fabric.h"
 
 namespace artune::transport::fabric::shm {
@@ -18,13 +18,6 @@ namespace {
 
 // Inbound records handled per endpoint per pass: one busy peer cannot starve others.
 constexpr int kRecordBudget = 64;
-// A read copied by the owner goes out in fragments of at most this many bytes, and
-// waits for at least kMinFragment of room (no dribbling of tiny records).
-constexpr uint64_t kFragmentBytes = 256 * 1024;
-constexpr uint64_t kMinFragment = 4096;
-// Grants and owner-side copies in flight per connection: beyond, the peer ignored
-// the protocol above (which caps reads in flight) and is dropped.
-constexpr size_t kMaxReadsServed = 8192;
 
 enum class CmaPolicy { kUse, kOff, kSimulateRefusal };
 
@@ -36,20 +29,6 @@ CmaPolicy CmaFromEnvironment() {
   if (std::strcmp(value, "0") == 0 || std::strcmp(value, "off") == 0) return CmaPolicy::kOff;
   if (std::strcmp(value, "eperm") == 0) return CmaPolicy::kSimulateRefusal;
   return CmaPolicy::kUse;
-}
-
-RecordHeader MakeRecord(RecordKind kind, uint64_t id, uint64_t length = 0) {
-  RecordHeader header;
-  header.kind = static_cast<uint32_t>(kind);
-  header.id = id;
-  header.length = length;
-  return header;
-}
-
-bool PeerExited(int pidfd) {
-  if (pidfd < 0) return false;
-  pollfd entry{pidfd, POLLIN, 0};
-  return ::poll(&entry, 1, 0) > 0;
 }
 
 }  // namespace
@@ -66,6 +45,11 @@ ShmEndpoint::ShmEndpoint(ShmFabric& fabric, Link link)
   const int inbound = 1 - outbound;
   out_ = RingWriter(&control->rings[outbound], data + outbound * kRingBytes);
   in_ = RingReader(&control->rings[inbound], data + inbound * kRingBytes);
+  // Offer tables go the same way: [0] holds the client's offers.
+  auto* tables =
+      reinterpret_cast<OfferTable*>(static_cast<std::byte*>(link_.segment) + kOfferTablesOffset);
+  publisher_ = OfferPublisher(&tables[outbound]);
+  table_reader_ = OfferReader(&tables[inbound]);
 }
 
 ShmEndpoint::~ShmEndpoint() {
@@ -182,93 +166,13 @@ Status ShmEndpoint::FlushLocked() {
 }
 
 // ---------------------------------------------------------------------------
-// Offers and reads.
+// Receive buffers.
 
 Status ShmEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t /*lkey*/, uint64_t wr_id) {
   std::lock_guard lock(post_mutex_);
   if (post_closed_) return Status::Unavailable("connection to " + link_.peer + " is closed");
   posted_recvs_.push_back({addr, length, wr_id});
   return Status::Ok();
-}
-
-Result<uint32_t> ShmEndpoint::Expose(const std::byte* addr, uint64_t length, uint32_t lkey) {
-  std::shared_ptr<Region> region = fabric_.FindRegion(lkey);
-  if (!region || !OfferFitsRegion(addr, length, region->addr, region->length)) {
-    return Status::InvalidArgument("cannot offer " + std::to_string(length) +
-                                   " bytes outside a registered region");
-  }
-  auto offer = std::make_shared<Offer>();
-  offer->addr = const_cast<std::byte*>(addr);
-  offer->length = length;
-  offer->region = std::move(region);
-  std::lock_guard lock(offers_mutex_);
-  if (offers_closed_) return Status::Unavailable("connection to " + link_.peer + " is closed");
-  uint32_t key = 0;
-  do {
-    key = random_keys_.Next();
-  } while (offers_.contains(key));
-  offers_[key] = std::move(offer);
-  return key;
-}
-
-void ShmEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
-  std::shared_ptr<Offer> offer;
-  {
-    std::lock_guard lock(offers_mutex_);
-    auto it = offers_.find(key);
-    if (it != offers_.end()) {
-      offer = std::move(it->second);
-      offers_.erase(it);
-    }
-  }
-  if (offer) {
-    std::lock_guard lock(offer->mutex);
-    offer->revoked = true;  // owner-side copies stop at their next fragment
-    if (offer->grants > 0) {
-      // A reader is copying with process_vm_readv: the memory stays until it is done.
-      if (revoked) offer->when_released.push_back(std::move(revoked));
-      return;
-    }
-  }
-  if (revoked) revoked();
-}
-
-void ShmEndpoint::ReleaseGrant(const std::shared_ptr<Offer>& offer) {
-  std::vector<std::function<void()>> callbacks;
-  {
-    std::lock_guard lock(offer->mutex);
-    if (--offer->grants == 0 && offer->revoked) callbacks.swap(offer->when_released);
-  }
-  for (auto& callback : callbacks) callback();
-}
-
-Status ShmEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint32_t /*lkey*/,
-                             uint64_t wr_id) {
-  PendingRead read{local, remote.addr, remote.length, remote.rkey, wr_id, 0};
-  uint64_t id = 0;
-  {
-    std::lock_guard lock(post_mutex_);
-    if (post_closed_) return Status::Unavailable("connection to " + link_.peer + " is closed");
-    id = next_read_id_++;
-    pending_reads_[id] = read;
-  }
-  Status status = RequestRead(id, read, one_copy_ ? ReadMode::kGrant : ReadMode::kCopy);
-  if (!status.ok()) {
-    std::lock_guard lock(post_mutex_);
-    pending_reads_.erase(id);
-  }
-  return status;
-}
-
-Status ShmEndpoint::RequestRead(uint64_t id, const PendingRead& read, ReadMode mode) {
-  ReadRequestBody body;
-  body.addr = read.remote_addr;
-  body.length = read.length;
-  body.key = read.key;
-  body.mode = static_cast<uint32_t>(mode);
-  const SgEntry entry{reinterpret_cast<const std::byte*>(&body), sizeof(body), 0};
-  return SendRecord(MakeRecord(RecordKind::kReadRequest, id, sizeof(body)),
-                    std::span<const SgEntry>(&entry, 1));
 }
 
 // ---------------------------------------------------------------------------
@@ -317,15 +221,19 @@ void ShmEndpoint::Teardown(Status why) {
     std::lock_guard lock(offer->mutex);
     offer->revoked = true;
   }
-  // The peer is gone or going: its grants end here (a revoked offer's callback runs).
+  // The peer is gone or going: its grants end here (a revoked offer's callback runs),
+  // and so does the wait for its batches of table reads.
   for (auto& [id, offer] : grants_) ReleaseGrant(offer);
   grants_.clear();
+  SettleWithdrawn(true);
   std::vector<PendingRead> failed;
   {
     std::lock_guard lock(post_mutex_);
     post_closed_ = true;
     for (auto& [id, read] : pending_reads_) failed.push_back(read);
     pending_reads_.clear();
+    direct_reads_.clear();
+    has_direct_ = false;
     posted_recvs_.clear();
   }
   for (const PendingRead& read : failed) Deliver({CompletionKind::kRead, read.wr_id, 0, why});
@@ -357,6 +265,9 @@ bool ShmEndpoint::Poll() {
       return true;
     }
   }
+  // Reads posted by the records above (announces) go out in this same pass.
+  if (!torn_down_ && RunDirectReads()) moved = true;
+  if (!torn_down_ && SettleWithdrawn(false)) moved = true;
   if (!torn_down_ && has_queued_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(send_mutex_);
     if (!send_closed_) {
@@ -370,6 +281,13 @@ bool ShmEndpoint::Poll() {
 }
 
 bool ShmEndpoint::PrepareToSleep() {
+  if (has_direct_.load(std::memory_order_relaxed)) return true;
+  if (has_withdrawn_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(offers_mutex_);
+    for (const Withdrawn& entry : withdrawn_) {
+      if (publisher_.AskForWakeup(entry.ticket)) return true;
+    }
+  }
   if (has_queued_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(send_mutex_);
     if (!send_queue_.empty()) {
@@ -444,159 +362,6 @@ Status ShmEndpoint::OnSend(const RecordHeader& header) {
   in_.CopyPayload(0, recv.addr, header.length);
   if (in_.Consume()) WakePeer();
   Deliver({CompletionKind::kRecv, recv.wr_id, header.length, Status::Ok()});
-  return Status::Ok();
-}
-
-Status ShmEndpoint::OnReadRequest(const RecordHeader& header) {
-  ReadRequestBody request;
-  if (header.length != sizeof(request)) {
-    return Status::ProtocolError("read request of " + std::to_string(header.length) +
-                                 " bytes from " + link_.peer);
-  }
-  in_.CopyPayload(0, reinterpret_cast<std::byte*>(&request), sizeof(request));
-  if (in_.Consume()) WakePeer();
-  const auto mode = static_cast<ReadMode>(request.mode);
-  if (mode != ReadMode::kGrant && mode != ReadMode::kCopy) {
-    return Status::ProtocolError("read request mode " + std::to_string(request.mode));
-  }
-  if (grants_.size() + copies_in_flight_ >= kMaxReadsServed || grants_.contains(header.id)) {
-    return Status::ProtocolError("reads in flight beyond the protocol's limits from " + link_.peer +
-                                 "; dropping the connection");
-  }
-  // Only this endpoint's own offers are looked at: a key offered on another
-  // connection, a revoked one and a range outside the offer are all one refusal.
-  std::shared_ptr<Offer> offer;
-  {
-    std::lock_guard lock(offers_mutex_);
-    auto it = offers_.find(request.key);
-    if (it != offers_.end()) offer = it->second;
-  }
-  const uint64_t start = offer ? reinterpret_cast<uint64_t>(offer->addr) : 0;
-  bool inside = offer && request.length > 0 && request.addr >= start &&
-                request.length <= offer->length &&
-                request.addr - start <= offer->length - request.length;
-  if (inside && mode == ReadMode::kGrant) {
-    std::lock_guard lock(offer->mutex);
-    std::lock_guard region_lock(offer->region->mutex);
-    inside = !offer->revoked && !offer->region->deregistered;
-    if (inside) ++offer->grants;
-  }
-  if (!inside) return SendRecord(MakeRecord(RecordKind::kReadRefused, header.id), {});
-  if (mode == ReadMode::kGrant) {
-    grants_[header.id] = offer;
-    return SendRecord(MakeRecord(RecordKind::kReadGrant, header.id), {});
-  }
-  ReadCounters().owner_copy.fetch_add(1, std::memory_order_relaxed);
-  std::lock_guard lock(send_mutex_);
-  if (send_closed_) return Status::Ok();
-  OutItem item;
-  item.header = MakeRecord(RecordKind::kReadData, header.id, request.length);
-  item.offer = std::move(offer);
-  item.source = reinterpret_cast<const std::byte*>(request.addr);
-  send_queue_.push_back(std::move(item));
-  ++copies_in_flight_;
-  has_queued_ = true;
-  return FlushLocked();
-}
-
-Status ShmEndpoint::OnReadGrant(uint64_t id) {
-  PendingRead read;
-  {
-    std::lock_guard lock(post_mutex_);
-    auto it = pending_reads_.find(id);
-    if (it == pending_reads_.end()) {
-      return Status::ProtocolError("read grant for unknown request " + std::to_string(id) +
-                                   " from " + link_.peer);
-    }
-    read = it->second;
-  }
-  iovec local{read.local, read.length};
-  iovec remote{reinterpret_cast<void*>(read.remote_addr), read.length};
-  ssize_t n = -1;
-  int error = EPERM;
-  if (!simulate_refusal_) {
-    n = ::process_vm_readv(link_.peer_pid, &local, 1, &remote, 1, 0);
-    error = errno;
-  }
-  // The pid named the peer when the connection was made; if the peer is gone its
-  // pid may name another process now: nothing read then counts.
-  if (n >= 0 && PeerExited(link_.pidfd)) {
-    n = -1;
-    error = ESRCH;
-  }
-  ARTUNE_RETURN_IF_ERROR(SendRecord(MakeRecord(RecordKind::kReadDone, id), {}));
-  if (n < 0 && (error == EPERM || error == EACCES || error == ENOSYS)) {
-    // No ptrace rights over the peer: this endpoint asks the owner to copy from now on.
-    one_copy_ = false;
-    fabric_.NoteOneCopyRefused(link_.peer, error);
-    return RequestRead(id, read, ReadMode::kCopy);
-  }
-  {
-    std::lock_guard lock(post_mutex_);
-    pending_reads_.erase(id);
-  }
-  if (n != static_cast<ssize_t>(read.length)) {
-    Deliver({CompletionKind::kRead, read.wr_id, 0,
-             Status::Unavailable(
-                 n < 0 ? Status::FromErrno("process_vm_readv from " + link_.peer, error).message()
-                       : "short process_vm_readv from " + link_.peer)});
-    return Status::Ok();
-  }
-  ReadCounters().one_copy.fetch_add(1, std::memory_order_relaxed);
-  Deliver({CompletionKind::kRead, read.wr_id, read.length, Status::Ok()});
-  return Status::Ok();
-}
-
-Status ShmEndpoint::OnReadData(const RecordHeader& header) {
-  PendingRead read;
-  {
-    std::lock_guard lock(post_mutex_);
-    auto it = pending_reads_.find(header.id);
-    if (it == pending_reads_.end() || header.length == 0 ||
-        header.length > it->second.length - it->second.received) {
-      return Status::ProtocolError("read data of " + std::to_string(header.length) +
-                                   " bytes for request " + std::to_string(header.id) +
-                                   " beyond what was asked, from " + link_.peer);
-    }
-    in_.CopyPayload(0, it->second.local + it->second.received, header.length);
-    it->second.received += header.length;
-    read = it->second;
-    if (read.received == read.length) pending_reads_.erase(it);
-  }
-  if (in_.Consume()) WakePeer();
-  if (read.received == read.length) {
-    Deliver({CompletionKind::kRead, read.wr_id, read.length, Status::Ok()});
-  }
-  return Status::Ok();
-}
-
-Status ShmEndpoint::OnReadRefused(uint64_t id) {
-  PendingRead read;
-  {
-    std::lock_guard lock(post_mutex_);
-    auto it = pending_reads_.find(id);
-    if (it == pending_reads_.end()) {
-      return Status::ProtocolError("read refusal for unknown request " + std::to_string(id) +
-                                   " from " + link_.peer);
-    }
-    read = it->second;
-    pending_reads_.erase(it);
-  }
-  Deliver({CompletionKind::kRead, read.wr_id, 0,
-           Status::ProtocolError("read from " + link_.peer +
-                                 " refused: not offered on this connection")});
-  return Status::Ok();
-}
-
-Status ShmEndpoint::OnReadDone(uint64_t id) {
-  auto it = grants_.find(id);
-  if (it == grants_.end()) {
-    return Status::ProtocolError("read done for no grant (" + std::to_string(id) + ") from " +
-                                 link_.peer);
-  }
-  std::shared_ptr<Offer> offer = std::move(it->second);
-  grants_.erase(it);
-  ReleaseGrant(offer);
   return Status::Ok();
 }
 

@@ -157,6 +157,11 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
 // The thread running a pass: a completion callback that waits for a call of its
 // own must not try to run a nested pass (std::mutex is not recursive).
 thread_local bool in_shm_pass = false;
+// The fabric whose pass this thread runs: work queued for it from there is picked
+// up by that same pass, work for another fabric needs that fabric woken.
+thread_local const ShmFabric* pass_fabric = nullptr;
+
+bool ShmFabric::InPassOnThisThread() const { return pass_fabric == this; }
 
 bool ShmFabric::PollEndpointsLocked() {
   {
@@ -168,6 +173,7 @@ bool ShmFabric::PollEndpointsLocked() {
     graveyard_.clear();
   }
   in_shm_pass = true;
+  pass_fabric = this;
   bool progressed = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) progressed |= endpoint->Poll();
@@ -175,11 +181,13 @@ bool ShmFabric::PollEndpointsLocked() {
   // Sockets (liveness, accepts) are looked at every so often while data flows.
   if ((++passes_ & 255) == 0) WaitForEvents(0);
   in_shm_pass = false;
+  pass_fabric = nullptr;
   return progressed;
 }
 
 void ShmFabric::SleepLocked() {
   in_shm_pass = true;
+  pass_fabric = this;
   bool must_not_sleep = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
@@ -204,6 +212,7 @@ void ShmFabric::SleepLocked() {
     if (!endpoint->torn_down()) endpoint->Awake();
   }
   in_shm_pass = false;
+  pass_fabric = nullptr;
 }
 
 void ShmFabric::ProgressLoop() {
@@ -238,8 +247,10 @@ void ShmFabric::ProgressLoop() {
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
         in_shm_pass = true;
+        pass_fabric = this;
         WaitForEvents(0);
         in_shm_pass = false;
+        pass_fabric = nullptr;
       }
       last_activity = Clock::now();
       continue;
@@ -281,9 +292,20 @@ void ShmFabric::EndCallerPolling(bool hand_over) {
 
 bool ShmFabric::Poll() {
   if (in_shm_pass) return false;
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
-  return PollEndpointsLocked();
+  // A polling caller that finds nothing for a while yields its core, as the
+  // progress thread does: the thread it waits for (the peer's progress thread, a
+  // handler) may share that core, and then waits a whole scheduler tick (4 ms
+  // round trips under load) if the caller never lets go.
+  thread_local uint32_t idle_polls = 0;
+  bool progressed = false;
+  {
+    std::unique_lock lock(progress_mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+    progressed = PollEndpointsLocked();
+  }
+  idle_polls = progressed ? 0 : idle_polls + 1;
+  if (idle_polls >= kSpinsBeforeYield) ::sched_yield();
+  return progressed;
 }
 
 void ShmFabric::SetPollSpin(uint32_t spin_us) {

@@ -14,7 +14,13 @@
 // Eager sends: PostSend copies the message into the peer-bound ring; the peer's
 // progress thread copies it into the next posted receive buffer.
 //
-// Rendezvous reads: the reader asks the owner through the ring (kReadRequest); the
+// Rendezvous reads: Expose also publishes the offer in the segment's offer table
+// (shm_offers.h); a reader whose request lies inside a published offer copies it
+// with process_vm_readv at once, in batches of one system call per progress pass,
+// without a word to the owner; Revoke's callback waits for a batch that may have
+// seen the offer. Anything else (the table was full, a stale or foreign key, a
+// range outside the offer, no ptrace rights) takes the request path:
+// the reader asks the owner through the ring (kReadRequest); the
 // owner looks the key up in its own endpoint's offers and checks the range, as tcp
 // does. If the range is offered it replies kReadGrant and counts the grant; the
 // reader copies once with process_vm_readv from the owner's address space (as
@@ -48,6 +54,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -71,6 +78,7 @@ inline constexpr uint64_t kTagListener = 4;
 // Reads done over shm in this process, by how they copied (process-wide: Stats).
 struct ShmReadCounters {
   std::atomic<uint64_t> one_copy{0};     // process_vm_readv by the reader
+  std::atomic<uint64_t> unasked{0};      // of those, read from the offer table
   std::atomic<uint64_t> owner_copy{0};   // the fallback: copied by the owner
   std::atomic<uint64_t> cma_refused{0};  // endpoints that fell back
 };
@@ -98,8 +106,9 @@ struct Offer {
   uint64_t length = 0;
   std::shared_ptr<Region> region;
   std::mutex mutex;
-  bool revoked = false;                              // guarded by mutex
-  uint32_t grants = 0;                               // guarded by mutex
+  std::optional<uint32_t> slot;  // in the offer table; guarded by the offers mutex
+  bool revoked = false;          // guarded by mutex
+  uint32_t grants = 0;           // guarded by mutex
   std::vector<std::function<void()>> when_released;  // guarded by mutex
 };
 
@@ -185,6 +194,13 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   Status OnReadRefused(uint64_t id);
   Status OnReadDone(uint64_t id);
   Status RequestRead(uint64_t id, const PendingRead& read, ReadMode mode);
+  // Reads the queued requests that the offer table covers, in one process_vm_readv;
+  // the others go the request path. True if any was taken.
+  bool RunDirectReads();
+  // Finishes the withdrawals the reader's batches held back (all at teardown).
+  bool SettleWithdrawn(bool all);
+  // The part of Revoke after no table read can be under way.
+  void FinishRevoke(const std::shared_ptr<Offer>& offer, std::function<void()> revoked);
   void ReleaseGrant(const std::shared_ptr<Offer>& offer);
   void Deliver(const Completion& completion);
   void WakePeer();
@@ -203,6 +219,9 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   std::mutex post_mutex_;
   std::deque<PostedRecv> posted_recvs_;
   std::unordered_map<uint64_t, PendingRead> pending_reads_;
+  // Reads to try from the offer table in the next pass (ids in pending_reads_).
+  std::deque<uint64_t> direct_reads_;
+  std::atomic<bool> has_direct_{false};
   uint64_t next_read_id_ = 1;
   bool post_closed_ = false;
   // false once process_vm_readv was refused on this endpoint (or ARTUNE_SHM_CMA=0).
@@ -216,9 +235,20 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   std::unordered_map<uint32_t, std::shared_ptr<Offer>> offers_;
   bool offers_closed_ = false;
   RandomKeys random_keys_;
+  OfferPublisher publisher_;  // this side's offer table
+  // Revoked offers a batch of the reader's may still be reading (shm_offers.h).
+  struct Withdrawn {
+    std::shared_ptr<Offer> offer;
+    uint32_t slot = 0;
+    uint64_t ticket = 0;
+    std::function<void()> revoked;
+  };
+  std::vector<Withdrawn> withdrawn_;
+  std::atomic<bool> has_withdrawn_{false};
 
   // Progress thread only.
   RingReader in_;
+  OfferReader table_reader_;  // the peer's offer table
   // Grants this side gave, by the reader's id: released by kReadDone or teardown.
   std::unordered_map<uint64_t, std::shared_ptr<Offer>> grants_;
   uint64_t copies_in_flight_ = 0;
@@ -256,6 +286,9 @@ class ShmFabric final : public Fabric {
   void NoteOneCopyRefused(const std::string& peer, int error);
   // Wakes the progress thread (output was queued behind a full ring). Any thread.
   void WakeProgress() { Wake(); }
+  // True on a thread running one of this fabric's passes (a completion handler):
+  // what it queues is seen before the pass ends, no wake-up needed.
+  bool InPassOnThisThread() const;
 
  private:
   void ProgressLoop();

@@ -2,7 +2,8 @@
 // one per direction, in one sealed memfd that both processes map.
 //
 //   segment   SegmentControl (the two rings' control words, each on its own cache
-//             line) followed by the two rings' data areas, kRingBytes each. The
+//             line) followed by the two rings' data areas, kRingBytes each, and the
+//             two directions' offer tables (shm_offers.h). The
 //             geometry is a compile-time constant: neither side ever takes a size,
 //             offset or index from the shared memory without checking it against
 //             its own copy, so a peer that scribbles on the segment can corrupt only
@@ -26,6 +27,7 @@
 
 #include "artune/status.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_offers.h"
 
 namespace artune::transport::fabric::shm {
 
@@ -78,7 +80,10 @@ struct SegmentControl {
 };
 
 inline constexpr uint64_t kDataOffset = sizeof(SegmentControl);
-inline constexpr uint64_t kSegmentBytes = kDataOffset + 2 * kRingBytes;
+// [0]: the client's offers (the server reads them), [1]: the server's.
+inline constexpr uint64_t kOfferTablesOffset = kDataOffset + 2 * kRingBytes;
+static_assert(kOfferTablesOffset % alignof(OfferTable) == 0);
+inline constexpr uint64_t kSegmentBytes = kOfferTablesOffset + 2 * sizeof(OfferTable);
 
 // Bytes a record with `payload` bytes takes in the ring.
 constexpr uint64_t RecordBytes(uint64_t payload) {

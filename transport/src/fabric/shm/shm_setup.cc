@@ -22,7 +22,8 @@ namespace artune::transport::fabric::shm {
 namespace {
 
 constexpr uint32_t kSetupMagic = 0x61736d31;  // "asm1"
-constexpr uint32_t kSetupVersion = 1;
+// 2: the offer tables after the rings (shm_offers.h).
+constexpr uint32_t kSetupVersion = 2;
 constexpr size_t kMaxPrivateBytes = 256;
 // An accepted connection must say hello within this time, or it is closed.
 constexpr auto kHelloTimeout = std::chrono::seconds(10);
