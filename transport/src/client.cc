@@ -163,8 +163,8 @@ class ClientImpl final : public Client {
       std::optional<Result<Message>> result;
     };
     auto waiter = std::make_shared<Waiter>();
-    // Fabrics without caller-driven progress (verbs) complete the call on
-    // their own thread: the caller sleeps there whatever the polling.
+    // A fabric without caller-driven progress (fabric.h) completes the call on
+    // its own thread: the caller sleeps there whatever the polling.
     const bool poll =
         polling == PollingMode::kEvent ? fabric_->caller_waiting() : fabric_->caller_polling();
     if (poll) fabric_->BeginCallerPolling();

@@ -14,8 +14,12 @@ constexpr uint64_t kSendRingBytes = 4 * 1024 * 1024;
 constexpr uint32_t kSendQueueDepth = 512;
 // Receive buffers the protocol layer posts at most (eager_buffer_count + 1 spare).
 constexpr uint32_t kRecvQueueDepth = 4096 + 8;
-constexpr uint64_t kValueMask = (uint64_t{1} << 62) - 1;
+constexpr uint64_t kValueMask = (uint64_t{1} << 61) - 1;
 constexpr int kPollBatch = 32;
+// Selective signalling: an inline send is signalled every this many, and whenever
+// no more than this many send-queue slots are free (so a full queue always has a
+// signalled request in flight whose completion frees it).
+constexpr uint32_t kSignalEvery = 16;
 
 }  // namespace
 
@@ -60,16 +64,17 @@ Status VerbsEndpoint::CreateQueues() {
   attr.send_cq = cq_;
   attr.recv_cq = cq_;
   attr.qp_type = IBV_QPT_RC;
-  attr.sq_sig_all = 1;
+  attr.sq_sig_all = 0;  // selective signalling (verbs_fabric.h)
   attr.cap.max_send_wr = send_queue_depth_;
   attr.cap.max_recv_wr = recv_depth;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = config.verbs_inline_size;
   qp_ = ibv_create_qp(fabric_.pd(), &attr);
-  if (qp_ == nullptr && config.verbs_inline_size > 0) {
-    // Some devices grant no inline data at all: run without.
-    attr.cap.max_inline_data = 0;
+  // A device that grants less inline data than asked refuses the QP: halve the
+  // request until it is granted (or none is).
+  while (qp_ == nullptr && attr.cap.max_inline_data > 0) {
+    attr.cap.max_inline_data = attr.cap.max_inline_data >= 64 ? attr.cap.max_inline_data / 2 : 0;
     qp_ = ibv_create_qp(fabric_.pd(), &attr);
   }
   if (qp_ == nullptr) return Status::ResourceExhausted(VerbError("ibv_create_qp", errno));
@@ -153,6 +158,25 @@ Status VerbsEndpoint::PostSend(std::span<const SgEntry> sgl) {
   return Status::Ok();
 }
 
+void VerbsEndpoint::NoteSendPostedLocked(uint64_t seq, bool signalled) {
+  posted_.push_back({seq, ring_head_});
+  --send_slots_;
+  if (signalled) {
+    ++outstanding_;
+    unsignalled_run_ = 0;
+  } else {
+    ++unsignalled_run_;
+  }
+}
+
+void VerbsEndpoint::RetireSendsLocked(uint64_t seq) {
+  while (!posted_.empty() && posted_.front().seq <= seq) {
+    ring_tail_ = std::max(ring_tail_, posted_.front().ring_end);
+    ++send_slots_;
+    posted_.pop_front();
+  }
+}
+
 Result<bool> VerbsEndpoint::TryPostSendLocked(std::span<const SgEntry> sgl, uint64_t total) {
   if (send_slots_ == 0) return false;
   ibv_sge sge{};
@@ -161,13 +185,22 @@ Result<bool> VerbsEndpoint::TryPostSendLocked(std::span<const SgEntry> sgl, uint
   wr.opcode = IBV_WR_SEND;
   wr.sg_list = &sge;
   wr.num_sge = total > 0 ? 1 : 0;
-  std::byte inline_copy[1024];
+  std::byte inline_copy[1024];  // verbs_inline_size is at most 1024 (knob range)
   std::byte* data = nullptr;
   uint64_t ring_end = ring_head_;
-  if (total <= inline_limit_) {
+  // Unsignalled only inline (it holds no ring bytes), and never the kSignalEvery-th
+  // in a row or when the queue runs low: see "signalling" in verbs_fabric.h.
+  bool signalled = true;
+  if (total <= inline_limit_ && total <= sizeof(inline_copy)) {
     data = inline_copy;
     wr.send_flags = IBV_SEND_INLINE;
+    signalled = unsignalled_run_ + 1 >= kSignalEvery || send_slots_ <= kSignalEvery;
   } else {
+    // An empty ring starts over at its beginning, so that any message up to its
+    // size fits (a large one would otherwise wait for room that never comes).
+    if (ring_head_ == ring_tail_ && ring_head_ % kSendRingBytes != 0) {
+      ring_head_ = ring_tail_ = ring_head_ + (kSendRingBytes - ring_head_ % kSendRingBytes);
+    }
     // Contiguous room in the ring: skip the tail end when the message does not fit.
     const uint64_t offset = ring_head_ % kSendRingBytes;
     const uint64_t skip = kSendRingBytes - offset < total ? kSendRingBytes - offset : 0;
@@ -183,16 +216,16 @@ Result<bool> VerbsEndpoint::TryPostSendLocked(std::span<const SgEntry> sgl, uint
   }
   sge.addr = reinterpret_cast<uint64_t>(data);
   sge.length = static_cast<uint32_t>(total);
-  // The send's wr_id carries the ring position to release on its completion.
-  wr.wr_id = MakeWrId(WrKind::kSend, ring_end & kValueMask);
+  const uint64_t seq = next_seq_++ & kValueMask;
+  wr.wr_id = MakeWrId(WrKind::kSend, seq, signalled);
+  if (signalled) wr.send_flags |= IBV_SEND_SIGNALED;
   if (int rc = ibv_post_send(qp_, &wr, &bad); rc != 0) {
     Status error = Status::Unavailable(VerbError("ibv_post_send(IBV_WR_SEND)", rc));
     FailLocked(error);
     return error;
   }
   ring_head_ = ring_end;
-  --send_slots_;
-  ++outstanding_;
+  NoteSendPostedLocked(seq, signalled);
   return true;
 }
 
@@ -205,7 +238,7 @@ Status VerbsEndpoint::PostRecv(std::byte* addr, uint64_t length, uint32_t lkey, 
   ibv_sge sge{reinterpret_cast<uint64_t>(addr), static_cast<uint32_t>(length), lkey};
   ibv_recv_wr wr{};
   ibv_recv_wr* bad = nullptr;
-  wr.wr_id = MakeWrId(WrKind::kRecv, wr_id);
+  wr.wr_id = MakeWrId(WrKind::kRecv, wr_id, /*signalled=*/false);  // counted by kind
   wr.sg_list = &sge;
   wr.num_sge = 1;
   if (int rc = ibv_post_recv(qp_, &wr, &bad); rc != 0) {
@@ -278,7 +311,9 @@ Result<bool> VerbsEndpoint::TryPostWindowOpLocked(const QueuedWindowOp& op) {
   if (send_slots_ == 0) return false;
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
-  wr.wr_id = MakeWrId(WrKind::kWindow, 0);
+  const uint64_t seq = next_seq_++ & kValueMask;
+  wr.wr_id = MakeWrId(WrKind::kWindow, seq);
+  wr.send_flags = IBV_SEND_SIGNALED;
   wr.opcode = IBV_WR_BIND_MW;
   wr.bind_mw.mw = op.window;
   wr.bind_mw.rkey = op.rkey;
@@ -294,8 +329,7 @@ Result<bool> VerbsEndpoint::TryPostWindowOpLocked(const QueuedWindowOp& op) {
   // Type 2: the consumer keeps a window's current key, and providers find the
   // window by it when the bind is posted, so it changes only now.
   op.window->rkey = op.rkey;
-  --send_slots_;
-  ++outstanding_;
+  NoteSendPostedLocked(seq, /*signalled=*/true);
   return true;
 }
 
@@ -318,12 +352,13 @@ Status VerbsEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uin
 
 Result<bool> VerbsEndpoint::TryPostReadLocked(const QueuedRead& read) {
   if (send_slots_ == 0) return false;
-  const uint64_t id = next_read_id_++ & kValueMask;
+  const uint64_t id = next_seq_++ & kValueMask;
   ibv_sge sge{reinterpret_cast<uint64_t>(read.local), static_cast<uint32_t>(read.remote.length),
               read.lkey};
   ibv_send_wr wr{};
   ibv_send_wr* bad = nullptr;
   wr.wr_id = MakeWrId(WrKind::kRead, id);
+  wr.send_flags = IBV_SEND_SIGNALED;
   wr.opcode = IBV_WR_RDMA_READ;
   wr.sg_list = &sge;
   wr.num_sge = 1;
@@ -335,8 +370,7 @@ Result<bool> VerbsEndpoint::TryPostReadLocked(const QueuedRead& read) {
     return error;
   }
   reads_[id] = read.wr_id;
-  --send_slots_;
-  ++outstanding_;
+  NoteSendPostedLocked(id, /*signalled=*/true);
   return true;
 }
 
@@ -395,28 +429,32 @@ void VerbsEndpoint::FailLocked(Status why) {
   }
 }
 
-bool VerbsEndpoint::Progress(bool arm) {
-  if (disconnected_) return false;
+VerbsEndpoint::PassResult VerbsEndpoint::Progress(bool arm) {
+  PassResult result;
+  if (disconnected_) return result;
   std::vector<Completion> deliveries;
   CompletionHandler handler;
   bool finished = false;
   {
     std::lock_guard lock(mutex_);
-    if (cq_ == nullptr || released_) return false;
+    if (cq_ == nullptr || released_) return result;
     // Before Start nothing may be delivered: leave the completions in the CQ (a
     // failure still finishes, with or without a handler).
-    if (!handler_ && !failed_) return false;
+    if (!handler_ && !failed_) return result;
     // Re-arm before polling: a completion that lands after the poll still raises
     // an event.
     if (arm) ibv_req_notify_cq(cq_, 0);
     ibv_wc wcs[kPollBatch];
     int n = 0;
     while ((n = ibv_poll_cq(cq_, kPollBatch, wcs)) > 0) {
+      result.progressed = true;
       for (int i = 0; i < n; ++i) {
         const ibv_wc& wc = wcs[i];
         const auto kind = static_cast<WrKind>(wc.wr_id >> 62);
         const uint64_t value = wc.wr_id & kValueMask;
-        --outstanding_;
+        // An unsignalled send completes only with an error (flushed or failed):
+        // it was never counted.
+        if (kind == WrKind::kRecv || (wc.wr_id & kSignalledBit) != 0) --outstanding_;
         const char* verb = kind == WrKind::kRead   ? "RDMA READ"
                            : kind == WrKind::kSend ? "SEND"
                            : kind == WrKind::kRecv ? "RECV"
@@ -442,20 +480,17 @@ bool VerbsEndpoint::Progress(bool arm) {
             }
             break;
           case WrKind::kRead: {
+            RetireSendsLocked(value);
             auto it = reads_.find(value);
             if (it == reads_.end()) break;
             deliveries.push_back({CompletionKind::kRead, it->second, 0,
                                   wc.status == IBV_WC_SUCCESS ? Status::Ok() : failure_});
             reads_.erase(it);
-            ++send_slots_;
             break;
           }
           case WrKind::kSend:
-            ring_tail_ = std::max(ring_tail_, value);
-            ++send_slots_;
-            break;
           case WrKind::kWindow:
-            ++send_slots_;
+            RetireSendsLocked(value);
             break;
         }
       }
@@ -487,7 +522,8 @@ bool VerbsEndpoint::Progress(bool arm) {
     std::lock_guard lock(mutex_);
     handler_ = nullptr;
   }
-  return finished;
+  result.finished = finished;
+  return result;
 }
 
 void VerbsEndpoint::Release() {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "fabric/verbs/verbs_util.h"
 
@@ -25,6 +27,14 @@ constexpr int kResolveTimeoutMs = 10000;
 constexpr int kConnectTimeoutMs = 20000;
 // rdma_cm carries 56 bytes of private data on RC; one is our length prefix.
 constexpr size_t kMaxPrivateData = 55;
+// Spinning: idle passes before the progress thread yields its core each pass (on
+// a host with few cores the caller and the handlers need them; under TCG so does
+// rxe's own packet processing).
+constexpr uint32_t kSpinsBeforeYield = 64;
+
+// The thread running a pass: a completion handler that waits for a call of its
+// own must not try to run a nested pass (std::mutex is not recursive).
+thread_local bool in_verbs_pass = false;
 
 Result<sockaddr_in> ParseAddress(const std::string& endpoint) {
   const size_t colon = endpoint.rfind(':');
@@ -103,7 +113,8 @@ void Reject(rdma_cm_id* id, const std::string& why) {
 
 }  // namespace
 
-VerbsFabric::VerbsFabric(const Config& config) : config_(config), polling_(config.polling) {}
+VerbsFabric::VerbsFabric(const Config& config)
+    : config_(config), polling_(config.polling), poll_spin_us_(config.poll_spin_us) {}
 
 VerbsFabric::~VerbsFabric() {
   Shutdown();
@@ -463,7 +474,11 @@ void VerbsFabric::SetPolling(PollingMode mode) {
   Wake();  // a thread asleep in poll(-1) takes a switch to busy now
 }
 
-void VerbsFabric::ProgressAll(bool arm) {
+void VerbsFabric::SetPollSpin(uint32_t spin_us) {
+  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
+}
+
+bool VerbsFabric::ProgressAllLocked(bool arm) {
   {
     std::lock_guard lock(endpoints_mutex_);
     if (snapshot_version_ != endpoints_version_) {
@@ -472,9 +487,13 @@ void VerbsFabric::ProgressAll(bool arm) {
       snapshot_version_ = endpoints_version_;
     }
   }
+  in_verbs_pass = true;
+  bool progressed = false;
   for (const auto& endpoint : snapshot_) {
-    if (!endpoint->Progress(arm)) continue;
-    // kDisconnected delivered: forget and release it here, on the progress thread.
+    const VerbsEndpoint::PassResult pass = endpoint->Progress(arm);
+    progressed |= pass.progressed;
+    if (!pass.finished) continue;
+    // kDisconnected delivered: forget and release it here, in the pass.
     {
       std::lock_guard lock(endpoints_mutex_);
       endpoints_.erase(endpoint->cm_id());
@@ -482,27 +501,109 @@ void VerbsFabric::ProgressAll(bool arm) {
     }
     endpoint->Release();
   }
+  in_verbs_pass = false;
+  return progressed;
+}
+
+void VerbsFabric::SleepForEvents() {
+  pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  // A caller that begins polling meanwhile polls the CQs itself; the thread, woken
+  // by the next completion event, then finds it and parks.
+  progress_sleeping_.store(true, std::memory_order_relaxed);
+  const int ready = ::poll(fds, 2, -1);
+  progress_sleeping_.store(false, std::memory_order_relaxed);
+  if (ready < 0) return;  // EINTR: the next pass looks anyway
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(comp_channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+  uint64_t value = 0;
+  (void)!::read(wake_fd_, &value, sizeof(value));
 }
 
 void VerbsFabric::ProgressLoop() {
-  // Sleeping is safe only once every CQ is armed: after a switch from busy to event
-  // the first pass arms them and polls, and the thread sleeps from the next one on.
+  using Clock = std::chrono::steady_clock;
+  auto last_activity = Clock::now();
+  auto last_parked_pass = last_activity;
+  // Sleeping is safe only once every CQ is armed: the pass before a sleep arms them
+  // and polls, and `armed` says the thread's last pass did (arming stays in force
+  // whoever polls the CQ afterwards).
   bool armed = false;
+  uint32_t idle_passes = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    // Adaptive sleeps as event does here: spinning first is the tcp fabric's.
-    const bool event = polling() != PollingMode::kBusy;
-    if (event && armed) {
-      pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
-      ibv_cq* cq = nullptr;
-      void* context = nullptr;
-      while (ibv_get_cq_event(comp_channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
-      uint64_t value = 0;
-      (void)!::read(wake_fd_, &value, sizeof(value));
+    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
+    // spins while there was a completion within poll_spin_us, then sleeps.
+    const PollingMode mode = polling();
+    const bool spinning =
+        mode == PollingMode::kBusy ||
+        (mode == PollingMode::kAdaptive &&
+         Clock::now() - last_activity <
+             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    if (spinning && callers_polling_.load(std::memory_order_acquire) > 0) {
+      // A caller drives progress: stand aside rather than spin against it. A
+      // caller whose call is done leaves without waking this thread: it looks
+      // again every kParkRecheck, and runs a pass of its own every
+      // kParkedPassEvery (accepted connections to start, failures to finish while
+      // the caller polls elsewhere).
+      std::unique_lock park(park_mutex_);
+      park_changed_.wait_for(park, kParkRecheck, [this] {
+        return callers_polling_.load(std::memory_order_acquire) == 0 ||
+               stopping_.load(std::memory_order_relaxed);
+      });
+      park.unlock();
+      const auto now = Clock::now();
+      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
+          now - last_parked_pass >= kParkedPassEvery) {
+        last_parked_pass = now;
+        std::lock_guard lock(progress_mutex_);
+        ProgressAllLocked(/*arm=*/false);
+      }
+      armed = false;
+      last_activity = Clock::now();
+      continue;
     }
-    ProgressAll(/*arm=*/event);
-    armed = event;
+    if (!spinning && armed) {
+      SleepForEvents();
+      // A wake-up is activity: adaptive spins again from here (and a caller that
+      // woke the thread to take the passes over finds it spinning, so it parks).
+      last_activity = Clock::now();
+      armed = false;
+      continue;
+    }
+    bool progressed = false;
+    {
+      std::lock_guard lock(progress_mutex_);
+      progressed = ProgressAllLocked(/*arm=*/!spinning);
+    }
+    armed = !spinning;
+    if (progressed) last_activity = Clock::now();
+    idle_passes = progressed ? 0 : idle_passes + 1;
+    if (spinning && idle_passes >= kSpinsBeforeYield) ::sched_yield();
   }
+}
+
+void VerbsFabric::BeginCallerPolling() {
+  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
+  // Adaptive after an idle spell: the progress thread sleeps; woken, it spins, sees
+  // the caller and parks, instead of taking the caller's completions from under it.
+  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
+    if (!shut_down_) Wake();
+  }
+}
+
+void VerbsFabric::EndCallerPolling(bool hand_over) {
+  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
+    // The last caller left before its completion: the thread takes over at once.
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_one();
+  }
+}
+
+bool VerbsFabric::Poll() {
+  if (in_verbs_pass) return false;
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+  return ProgressAllLocked(/*arm=*/false);
 }
 
 void VerbsFabric::Shutdown() {
@@ -511,8 +612,14 @@ void VerbsFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
+  {
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_all();
+  }
   if (progress_.joinable()) progress_.join();
   if (cm_thread_.joinable()) cm_thread_.join();
+  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
+  std::lock_guard progress_lock(progress_mutex_);
   snapshot_.clear();
   // The threads are gone: fail every endpoint and drive its flushes here.
   std::vector<std::shared_ptr<VerbsEndpoint>> remaining;
@@ -525,7 +632,7 @@ void VerbsFabric::Shutdown() {
   for (auto& endpoint : remaining) {
     endpoint->Fail(Status::Cancelled("the transport is shutting down"));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!endpoint->disconnected() && !endpoint->Progress(/*arm=*/false) &&
+    while (!endpoint->disconnected() && !endpoint->Progress(/*arm=*/false).finished &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
     }

@@ -38,10 +38,23 @@
 //                send queue or the ring full wait in order in a software queue that
 //                send completions drain. Reads are IBV_WR_RDMA_READ into the
 //                caller's registered memory.
+//   signalling   selective (sq_sig_all off): reads, window binds and ring sends are
+//                signalled; inline sends only every kSignalEvery-th, or when few
+//                send-queue slots are left. RC completes a send queue in order, so
+//                one completion retires every work request posted before it; the
+//                unsignalled ones hold nothing but their slot (their bytes went
+//                inline), so a queue stall can only wait on a signalled request.
+//                In the error state every request completes (flushed), signalled or
+//                not. A small call thus costs two completions, not four, and in
+//                event mode no wake-up for its send.
 //   progress     one thread per fabric: busy mode polls every CQ in a loop; event mode
-//                sleeps on the completion channel (and a wake-up eventfd).
-//                Completions are delivered there; a second thread reads rdma_cm
-//                events (accepts, disconnects).
+//                sleeps on the completion channel (and a wake-up eventfd); adaptive
+//                spins for poll_spin_us after the last completion, then sleeps as
+//                event. A caller waiting for its own call in busy or adaptive
+//                polling runs the passes itself (fabric.h: caller-driven progress)
+//                while the thread parks. A pass (thread's or caller's) holds
+//                progress_mutex_; completions are delivered in it. A second thread
+//                reads rdma_cm events (accepts, disconnects).
 //   failure      the first error completion (any status but a flush), a QP error, a
 //                DISCONNECTED event or Close moves the QP to the error state; every
 //                posted work request then completes (flushed), reads fail with the
@@ -57,6 +70,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -103,12 +117,16 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   // says what went wrong, the event only that the connection went.
   void FailLost(Status why);
 
-  // Progress thread only.
+  // In a pass (the fabric's progress_mutex_ held).
   ibv_cq* cq() const { return cq_; }
+  struct PassResult {
+    bool progressed = false;  // some completion was polled
+    bool finished = false;    // kDisconnected delivered: release the endpoint
+  };
   // Drains the CQ and delivers; once failed and nothing is outstanding, delivers
-  // kDisconnected and returns true (the fabric then releases the endpoint). `arm`:
+  // kDisconnected and says finished (the fabric then releases the endpoint). `arm`:
   // request the CQ's next completion event before polling it (event mode).
-  bool Progress(bool arm);
+  PassResult Progress(bool arm);
   // Destroys the QP, CQ, send ring and cm_id. Post* fail with kUnavailable after.
   void Release();
   bool disconnected() const { return disconnected_; }
@@ -116,6 +134,12 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
  private:
   // kWindow: a memory-window bind (signalled, so it frees its slot).
   enum class WrKind : uint64_t { kWindow = 0, kSend = 1, kRecv = 2, kRead = 3 };
+  // A work request on the send queue, in posting order, until a completion of it
+  // or of a later one retires it.
+  struct Posted {
+    uint64_t seq;       // its wr_id value
+    uint64_t ring_end;  // the send ring's head once it was posted
+  };
   struct QueuedSend {
     std::vector<std::byte> bytes;
   };
@@ -135,9 +159,17 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   };
   using Queued = std::variant<QueuedSend, QueuedRead, QueuedWindowOp>;
 
-  static uint64_t MakeWrId(WrKind kind, uint64_t value) {
-    return (static_cast<uint64_t>(kind) << 62) | value;
+  // wr_id: kind in bits 62-63, bit 61 set when signalled (its completion is
+  // counted in outstanding_), the value below.
+  static constexpr uint64_t kSignalledBit = uint64_t{1} << 61;
+  static uint64_t MakeWrId(WrKind kind, uint64_t value, bool signalled = true) {
+    return (static_cast<uint64_t>(kind) << 62) | (signalled ? kSignalledBit : 0) | value;
   }
+  // Requires mutex_. Records a send-queue post (after ibv_post_send succeeded).
+  void NoteSendPostedLocked(uint64_t seq, bool signalled);
+  // Requires mutex_. A send-queue completion of `seq`: frees its slot and the slots
+  // (and ring bytes) of everything posted before it.
+  void RetireSendsLocked(uint64_t seq);
   // Requires mutex_. Posts a send from `data` (copied inline or into the ring);
   // false when the send queue or the ring has no room now.
   Result<bool> TryPostSendLocked(std::span<const SgEntry> sgl, uint64_t total);
@@ -165,15 +197,17 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   // send completions arrive (RC completes a send queue in order).
   std::vector<std::byte> ring_;
   ibv_mr* ring_mr_ = nullptr;
-  uint64_t ring_head_ = 0;  // bytes ever allocated (offset = head % size), incl. skips
-  uint64_t ring_tail_ = 0;  // bytes ever released
+  uint64_t ring_head_ = 0;        // bytes ever allocated (offset = head % size), incl. skips
+  uint64_t ring_tail_ = 0;        // bytes ever released
+  std::deque<Posted> posted_;     // send-queue work requests not retired yet
+  uint64_t next_seq_ = 1;         // of send-queue work requests
+  uint32_t unsignalled_run_ = 0;  // inline sends posted unsignalled since a signalled one
   std::deque<Queued> queued_;
-  std::unordered_map<uint64_t, uint64_t> reads_;  // our read id -> caller's wr_id
+  std::unordered_map<uint64_t, uint64_t> reads_;  // the read's seq -> caller's wr_id
   // The memory windows of live offers, by their rkey.
   std::unordered_map<uint32_t, ibv_mw*> offered_windows_;
-  RandomKeys random_tags_;  // the random low byte of window rkeys
-  uint64_t next_read_id_ = 1;
-  uint64_t outstanding_ = 0;  // posted work requests not completed yet
+  RandomKeys random_tags_;    // the random low byte of window rkeys
+  uint64_t outstanding_ = 0;  // posted receives and signalled requests not completed yet
   bool failed_ = false;
   bool failure_is_lost_ = false;  // failure_ came from FailLost
   Status failure_;
@@ -197,7 +231,13 @@ class VerbsFabric final : public Fabric {
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
   void SetPolling(PollingMode mode) override;
+  void SetPollSpin(uint32_t spin_us) override;
   void Shutdown() override;
+
+  bool caller_polling() const override { return true; }
+  void BeginCallerPolling() override;
+  void EndCallerPolling(bool hand_over) override;
+  bool Poll() override;
 
   // For endpoints. config() is the config the fabric started with; its polling is
   // the starting mode only (polling() is the mode now).
@@ -225,12 +265,24 @@ class VerbsFabric final : public Fabric {
   void CmLoop();
   void ProgressLoop();
   // One pass over the endpoints (busy mode, and after every wake-up in event mode);
-  // `arm`: request a completion event on every CQ first (event mode).
-  void ProgressAll(bool arm);
+  // `arm`: request a completion event on every CQ first (event mode). True if any
+  // completion was polled. Requires progress_mutex_.
+  bool ProgressAllLocked(bool arm);
+  // Event mode: sleeps until a completion event or a wake-up. Progress thread only.
+  void SleepForEvents();
   rdma_conn_param ConnParam(uint32_t qp_num, std::span<const std::byte> private_data) const;
 
   const Config config_;
   std::atomic<PollingMode> polling_;
+  std::atomic<uint32_t> poll_spin_us_;
+  // Held for a pass by the progress thread or a polling caller.
+  std::mutex progress_mutex_;
+  // Callers between Begin/EndCallerPolling: the progress thread parks on
+  // park_changed_ while there are any and it would spin.
+  std::atomic<int> callers_polling_{0};
+  std::atomic<bool> progress_sleeping_{false};  // in poll() on the completion channel
+  std::mutex park_mutex_;
+  std::condition_variable park_changed_;
   ibv_context** cm_devices_ = nullptr;  // rdma_get_devices(); owns the contexts
   ibv_context* context_ = nullptr;
   std::string device_name_;
@@ -255,7 +307,7 @@ class VerbsFabric final : public Fabric {
   std::mutex endpoints_mutex_;
   std::unordered_map<rdma_cm_id*, std::shared_ptr<VerbsEndpoint>> endpoints_;
   uint64_t endpoints_version_ = 0;  // bumped on every change
-  // Progress thread only: the endpoints as of endpoints_version_.
+  // Guarded by progress_mutex_: the endpoints as of endpoints_version_.
   std::vector<std::shared_ptr<VerbsEndpoint>> snapshot_;
   uint64_t snapshot_version_ = ~uint64_t{0};
 };
