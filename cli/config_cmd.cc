@@ -122,10 +122,7 @@ std::vector<RangeRow> ProtocolRanges(const Config& config) {
   const uint64_t chunked_min = std::max(config.eager_threshold, config.chunk_size) + 1;
   rows.push_back({Protocol::kChunkedRendezvous, chunked_min, std::nullopt,
                   FormatBytes(config.chunk_size) + " chunks, " +
-                      (config.fabric == transport::FabricKind::kTcp
-                           ? std::string("all asked for at once (tcp streams reads)")
-                           : std::to_string(config.pipeline_depth) +
-                                 " reads in flight (tcp: all at once)")});
+                      std::to_string(config.pipeline_depth) + " reads in flight"});
   return rows;
 }
 
@@ -150,11 +147,9 @@ SliceExample ExplainSlice(uint64_t bytes, const Config& config) {
   if (example.protocol == Protocol::kChunkedRendezvous) {
     example.chunks = transport::ChunkRanges(bytes, config.chunk_size).size();
   }
-  // tcp asks for every chunk at once (Endpoint::streams_reads): one round.
-  const uint64_t depth = config.fabric == transport::FabricKind::kTcp
-                             ? transport::kStreamedReadsInFlight
-                             : config.pipeline_depth;
-  if (example.chunks > 0) example.rounds = (example.chunks + depth - 1) / depth;
+  if (example.chunks > 0) {
+    example.rounds = (example.chunks + config.pipeline_depth - 1) / config.pipeline_depth;
+  }
   return example;
 }
 

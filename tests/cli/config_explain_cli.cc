@@ -1,6 +1,5 @@
 // artune config explain: the protocol each slice size gets under the knobs, and how
-// many rounds of chunk reads a rendezvous slice takes (pipeline_depth at a time;
-// tcp asks for every chunk at once, Endpoint::streams_reads).
+// many rounds of chunk reads a rendezvous slice takes (pipeline_depth at a time).
 #include <string>
 
 #include "apply_cli_fixture.h"
@@ -19,9 +18,9 @@ json Example(const json& explained, uint64_t bytes) {
 }
 
 TEST_F(ConfigExplainTest, NamesTheProtocolOfEachSliceSize) {
-  const Outcome o = Run(
-      "config explain --set eager_threshold=16KiB --set chunk_size=512KiB --set fabric=shm "
-      "--json");
+  const Outcome o =
+      Run("config explain --set eager_threshold=16KiB --set chunk_size=512KiB --set fabric=shm "
+          "--json");
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const json explained = json::parse(o.out);
   EXPECT_EQ(Example(explained, 10).at("protocol"), "eager");
@@ -33,19 +32,18 @@ TEST_F(ConfigExplainTest, NamesTheProtocolOfEachSliceSize) {
   EXPECT_EQ(ten_mib.at("chunks"), 20);
 }
 
-TEST_F(ConfigExplainTest, PipelineRoundsFollowTheDepthExceptOnTcp) {
-  const std::string knobs = "--set chunk_size=512KiB --set pipeline_depth=4 ";
-  Outcome o = Run("config explain " + knobs + "--set fabric=shm --json");
+TEST_F(ConfigExplainTest, PipelineRoundsFollowTheDepth) {
+  for (const char* depth : {"4", "16"}) {
+    const Outcome o = Run(std::string("config explain --set chunk_size=512KiB --json ") +
+                          "--set pipeline_depth=" + depth);
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    // 10 MiB in 512 KiB chunks: 20 reads, 4 or 16 at a time.
+    EXPECT_EQ(Example(json::parse(o.out), 10 << 20).at("pipeline_rounds"),
+              std::string(depth) == "4" ? 5 : 2);
+  }
+  const Outcome o = Run("config explain --set chunk_size=512KiB --set pipeline_depth=4");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(Example(json::parse(o.out), 10 << 20).at("pipeline_rounds"), 5);  // 20 chunks / 4
-
-  o = Run("config explain " + knobs + "--set fabric=tcp --json");
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_EQ(Example(json::parse(o.out), 10 << 20).at("pipeline_rounds"), 1);
-
-  o = Run("config explain " + knobs + "--set fabric=tcp");
-  ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("all asked for at once"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("512KiB chunks, 4 reads in flight"), std::string::npos) << o.out;
 }
 
 }  // namespace

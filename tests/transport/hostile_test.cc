@@ -329,40 +329,6 @@ std::pair<uint32_t, std::vector<std::byte>> ReadRemote(int fd, uint64_t addr, ui
 // offers were scoped, the key was the pool's and the read returned the victim's
 // bytes. Now every read after FIN, past the offer or under a guessed key is refused
 // with the same status and no byte.
-// Not hostile, but a raw peer shows it: over tcp the reader asks for every chunk
-// of a rendezvous slice at once (Endpoint::streams_reads), not pipeline_depth (4)
-// at a time with a round trip between batches. The peer answers none; it sees all
-// 16 requests, where a pipelined reader would stop at 4 and the wait time out.
-TEST_F(HostileTest, TheTcpReaderAsksForEveryChunkAtOnce) {
-  constexpr uint64_t kChunks = 16;
-  constexpr uint64_t kChunkBytes = 4096;
-  int fd = ConnectRaw();
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  SendHello(fd);
-  SendEchoAnnounce(fd, {0, 7, 0x100000, kChunks * kChunkBytes, kChunkBytes});
-  uint64_t requested = 0;
-  std::vector<uint64_t> offsets;
-  for (int frames = 0; frames < 64 && requested < kChunks; ++frames) {
-    wire::FrameHeader header{};
-    std::vector<std::byte> frame;
-    ASSERT_TRUE(ReadFrame(fd, header, frame))
-        << "after " << requested << " read requests the reader asked for no more";
-    if (header.kind != static_cast<uint8_t>(wire::FrameKind::kReadRequest)) continue;
-    wire::ReadRequestBody request{};
-    ASSERT_EQ(frame.size(), sizeof(request));
-    std::memcpy(&request, frame.data(), sizeof(request));
-    EXPECT_EQ(request.length, kChunkBytes);
-    offsets.push_back(request.remote_addr - 0x100000);
-    ++requested;
-  }
-  EXPECT_EQ(requested, kChunks);
-  std::sort(offsets.begin(), offsets.end());
-  for (uint64_t i = 0; i < offsets.size(); ++i) EXPECT_EQ(offsets[i], i * kChunkBytes);
-  ::close(fd);
-  ExpectOthersStillServed();
-}
-
 TEST_F(HostileTest, AReaderGetsNothingAfterFinPastItsOfferOrByGuessing) {
   constexpr size_t kResponseBytes = 256 * 1024;  // rendezvous under the default config
   const auto respond_with = [](std::byte fill) {

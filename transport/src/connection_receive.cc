@@ -321,10 +321,7 @@ Status Connection::HandleAnnounce(Call& call, const wire::PacketHeader& header,
 void Connection::PostReads(Call& call, Transfer& transfer, size_t transfer_index) {
   const wire::RendezvousEntry& entry = transfer.entry;
   const uint64_t chunk_count = (entry.length + entry.chunk_bytes - 1) / entry.chunk_bytes;
-  // A streaming fabric (tcp) gets every chunk asked for at once (protocol.h).
-  const uint32_t depth = endpoint_->streams_reads()
-                             ? kStreamedReadsInFlight
-                             : std::max<uint32_t>(1, call.config.pipeline_depth);
+  const uint32_t depth = std::max<uint32_t>(1, call.config.pipeline_depth);
   std::optional<Registration> registration =
       allocator_.Lookup(transfer.destination.data(), transfer.destination.size());
   while (transfer.in_flight < depth && transfer.next_chunk < chunk_count && call.failure.ok()) {

@@ -76,8 +76,7 @@ const std::array<Knob, 18> kKnobs = {{
      "ARTUNE_PIPELINE_DEPTH",
      KnobType::kCount,
      "chunks",
-     "Chunk reads in flight at once for one rendezvous transfer (verbs, shm; tcp asks for "
-     "every chunk at once)",
+     "Chunk reads in flight at once for one rendezvous transfer",
      1,
      64,
      {},

@@ -119,12 +119,6 @@ class Endpoint {
   // The local memory must stay valid until the kRead completion for wr_id.
   virtual Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                           uint64_t wr_id) = 0;
-  // Whether reads are answered in order on one byte stream, each for the cost of a
-  // small request (tcp's emulated RDMA READ). Then the reader posts every chunk of
-  // a transfer at once and the data flows back to back after one exchange, not a
-  // request round trip per pipeline_depth chunks. False where a read in flight
-  // holds device or ring resources (verbs work requests, shm grants).
-  virtual bool streams_reads() const { return false; }
 
   // Closes the connection: pending operations complete with errors, then
   // kDisconnected (with `why`) is delivered on the progress thread.

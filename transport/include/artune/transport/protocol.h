@@ -60,11 +60,6 @@ struct ChunkRange {
 };
 std::vector<ChunkRange> ChunkRanges(uint64_t total, uint64_t chunk_size);
 
-// Chunk reads in flight for one transfer over a fabric that streams reads (tcp,
-// fabric::Endpoint::streams_reads): every chunk is asked for at once, up to this
-// bound, so one huge slice of small chunks does not queue without limit.
-inline constexpr uint32_t kStreamedReadsInFlight = 256;
-
 // Log2 size bucket used by all stats: bucket b holds sizes in [2^b, 2^(b+1)),
 // bucket 0 also holds size 0.
 int Log2Bucket(uint64_t size);

@@ -55,7 +55,6 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   void Revoke(uint32_t key, std::function<void()> revoked) override;
   Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                   uint64_t wr_id) override;
-  bool streams_reads() const override { return true; }
   void Close(Status why) override;
   std::string peer() const override { return peer_; }
 
