@@ -205,9 +205,9 @@ void ShmFabric::SleepLocked() {
   }
   // Asleep holding the pass: a caller that wants to poll wakes the thread
   // (BeginCallerPolling) so that it hands the passes over.
-  progress_sleeping_.store(timeout_ms != 0, std::memory_order_relaxed);
+  caller_gate_.SetSleeping(timeout_ms != 0);
   WaitForEvents(timeout_ms);
-  progress_sleeping_.store(false, std::memory_order_relaxed);
+  caller_gate_.SetSleeping(false);
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) endpoint->Awake();
   }
@@ -229,21 +229,10 @@ void ShmFabric::ProgressLoop() {
         (mode == PollingMode::kAdaptive &&
          Clock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    if (spinning && callers_polling_.load(std::memory_order_acquire) > 0) {
-      // A caller drives progress: stand aside rather than spin against it. The
-      // bounded wait keeps liveness, accepts and hello deadlines running meanwhile.
-      // A caller whose call is done leaves without waking this thread: it looks
-      // again every kParkRecheck and runs a pass of its own every kParkedPassEvery.
-      std::unique_lock park(park_mutex_);
-      park_changed_.wait_for(park, kParkRecheck, [this] {
-        return callers_polling_.load(std::memory_order_acquire) == 0 ||
-               stopping_.load(std::memory_order_relaxed);
-      });
-      park.unlock();
-      const auto now = Clock::now();
-      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
-          now - last_parked_pass >= kParkedPassEvery) {
-        last_parked_pass = now;
+    if (spinning && caller_gate_.callers_polling()) {
+      // A caller drives progress: stand aside rather than spin against it. A pass
+      // of its own now and then keeps liveness, accepts and hello deadlines going.
+      if (caller_gate_.Park(stopping_, last_parked_pass)) {
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
         in_shm_pass = true;
@@ -274,21 +263,14 @@ void ShmFabric::ProgressLoop() {
 }
 
 void ShmFabric::BeginCallerPolling() {
-  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
   // Adaptive after an idle spell: the progress thread sleeps holding the pass.
-  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+  if (caller_gate_.Begin()) {
     std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
     if (!shut_down_) Wake();
   }
 }
 
-void ShmFabric::EndCallerPolling(bool hand_over) {
-  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
-    // The last caller left before its completion: the thread takes over at once.
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_one();
-  }
-}
+void ShmFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
 
 bool ShmFabric::Poll() {
   if (in_shm_pass) return false;
@@ -331,10 +313,7 @@ void ShmFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
-  {
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_all();
-  }
+  caller_gate_.WakeParked();
   if (progress_.joinable()) progress_.join();
   // No caller runs a pass any more either (Poll checks stopping_ under the lock).
   std::lock_guard progress_lock(progress_mutex_);

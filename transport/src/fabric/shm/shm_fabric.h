@@ -60,6 +60,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
 #include "fabric/random_keys.h"
 #include "fabric/shm/shm_ring.h"
@@ -308,12 +309,9 @@ class ShmFabric final : public Fabric {
   std::atomic<uint32_t> poll_spin_us_{50};
   // Held for a pass by the progress thread or a polling caller.
   std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling: the progress thread parks on
-  // park_changed_ while there are any and it would spin.
-  std::atomic<int> callers_polling_{0};
-  std::atomic<bool> progress_sleeping_{false};  // in epoll_wait holding the pass
-  std::mutex park_mutex_;
-  std::condition_variable park_changed_;
+  // Callers between Begin/EndCallerPolling, and the park of the progress
+  // thread while there are any (caller_polling.h).
+  CallerPollingGate caller_gate_;
   // Guarded by progress_mutex_.
   std::vector<std::shared_ptr<ShmEndpoint>> polled_;
   uint32_t passes_ = 0;

@@ -347,21 +347,11 @@ void TcpFabric::ProgressLoop() {
         (mode == PollingMode::kAdaptive &&
          SteadyClock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    if (callers_polling_.load(std::memory_order_acquire) > 0) {
-      // A caller drives progress: stand aside rather than spin against it, and
-      // look again every kParkRecheck (a caller whose call is done leaves without
-      // waking this thread). A pass of its own now and then keeps hello deadlines
-      // and accept pauses running meanwhile.
-      std::unique_lock park(park_mutex_);
-      park_changed_.wait_for(park, kParkRecheck, [this] {
-        return callers_polling_.load(std::memory_order_acquire) == 0 ||
-               stopping_.load(std::memory_order_relaxed);
-      });
-      park.unlock();
-      const auto now = SteadyClock::now();
-      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
-          now - last_parked_pass >= kParkedPassEvery) {
-        last_parked_pass = now;
+    if (caller_gate_.callers_polling()) {
+      // A caller drives progress (any polling mode: an event-mode caller sleeps
+      // in WaitPass): stand aside. A pass of its own now and then keeps hello
+      // deadlines and accept pauses running meanwhile.
+      if (caller_gate_.Park(stopping_, last_parked_pass)) {
         std::lock_guard lock(progress_mutex_);
         if (RunPassLocked(ExpireAndResume(0)) < 0) break;
       }
@@ -370,9 +360,9 @@ void TcpFabric::ProgressLoop() {
     std::lock_guard lock(progress_mutex_);
     // Asleep in epoll_wait with the lock held: a caller that wants to poll wakes
     // the thread (BeginCallerPolling) so that it hands the passes over.
-    progress_sleeping_.store(!busy, std::memory_order_relaxed);
+    caller_gate_.SetSleeping(!busy);
     const int events = RunPassLocked(ExpireAndResume(busy ? 0 : -1));
-    progress_sleeping_.store(false, std::memory_order_relaxed);
+    caller_gate_.SetSleeping(false);
     if (events < 0) break;
     if (events > 0) last_activity = SteadyClock::now();
   }
@@ -416,21 +406,15 @@ int TcpFabric::RunPassLocked(int timeout_ms) {
 }
 
 void TcpFabric::BeginCallerPolling() {
-  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
-  // Adaptive after an idle spell: the progress thread sleeps holding the pass.
-  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+  // Event, or adaptive after an idle spell: the progress thread sleeps holding
+  // the pass; woken, it sees the caller and parks.
+  if (caller_gate_.Begin()) {
     std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
     if (!shut_down_) Wake();
   }
 }
 
-void TcpFabric::EndCallerPolling(bool hand_over) {
-  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
-    // The last caller left before its completion: the thread takes over at once.
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_one();
-  }
-}
+void TcpFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
 
 bool TcpFabric::Poll() {
   if (in_progress_pass) return false;
@@ -475,10 +459,7 @@ void TcpFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
-  {
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_all();
-  }
+  caller_gate_.WakeParked();
   if (progress_.joinable()) progress_.join();
   // No caller runs a pass any more either (Poll checks stopping_ under the lock).
   std::lock_guard progress_lock(progress_mutex_);

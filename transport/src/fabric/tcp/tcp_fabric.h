@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
 #include "fabric/random_keys.h"
 #include "wire.h"
@@ -220,12 +221,9 @@ class TcpFabric final : public Fabric {
   // Held by whichever thread runs a progress pass: the progress thread, or a
   // caller in Poll (fabric.h). Everything "progress thread only" is guarded by it.
   std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling; the progress thread parks on
-  // park_changed_ while there are any (busy polling).
-  std::atomic<int> callers_polling_{0};
-  std::atomic<bool> progress_sleeping_{false};
-  std::mutex park_mutex_;
-  std::condition_variable park_changed_;
+  // Callers between Begin/EndCallerPolling, and the park of the progress
+  // thread while there are any (caller_polling.h).
+  CallerPollingGate caller_gate_;
   bool shut_down_ = false;
   std::mutex shutdown_mutex_;
 

@@ -509,9 +509,9 @@ void VerbsFabric::SleepForEvents() {
   pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
   // A caller that begins polling meanwhile polls the CQs itself; the thread, woken
   // by the next completion event, then finds it and parks.
-  progress_sleeping_.store(true, std::memory_order_relaxed);
+  caller_gate_.SetSleeping(true);
   const int ready = ::poll(fds, 2, -1);
-  progress_sleeping_.store(false, std::memory_order_relaxed);
+  caller_gate_.SetSleeping(false);
   if (ready < 0) return;  // EINTR: the next pass looks anyway
   ibv_cq* cq = nullptr;
   void* context = nullptr;
@@ -538,22 +538,11 @@ void VerbsFabric::ProgressLoop() {
         (mode == PollingMode::kAdaptive &&
          Clock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    if (spinning && callers_polling_.load(std::memory_order_acquire) > 0) {
-      // A caller drives progress: stand aside rather than spin against it. A
-      // caller whose call is done leaves without waking this thread: it looks
-      // again every kParkRecheck, and runs a pass of its own every
-      // kParkedPassEvery (accepted connections to start, failures to finish while
-      // the caller polls elsewhere).
-      std::unique_lock park(park_mutex_);
-      park_changed_.wait_for(park, kParkRecheck, [this] {
-        return callers_polling_.load(std::memory_order_acquire) == 0 ||
-               stopping_.load(std::memory_order_relaxed);
-      });
-      park.unlock();
-      const auto now = Clock::now();
-      if (callers_polling_.load(std::memory_order_acquire) > 0 &&
-          now - last_parked_pass >= kParkedPassEvery) {
-        last_parked_pass = now;
+    if (spinning && caller_gate_.callers_polling()) {
+      // A caller drives progress: stand aside rather than spin against it. A pass
+      // of its own now and then lets accepted connections start and failures
+      // finish while the caller polls elsewhere.
+      if (caller_gate_.Park(stopping_, last_parked_pass)) {
         std::lock_guard lock(progress_mutex_);
         ProgressAllLocked(/*arm=*/false);
       }
@@ -582,22 +571,15 @@ void VerbsFabric::ProgressLoop() {
 }
 
 void VerbsFabric::BeginCallerPolling() {
-  callers_polling_.fetch_add(1, std::memory_order_acq_rel);
   // Adaptive after an idle spell: the progress thread sleeps; woken, it spins, sees
   // the caller and parks, instead of taking the caller's completions from under it.
-  if (progress_sleeping_.load(std::memory_order_relaxed)) {
+  if (caller_gate_.Begin()) {
     std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
     if (!shut_down_) Wake();
   }
 }
 
-void VerbsFabric::EndCallerPolling(bool hand_over) {
-  if (callers_polling_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
-    // The last caller left before its completion: the thread takes over at once.
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_one();
-  }
-}
+void VerbsFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
 
 bool VerbsFabric::Poll() {
   if (in_verbs_pass) return false;
@@ -612,10 +594,7 @@ void VerbsFabric::Shutdown() {
   shut_down_ = true;
   stopping_ = true;
   Wake();
-  {
-    std::lock_guard park(park_mutex_);
-    park_changed_.notify_all();
-  }
+  caller_gate_.WakeParked();
   if (progress_.joinable()) progress_.join();
   if (cm_thread_.joinable()) cm_thread_.join();
   // No caller runs a pass any more either (Poll checks stopping_ under the lock).

@@ -80,6 +80,7 @@
 #include <variant>
 #include <vector>
 
+#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
 #include "fabric/random_keys.h"
 
@@ -277,12 +278,9 @@ class VerbsFabric final : public Fabric {
   std::atomic<uint32_t> poll_spin_us_;
   // Held for a pass by the progress thread or a polling caller.
   std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling: the progress thread parks on
-  // park_changed_ while there are any and it would spin.
-  std::atomic<int> callers_polling_{0};
-  std::atomic<bool> progress_sleeping_{false};  // in poll() on the completion channel
-  std::mutex park_mutex_;
-  std::condition_variable park_changed_;
+  // Callers between Begin/EndCallerPolling, and the park of the progress
+  // thread while there are any (caller_polling.h).
+  CallerPollingGate caller_gate_;
   ibv_context** cm_devices_ = nullptr;  // rdma_get_devices(); owns the contexts
   ibv_context* context_ = nullptr;
   std::string device_name_;

@@ -1,0 +1,73 @@
+// Caller-driven progress (fabric.h), the part every fabric shares: which callers
+// drive progress, and the parking of the fabric's own thread while they do. Each
+// fabric keeps its pass and its wake-up (an eventfd write under its shutdown
+// lock); this keeps the count, the sleeping flag and the park.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+
+#include "fabric/fabric.h"
+
+namespace artune::transport::fabric {
+
+class CallerPollingGate {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // A caller starts driving progress. True when the progress thread sleeps in
+  // its wait holding the pass: the fabric must wake it, so that it sees the
+  // caller and parks instead of taking the caller's completions from under it.
+  bool Begin() {
+    callers_.fetch_add(1, std::memory_order_acq_rel);
+    return sleeping_.load(std::memory_order_relaxed);
+  }
+  // A caller stops (Fabric::EndCallerPolling): only one that leaves before its
+  // completion (hand_over) wakes the parked thread; the others let it notice
+  // within kParkRecheck, so a loop of calls pays no wake-up per call.
+  void End(bool hand_over) {
+    if (callers_.fetch_sub(1, std::memory_order_acq_rel) == 1 && hand_over) {
+      std::lock_guard park(park_mutex_);
+      park_changed_.notify_one();
+    }
+  }
+  bool callers_polling() const { return callers_.load(std::memory_order_acquire) > 0; }
+
+  // The progress thread, about to sleep in (true) or back from (false) its wait
+  // with the pass held.
+  void SetSleeping(bool sleeping) { sleeping_.store(sleeping, std::memory_order_relaxed); }
+
+  // The progress thread stands aside while callers poll: waits until they have
+  // all left, `stopping` is set or kParkRecheck passed. Returns true when callers
+  // still poll and kParkedPassEvery has passed since `last_pass` (then updated):
+  // the thread runs a pass of its own (deadlines, accepts, failures to finish
+  // while the callers are busy elsewhere).
+  bool Park(const std::atomic<bool>& stopping, Clock::time_point& last_pass) {
+    {
+      std::unique_lock park(park_mutex_);
+      park_changed_.wait_for(park, kParkRecheck, [&] {
+        return !callers_polling() || stopping.load(std::memory_order_relaxed);
+      });
+    }
+    const Clock::time_point now = Clock::now();
+    if (!callers_polling() || now - last_pass < kParkedPassEvery) return false;
+    last_pass = now;
+    return true;
+  }
+
+  // Shutdown: a parked thread looks at `stopping` at once.
+  void WakeParked() {
+    std::lock_guard park(park_mutex_);
+    park_changed_.notify_all();
+  }
+
+ private:
+  std::atomic<int> callers_{0};
+  std::atomic<bool> sleeping_{false};
+  std::mutex park_mutex_;
+  std::condition_variable park_changed_;
+};
+
+}  // namespace artune::transport::fabric
