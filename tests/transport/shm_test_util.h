@@ -15,40 +15,12 @@
 #include <mutex>
 #include <vector>
 
+#include "completions_util.h"
 #include "engine_test_util.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
 
 namespace artune::transport::testing {
-
-class Completions {
- public:
-  fabric::CompletionHandler Handler() {
-    return [this](fabric::Endpoint&, const fabric::Completion& completion) {
-      std::lock_guard lock(mutex_);
-      queue_.push_back(completion);
-      changed_.notify_all();
-    };
-  }
-  void Clear() {
-    std::lock_guard lock(mutex_);
-    queue_.clear();
-  }
-  fabric::Completion Next() {
-    std::unique_lock lock(mutex_);
-    if (!changed_.wait_for(lock, std::chrono::seconds(30), [&] { return !queue_.empty(); })) {
-      return {fabric::CompletionKind::kDisconnected, 0, 0, Status::Timeout("no completion")};
-    }
-    fabric::Completion next = queue_.front();
-    queue_.pop_front();
-    return next;
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<fabric::Completion> queue_;
-};
 
 // Sets an environment variable for one test.
 class ScopedEnv {
