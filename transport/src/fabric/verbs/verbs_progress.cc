@@ -1,0 +1,155 @@
+// The verbs fabric's completion progress: one pass over every endpoint's CQ, the
+// progress thread's loop (busy, event or adaptive polling; parked while callers
+// drive progress) and the caller-driven passes (fabric.h). Setup and shutdown are
+// in verbs_fabric.cc.
+#include <poll.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "fabric/verbs/verbs_fabric.h"
+#include "fabric/verbs/verbs_util.h"
+
+namespace artune::transport::fabric::verbs {
+namespace {
+
+// Spinning: idle passes before the progress thread yields its core each pass (on
+// a host with few cores the caller and the handlers need them; under TCG so does
+// rxe's own packet processing).
+constexpr uint32_t kSpinsBeforeYield = 64;
+
+// The thread running a pass: a completion handler that waits for a call of its
+// own must not try to run a nested pass (std::mutex is not recursive).
+thread_local bool in_verbs_pass = false;
+
+}  // namespace
+
+void VerbsFabric::Wake() {
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+void VerbsFabric::SetPolling(PollingMode mode) {
+  // Under the shutdown lock: the wake-up eventfd is closed by Shutdown.
+  std::lock_guard shutdown_lock(shutdown_mutex_);
+  if (polling_.exchange(mode) == mode || shut_down_) return;
+  Wake();  // a thread asleep in poll(-1) takes a switch to busy now
+}
+
+void VerbsFabric::SetPollSpin(uint32_t spin_us) {
+  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
+}
+
+bool VerbsFabric::ProgressAllLocked(bool arm) {
+  {
+    std::lock_guard lock(endpoints_mutex_);
+    if (snapshot_version_ != endpoints_version_) {
+      snapshot_.clear();
+      for (auto& [id, endpoint] : endpoints_) snapshot_.push_back(endpoint);
+      snapshot_version_ = endpoints_version_;
+    }
+  }
+  in_verbs_pass = true;
+  bool progressed = false;
+  for (const auto& endpoint : snapshot_) {
+    const VerbsEndpoint::PassResult pass = endpoint->Progress(arm);
+    progressed |= pass.progressed;
+    if (!pass.finished) continue;
+    // kDisconnected delivered: forget and release it here, in the pass.
+    {
+      std::lock_guard lock(endpoints_mutex_);
+      endpoints_.erase(endpoint->cm_id());
+      ++endpoints_version_;
+    }
+    endpoint->Release();
+  }
+  in_verbs_pass = false;
+  return progressed;
+}
+
+void VerbsFabric::SleepForEvents() {
+  pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  // A caller that begins polling meanwhile polls the CQs itself; the thread, woken
+  // by the next completion event, then finds it and parks.
+  caller_gate_.SetSleeping(true);
+  const int ready = ::poll(fds, 2, -1);
+  caller_gate_.SetSleeping(false);
+  if (ready < 0) return;  // EINTR: the next pass looks anyway
+  ibv_cq* cq = nullptr;
+  void* context = nullptr;
+  while (ibv_get_cq_event(comp_channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
+  uint64_t value = 0;
+  (void)!::read(wake_fd_, &value, sizeof(value));
+}
+
+void VerbsFabric::ProgressLoop() {
+  using Clock = std::chrono::steady_clock;
+  auto last_activity = Clock::now();
+  auto last_parked_pass = last_activity;
+  // Sleeping is safe only once every CQ is armed: the pass before a sleep arms them
+  // and polls, and `armed` says the thread's last pass did (arming stays in force
+  // whoever polls the CQ afterwards).
+  bool armed = false;
+  uint32_t idle_passes = 0;
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
+    // spins while there was a completion within poll_spin_us, then sleeps.
+    const PollingMode mode = polling();
+    const bool spinning =
+        mode == PollingMode::kBusy ||
+        (mode == PollingMode::kAdaptive &&
+         Clock::now() - last_activity <
+             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    if (spinning && caller_gate_.callers_polling()) {
+      // A caller drives progress: stand aside rather than spin against it. A pass
+      // of its own now and then lets accepted connections start and failures
+      // finish while the caller polls elsewhere.
+      if (caller_gate_.Park(stopping_, last_parked_pass)) {
+        std::lock_guard lock(progress_mutex_);
+        ProgressAllLocked(/*arm=*/false);
+      }
+      armed = false;
+      last_activity = Clock::now();
+      continue;
+    }
+    if (!spinning && armed) {
+      SleepForEvents();
+      // A wake-up is activity: adaptive spins again from here (and a caller that
+      // woke the thread to take the passes over finds it spinning, so it parks).
+      last_activity = Clock::now();
+      armed = false;
+      continue;
+    }
+    bool progressed = false;
+    {
+      std::lock_guard lock(progress_mutex_);
+      progressed = ProgressAllLocked(/*arm=*/!spinning);
+    }
+    armed = !spinning;
+    if (progressed) last_activity = Clock::now();
+    idle_passes = progressed ? 0 : idle_passes + 1;
+    if (spinning && idle_passes >= kSpinsBeforeYield) ::sched_yield();
+  }
+}
+
+void VerbsFabric::BeginCallerPolling() {
+  // Adaptive after an idle spell: the progress thread sleeps; woken, it spins, sees
+  // the caller and parks, instead of taking the caller's completions from under it.
+  if (caller_gate_.Begin()) {
+    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
+    if (!shut_down_) Wake();
+  }
+}
+
+void VerbsFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
+
+bool VerbsFabric::Poll() {
+  if (in_verbs_pass) return false;
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
+  return ProgressAllLocked(/*arm=*/false);
+}
+
+}  // namespace artune::transport::fabric::verbs
