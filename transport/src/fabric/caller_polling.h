@@ -21,8 +21,10 @@ class CallerPollingGate {
   // its wait holding the pass: the fabric must wake it, so that it sees the
   // caller and parks instead of taking the caller's completions from under it.
   bool Begin() {
-    callers_.fetch_add(1, std::memory_order_acq_rel);
-    return sleeping_.load(std::memory_order_relaxed);
+    // seq_cst, paired with EnterSleep: either this sees the thread asleep, or
+    // the thread sees this caller before it sleeps.
+    callers_.fetch_add(1, std::memory_order_seq_cst);
+    return sleeping_.load(std::memory_order_seq_cst);
   }
   // A caller stops (Fabric::EndCallerPolling): only one that leaves before its
   // completion (hand_over) wakes the parked thread; the others let it notice
@@ -35,9 +37,16 @@ class CallerPollingGate {
   }
   bool callers_polling() const { return callers_.load(std::memory_order_acquire) > 0; }
 
-  // The progress thread, about to sleep in (true) or back from (false) its wait
-  // with the pass held.
-  void SetSleeping(bool sleeping) { sleeping_.store(sleeping, std::memory_order_relaxed); }
+  // The progress thread, about to sleep in its wait with the pass held. False
+  // when a caller has begun meanwhile: the thread must not sleep then (it would
+  // hold the pass from that caller, whose Begin may have seen no sleeper and
+  // woken nobody); it passes without waiting and parks.
+  bool EnterSleep() {
+    sleeping_.store(true, std::memory_order_seq_cst);
+    return callers_.load(std::memory_order_seq_cst) == 0;
+  }
+  // Back from the wait (or from an EnterSleep that said no).
+  void LeaveSleep() { sleeping_.store(false, std::memory_order_relaxed); }
 
   // The progress thread stands aside while callers poll: waits until they have
   // all left, `stopping` is set or kParkRecheck passed. Returns true when callers

@@ -185,14 +185,14 @@ bool ShmFabric::PollEndpointsLocked() {
   return progressed;
 }
 
-void ShmFabric::SleepLocked() {
+void ShmFabric::SleepLocked(int timeout_ms, bool caller) {
   in_shm_pass = true;
   pass_fabric = this;
   bool must_not_sleep = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
   }
-  int timeout_ms = must_not_sleep ? 0 : -1;
+  if (must_not_sleep) timeout_ms = 0;
   if (!half_open_.empty()) {
     const auto now = std::chrono::steady_clock::now();
     std::erase_if(half_open_, [&](const auto& entry) {
@@ -201,13 +201,14 @@ void ShmFabric::SleepLocked() {
       ::close(entry.first);
       return true;
     });
-    if (timeout_ms < 0) timeout_ms = 1000;
+    if (timeout_ms < 0 || timeout_ms > 1000) timeout_ms = 1000;
   }
-  // Asleep holding the pass: a caller that wants to poll wakes the thread
-  // (BeginCallerPolling) so that it hands the passes over.
-  caller_gate_.SetSleeping(timeout_ms != 0);
+  // The progress thread asleep holding the pass: a caller that wants to poll
+  // wakes it (BeginCallerPolling) so that it hands the passes over. A caller
+  // asleep here (WaitPass) is one of those callers itself.
+  if (!caller && timeout_ms != 0 && !caller_gate_.EnterSleep()) timeout_ms = 0;
   WaitForEvents(timeout_ms);
-  caller_gate_.SetSleeping(false);
+  if (!caller) caller_gate_.LeaveSleep();
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) endpoint->Awake();
   }
@@ -229,9 +230,10 @@ void ShmFabric::ProgressLoop() {
         (mode == PollingMode::kAdaptive &&
          Clock::now() - last_activity <
              std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    if (spinning && caller_gate_.callers_polling()) {
-      // A caller drives progress: stand aside rather than spin against it. A pass
-      // of its own now and then keeps liveness, accepts and hello deadlines going.
+    if (caller_gate_.callers_polling()) {
+      // A caller drives progress (any polling mode: an event-mode caller sleeps
+      // in WaitPass): stand aside rather than compete for the pass. A pass of its
+      // own now and then keeps liveness, accepts and hello deadlines going.
       if (caller_gate_.Park(stopping_, last_parked_pass)) {
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
@@ -249,7 +251,7 @@ void ShmFabric::ProgressLoop() {
       std::lock_guard lock(progress_mutex_);
       progressed = PollEndpointsLocked();
       if (!spinning && !progressed) {
-        SleepLocked();
+        SleepLocked(-1, /*caller=*/false);
         continue;
       }
     }
@@ -288,6 +290,24 @@ bool ShmFabric::Poll() {
   idle_polls = progressed ? 0 : idle_polls + 1;
   if (idle_polls >= kSpinsBeforeYield) ::sched_yield();
   return progressed;
+}
+
+bool ShmFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
+  if (in_shm_pass) return false;
+  // Not a blocking lock: another caller may sleep in the pass for its whole
+  // timeout, and this one's completion may already have come through it.
+  std::unique_lock lock(progress_mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed) ||
+      finished.load(std::memory_order_acquire)) {
+    return false;
+  }
+  // What has come already is taken without sleeping; otherwise the caller sleeps
+  // as the progress thread would, armed so that the peer's next record wakes it.
+  if (!PollEndpointsLocked() && !finished.load(std::memory_order_acquire)) {
+    SleepLocked(timeout_ms, /*caller=*/true);
+    PollEndpointsLocked();  // what woke it, delivered before the caller looks
+  }
+  return true;
 }
 
 void ShmFabric::SetPollSpin(uint32_t spin_us) {

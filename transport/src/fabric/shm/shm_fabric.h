@@ -277,6 +277,8 @@ class ShmFabric final : public Fabric {
   void BeginCallerPolling() override;
   void EndCallerPolling(bool hand_over) override;
   bool Poll() override;
+  bool caller_waiting() const override { return true; }
+  bool WaitPass(int timeout_ms, const std::atomic<bool>& finished) override;
 
   // For endpoints.
   std::shared_ptr<Region> FindRegion(uint32_t lkey);
@@ -297,8 +299,9 @@ class ShmFabric final : public Fabric {
   // true if anything moved. Requires progress_mutex_.
   bool PollEndpointsLocked();
   // Asks the peers for a wake-up and blocks in epoll until one comes (or a hello
-  // deadline). Requires progress_mutex_.
-  void SleepLocked();
+  // deadline, or timeout_ms when that is not -1), on the progress thread or on a
+  // caller's (WaitPass). Requires progress_mutex_.
+  void SleepLocked(int timeout_ms, bool caller);
   void AcceptAll();
   void OnHello(int fd);
   Status AcceptHello(int fd);

@@ -360,9 +360,9 @@ void TcpFabric::ProgressLoop() {
     std::lock_guard lock(progress_mutex_);
     // Asleep in epoll_wait with the lock held: a caller that wants to poll wakes
     // the thread (BeginCallerPolling) so that it hands the passes over.
-    caller_gate_.SetSleeping(!busy);
-    const int events = RunPassLocked(ExpireAndResume(busy ? 0 : -1));
-    caller_gate_.SetSleeping(false);
+    const bool sleep = !busy && caller_gate_.EnterSleep();
+    const int events = RunPassLocked(ExpireAndResume(sleep ? -1 : 0));
+    caller_gate_.LeaveSleep();
     if (events < 0) break;
     if (events > 0) last_activity = SteadyClock::now();
   }

@@ -73,9 +73,8 @@ void VerbsFabric::SleepForEvents() {
   pollfd fds[2] = {{comp_channel_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
   // A caller that begins polling meanwhile polls the CQs itself; the thread, woken
   // by the next completion event, then finds it and parks.
-  caller_gate_.SetSleeping(true);
-  const int ready = ::poll(fds, 2, -1);
-  caller_gate_.SetSleeping(false);
+  const int ready = ::poll(fds, 2, caller_gate_.EnterSleep() ? -1 : 0);
+  caller_gate_.LeaveSleep();
   if (ready < 0) return;  // EINTR: the next pass looks anyway
   ibv_cq* cq = nullptr;
   void* context = nullptr;
