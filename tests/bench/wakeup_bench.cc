@@ -31,10 +31,21 @@ namespace {
 // show; the mean (Google Benchmark's time) carries the scheduler's long tail.
 class RoundTrips {
  public:
-  void Start() { started_ = Clock::now(); }
-  void Stop() {
-    micros_.push_back(std::chrono::duration<double, std::micro>(Clock::now() - started_).count());
+  // Times one_round_trip once per iteration of the benchmark, then reports.
+  template <typename RoundTrip>
+  void Run(benchmark::State& state, bool placed, RoundTrip one_round_trip) {
+    if (placed) {
+      for (auto _ : state) {
+        const Clock::time_point started = Clock::now();
+        one_round_trip();
+        micros_.push_back(
+            std::chrono::duration<double, std::micro>(Clock::now() - started).count());
+      }
+    }
+    Report(state);
   }
+
+ private:
   void Report(benchmark::State& state) {
     if (micros_.empty()) return;
     std::sort(micros_.begin(), micros_.end());
@@ -42,9 +53,7 @@ class RoundTrips {
     state.counters["p90_us"] = micros_[micros_.size() * 9 / 10];
   }
 
- private:
   using Clock = std::chrono::steady_clock;
-  Clock::time_point started_;
   std::vector<double> micros_;
 };
 
@@ -135,16 +144,10 @@ void BM_EventfdRoundTrip(benchmark::State& state, Placement placement) {
   });
   const bool placed = PlaceThreads(state, placement, peer);
   int64_t timeouts = 0;
-  RoundTrips round_trips;
-  if (placed) {
-    for (auto _ : state) {
-      round_trips.Start();
-      there.Wake();
-      if (!here.Sleep()) ++timeouts;
-      round_trips.Stop();
-    }
-  }
-  round_trips.Report(state);
+  RoundTrips().Run(state, placed, [&] {
+    there.Wake();
+    if (!here.Sleep()) ++timeouts;
+  });
   stop.store(true, std::memory_order_release);
   there.Wake();
   peer.join();
@@ -170,19 +173,13 @@ void BM_SpinRoundTrip(benchmark::State& state, Placement placement) {
   });
   const bool placed = PlaceThreads(state, placement, peer);
   uint64_t value = 0;
-  RoundTrips round_trips;
-  if (placed) {
-    for (auto _ : state) {
-      round_trips.Start();
-      token.store(++value, std::memory_order_release);
-      ++value;
-      while (token.load(std::memory_order_acquire) != value) {
-        if (placement == Placement::kOneCore) sched_yield();
-      }
-      round_trips.Stop();
+  RoundTrips().Run(state, placed, [&] {
+    token.store(++value, std::memory_order_release);
+    ++value;
+    while (token.load(std::memory_order_acquire) != value) {
+      if (placement == Placement::kOneCore) sched_yield();
     }
-  }
-  round_trips.Report(state);
+  });
   token.store(UINT64_MAX, std::memory_order_release);
   peer.join();
 }
