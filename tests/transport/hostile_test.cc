@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <random>
 #include <thread>
 #include <tuple>
@@ -23,6 +24,18 @@
 
 namespace artune::transport {
 namespace {
+
+// Reads one frame: its header and body (at most `max_body` bytes, else fails).
+bool ReadFrame(int fd, wire::FrameHeader& header, std::vector<std::byte>& body,
+               uint64_t max_body = 1 << 20) {
+  if (::recv(fd, &header, sizeof(header), MSG_WAITALL) != static_cast<ssize_t>(sizeof(header))) {
+    return false;
+  }
+  if (header.body_bytes > max_body) return false;
+  body.resize(header.body_bytes);
+  return header.body_bytes == 0 ||
+         ::recv(fd, body.data(), body.size(), MSG_WAITALL) == static_cast<ssize_t>(body.size());
+}
 
 class HostileTest : public ::testing::Test {
  protected:
@@ -57,8 +70,13 @@ class HostileTest : public ::testing::Test {
     return response;
   }
 
-  int ConnectRaw() {
+  // A connection to the data port (`receive_buffer_bytes`: a fixed receive buffer
+  // of that size instead of one that grows).
+  int ConnectRaw(int receive_buffer_bytes = 0) {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer_bytes > 0) {
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer_bytes, sizeof(receive_buffer_bytes));
+    }
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(data_port_);
@@ -126,14 +144,98 @@ class HostileTest : public ::testing::Test {
     SendPacket(fd, packet, body, sizeof(body));
   }
 
-  // True when the server closed the connection (read returns end-of-stream).
-  static bool DroppedByServer(int fd) {
-    char sink[4096];
-    while (true) {
+  // True when the server closed the connection (read returns end-of-stream), having
+  // sent at most `give_up_after` bytes before (a server that means to send more
+  // than that is not closing it).
+  static bool DroppedByServer(int fd,
+                              uint64_t give_up_after = std::numeric_limits<uint64_t>::max()) {
+    char sink[64 * 1024];
+    for (uint64_t received = 0; received <= give_up_after;) {
       ssize_t n = ::recv(fd, sink, sizeof(sink), 0);
       if (n == 0) return true;
       if (n < 0) return errno == ECONNRESET;
+      received += static_cast<uint64_t>(n);
     }
+    return false;
+  }
+
+  // Calls `method` as a raw client: one eager packet with a 4-byte slice.
+  void SendEagerCall(int fd, uint64_t call_id, const char (&method)[5]) {
+    wire::PacketHeader packet{};
+    packet.kind = static_cast<uint8_t>(wire::PacketKind::kEager);
+    packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
+    packet.entry_count = 1;
+    packet.call_id = call_id;
+    packet.slice_count = 1;
+    packet.method_bytes = 4;
+    packet.payload_bytes = 4 + 4;
+    struct {
+      wire::SliceEntry entry{0, 4};
+      char method[4] = {};
+      char data[4] = {'d', 'a', 't', 'a'};
+    } body;
+    static_assert(sizeof(body) == sizeof(wire::SliceEntry) + 8);
+    std::memcpy(body.method, method, sizeof(body.method));
+    SendPacket(fd, packet, &body, sizeof(body));
+  }
+
+  // Calls `method` as a raw client (call 1) and collects the first `count`
+  // rendezvous entries its response announces.
+  void CallAndCollectOffers(int fd, const char (&method)[5], size_t count,
+                            std::vector<wire::RendezvousEntry>& offers) {
+    SendEagerCall(fd, 1, method);
+    // Announce packets hold hundreds of entries each; other frames (credits) may
+    // come between them.
+    for (size_t frames = 0; frames < count + 64 && offers.size() < count; ++frames) {
+      wire::FrameHeader header{};
+      std::vector<std::byte> frame;
+      ASSERT_TRUE(ReadFrame(fd, header, frame)) << "the server closed the connection";
+      if (header.kind != static_cast<uint8_t>(wire::FrameKind::kSend)) continue;
+      ASSERT_GE(frame.size(), sizeof(wire::PacketHeader));
+      wire::PacketHeader got;
+      std::memcpy(&got, frame.data(), sizeof(got));
+      if (got.kind != static_cast<uint8_t>(wire::PacketKind::kAnnounce)) continue;
+      ASSERT_LE(sizeof(got) + got.entry_count * sizeof(wire::RendezvousEntry), frame.size());
+      for (uint32_t i = 0; i < got.entry_count && offers.size() < count; ++i) {
+        wire::RendezvousEntry entry;
+        std::memcpy(&entry, frame.data() + sizeof(got) + i * sizeof(entry), sizeof(entry));
+        offers.push_back(entry);
+      }
+    }
+  }
+
+  // Sends a read request for each of `reads` (id: its index + 1), hundreds of frames
+  // per write, and reads nothing. Returns how many went out: fewer when the server
+  // closed the connection or stopped reading it for 5 s.
+  static size_t SendReadRequests(int fd, const std::vector<wire::RendezvousEntry>& reads) {
+    timeval timeout{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+    constexpr size_t kFramesPerWrite = 256;
+    constexpr size_t kFrameBytes = sizeof(wire::FrameHeader) + sizeof(wire::ReadRequestBody);
+    std::vector<std::byte> batch;
+    size_t sent = 0;
+    while (sent < reads.size()) {
+      const size_t count = std::min(kFramesPerWrite, reads.size() - sent);
+      batch.resize(count * kFrameBytes);
+      for (size_t i = 0; i < count; ++i) {
+        const wire::RendezvousEntry& read = reads[sent + i];
+        const wire::FrameHeader header =
+            Frame(wire::FrameKind::kReadRequest, sizeof(wire::ReadRequestBody), sent + i + 1);
+        wire::ReadRequestBody request{};
+        request.remote_addr = read.remote_addr;
+        request.length = read.length;
+        request.rkey = read.rkey;
+        std::memcpy(batch.data() + i * kFrameBytes, &header, sizeof(header));
+        std::memcpy(batch.data() + i * kFrameBytes + sizeof(header), &request, sizeof(request));
+      }
+      for (size_t written = 0; written < batch.size();) {
+        ssize_t n = ::send(fd, batch.data() + written, batch.size() - written, MSG_NOSIGNAL);
+        if (n <= 0) return sent;
+        written += static_cast<size_t>(n);
+      }
+      sent += count;
+    }
+    return sent;
   }
 
   void ExpectOthersStillServed() {
@@ -280,18 +382,6 @@ TEST_F(HostileTest, ReadsOutsideRegisteredMemoryAreRefused) {
   EXPECT_GE(server_->stats().connections_dropped, 1u);
 }
 
-// Reads one frame: its header and body (at most `max_body` bytes, else fails).
-bool ReadFrame(int fd, wire::FrameHeader& header, std::vector<std::byte>& body,
-               uint64_t max_body = 1 << 20) {
-  if (::recv(fd, &header, sizeof(header), MSG_WAITALL) != static_cast<ssize_t>(sizeof(header))) {
-    return false;
-  }
-  if (header.body_bytes > max_body) return false;
-  body.resize(header.body_bytes);
-  return header.body_bytes == 0 ||
-         ::recv(fd, body.data(), body.size(), MSG_WAITALL) == static_cast<ssize_t>(body.size());
-}
-
 // Sends a read request and returns the response's status and bytes.
 std::pair<uint32_t, std::vector<std::byte>> ReadRemote(int fd, uint64_t addr, uint64_t length,
                                                        uint32_t key, uint64_t id) {
@@ -345,39 +435,11 @@ TEST_F(HostileTest, AReaderGetsNothingAfterFinPastItsOfferOrByGuessing) {
 
   int fd = ConnectRaw();
   SendHello(fd);
-  wire::PacketHeader packet{};
-  packet.kind = static_cast<uint8_t>(wire::PacketKind::kEager);
-  packet.direction = static_cast<uint8_t>(wire::Direction::kRequest);
-  packet.entry_count = 1;
-  packet.call_id = 1;
-  packet.slice_count = 1;
-  packet.method_bytes = 4;
-  packet.payload_bytes = 4 + 4;
-  struct {
-    wire::SliceEntry entry{0, 4};
-    char method[4] = {'m', 'i', 'n', 'e'};
-    char data[4] = {'d', 'a', 't', 'a'};
-  } body;
-  static_assert(sizeof(body) == sizeof(wire::SliceEntry) + 8);
-  SendPacket(fd, packet, &body, sizeof(body));
-
   // The announce of the response names the offer.
-  wire::RendezvousEntry offer{};
-  bool announced = false;
-  for (int frames = 0; frames < 64 && !announced; ++frames) {
-    wire::FrameHeader header{};
-    std::vector<std::byte> frame;
-    ASSERT_TRUE(ReadFrame(fd, header, frame)) << "the server closed the connection";
-    if (header.kind != static_cast<uint8_t>(wire::FrameKind::kSend)) continue;
-    ASSERT_GE(frame.size(), sizeof(wire::PacketHeader));
-    wire::PacketHeader got;
-    std::memcpy(&got, frame.data(), sizeof(got));
-    if (got.kind != static_cast<uint8_t>(wire::PacketKind::kAnnounce)) continue;
-    ASSERT_GE(got.entry_count, 1u);
-    std::memcpy(&offer, frame.data() + sizeof(got), sizeof(offer));
-    announced = true;
-  }
-  ASSERT_TRUE(announced);
+  std::vector<wire::RendezvousEntry> offers;
+  ASSERT_NO_FATAL_FAILURE(CallAndCollectOffers(fd, "mine", 1, offers));
+  ASSERT_EQ(offers.size(), 1u);
+  const wire::RendezvousEntry offer = offers[0];
   ASSERT_EQ(offer.length, kResponseBytes);
 
   // Reading what was offered works.
@@ -542,6 +604,113 @@ TEST_F(HostileTest, FloodWithoutCreditsIsDropped) {
     if (::send(fd, &packet, sizeof(packet), MSG_NOSIGNAL) < 0) break;
   }
   EXPECT_TRUE(DroppedByServer(fd));
+  ::close(fd);
+  ExpectOthersStillServed();
+}
+
+// A reader that asks for its offer over and over and never reads its socket: the
+// answers pile up in the server's send queue. The server used to queue them for as
+// long as the peer kept asking; now a peer with more reads in flight than the
+// protocol allows (a read per 4 KiB chunk offered to it, plus
+// wire::kReadResponsesBeyondOffers) is dropped.
+TEST_F(HostileTest, ReadRequestsFromAPeerThatNeverReadsAreCapped) {
+  constexpr size_t kResponseBytes = 256 * 1024;  // rendezvous under the default config
+  server_->RegisterHandler("mine", [](const Message&, ResponseWriter& response) {
+    auto buffer = response.allocator().Allocate(kResponseBytes);
+    if (!buffer.ok()) return buffer.status();
+    std::memset(buffer->data(), 0x11, kResponseBytes);
+    response.Append(std::move(buffer).value());
+    return Status::Ok();
+  });
+  int fd = ConnectRaw();
+  SendHello(fd);
+  std::vector<wire::RendezvousEntry> offers;
+  ASSERT_NO_FATAL_FAILURE(CallAndCollectOffers(fd, "mine", 1, offers));
+  ASSERT_EQ(offers.size(), 1u);
+  ASSERT_EQ(offers[0].length, kResponseBytes);
+  // The requests are well formed: one read and its answer.
+  auto [status, bytes] = ReadRemote(fd, offers[0].remote_addr, kResponseBytes, offers[0].rkey, 1);
+  ASSERT_EQ(status, static_cast<uint32_t>(wire::ReadStatus::kOk));
+
+  // Twice the cap: the socket buffers between the two ends hold a few MiB, a few
+  // dozen of these answers, so most of the rest would wait in the server's queue.
+  const uint64_t cap = kResponseBytes / wire::kMinChunkBytes + wire::kReadResponsesBeyondOffers;
+  const std::vector<wire::RendezvousEntry> flood(2 * cap, offers[0]);
+  const uint64_t dropped = server_->stats().connections_dropped;
+  const size_t sent = SendReadRequests(fd, flood);
+  // Reading nothing meanwhile (reading would drain the queue the server fills).
+  for (int i = 0; i < 1000 && server_->stats().connections_dropped == dropped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server_->stats().connections_dropped, dropped + 1)
+      << "the server kept answering " << sent << " read requests from a peer that reads nothing";
+  // The peer sees it too. The server owes 256 KiB per request it took: one that
+  // kept the connection would send far more than 64 MiB (4 GiB here).
+  EXPECT_TRUE(DroppedByServer(fd, uint64_t{64} << 20));
+  ::close(fd);
+  ExpectOthersStillServed();
+}
+
+// The cap must not catch a well-behaved reader, however slowly it reads. This one
+// reads every slice of a response of 20000 (one read each, as the engine reads a
+// slice of one chunk) and reads nothing back until it has asked for all: 20000
+// reads in flight, whose answers (80 MiB) mostly wait in the server's queue (its
+// receive buffer is small, and the server's send buffer holds a few MiB), more of
+// them than kReadResponsesBeyondOffers. It gets every one.
+TEST_F(HostileTest, ASlowReaderWithThousandsOfReadsInFlightIsServed) {
+  constexpr size_t kSlices = 20000;
+  constexpr size_t kSliceBytes = wire::kMinChunkBytes;
+  static_assert(kSlices > 2 * wire::kReadResponsesBeyondOffers);
+  Config config = server_->config();
+  config.eager_threshold = 1024;  // the slices go rendezvous
+  ASSERT_TRUE(server_->Reconfigure(config).ok());
+  server_->RegisterHandler("many", [](const Message&, ResponseWriter& response) {
+    for (size_t i = 0; i < kSlices; ++i) {
+      auto buffer = response.allocator().Allocate(kSliceBytes);
+      if (!buffer.ok()) return buffer.status();
+      std::memset(buffer->data(), static_cast<int>(i & 0xFF), kSliceBytes);
+      response.Append(std::move(buffer).value());
+    }
+    return Status::Ok();
+  });
+  int fd = ConnectRaw(256 * 1024);
+  SendHello(fd);
+  std::vector<wire::RendezvousEntry> offers;
+  ASSERT_NO_FATAL_FAILURE(CallAndCollectOffers(fd, "many", kSlices, offers));
+  ASSERT_EQ(offers.size(), kSlices);
+  ASSERT_EQ(SendReadRequests(fd, offers), kSlices) << "the server stopped reading";
+  // Another call behind the requests: once the server has started it, it has taken
+  // every request and queued every answer it could not write yet.
+  const uint64_t started = server_->stats().calls_started;
+  SendEagerCall(fd, 2, "echo");
+  for (int i = 0; i < 1000 && server_->stats().calls_started == started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(server_->stats().calls_started, started + 1)
+      << "the server did not take every request (it dropped the connection?)";
+
+  size_t answered = 0;
+  for (size_t frames = 0; frames < kSlices + 256 && answered < kSlices; ++frames) {
+    wire::FrameHeader header{};
+    std::vector<std::byte> body;
+    ASSERT_TRUE(ReadFrame(fd, header, body))
+        << "the server dropped a well-behaved reader after " << answered << " answers";
+    if (header.kind != static_cast<uint8_t>(wire::FrameKind::kReadResponse)) continue;
+    ASSERT_EQ(header.status, static_cast<uint32_t>(wire::ReadStatus::kOk));
+    ASSERT_GE(header.id, 1u);
+    ASSERT_LE(header.id, kSlices);
+    ASSERT_EQ(body.size(), kSliceBytes);
+    const wire::RendezvousEntry& asked = offers[header.id - 1];
+    ASSERT_EQ(body.front(), static_cast<std::byte>(asked.slice_index & 0xFF));
+    ++answered;
+  }
+  EXPECT_EQ(answered, kSlices);
+  wire::PacketHeader fin{};
+  fin.kind = static_cast<uint8_t>(wire::PacketKind::kFin);
+  fin.direction = static_cast<uint8_t>(wire::Direction::kResponse);
+  fin.call_id = 1;
+  fin.slice_count = kSlices;
+  SendPacket(fd, fin, nullptr, 0);
   ::close(fd);
   ExpectOthersStillServed();
 }

@@ -288,7 +288,7 @@ Status Connection::HandleAnnounce(Call& call, const wire::PacketHeader& header,
     }
     // Chunks of at least 4 KiB bound the number of reads per slice.
     if (entry.chunk_bytes == 0 || entry.chunk_bytes > entry.length ||
-        entry.chunk_bytes < std::min<uint64_t>(entry.length, 4096)) {
+        entry.chunk_bytes < std::min(entry.length, wire::kMinChunkBytes)) {
       return Malformed(peer(), "chunk size " + std::to_string(entry.chunk_bytes) +
                                    " for a slice of " + std::to_string(entry.length));
     }

@@ -37,6 +37,9 @@ inline constexpr uint32_t kMaxSlicesPerMessage = 1u << 16;
 inline constexpr uint64_t kMaxSliceBytes = uint64_t{1} << 30;    // 1 GiB
 inline constexpr uint64_t kMaxMessageBytes = uint64_t{4} << 30;  // 4 GiB
 inline constexpr uint32_t kMaxErrorMessageBytes = 512;
+// Rendezvous chunks are at least this long, or the whole slice when it is shorter:
+// this bounds the reads in flight per offered byte (the tcp fabric relies on it).
+inline constexpr uint64_t kMinChunkBytes = 4096;
 
 // ---------------------------------------------------------------------------
 // Engine packets (inside two-sided sends, every fabric).
@@ -148,6 +151,12 @@ enum class ReadStatus : uint32_t {
 };
 
 inline constexpr uint64_t kMaxHelloBytes = 256;
+
+// Read responses one connection may have queued and not yet written, beyond one
+// per kMinChunkBytes (at least one) of each offer it has: a peer past that has
+// more reads in flight than the engine ever asks for and is dropped
+// (TcpEndpoint::ServeReadRequest says why the bound is safe).
+inline constexpr uint64_t kReadResponsesBeyondOffers = 8192;
 
 // ---------------------------------------------------------------------------
 // Call states, listed once. Every change goes through Connection::Transition, which

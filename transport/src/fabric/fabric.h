@@ -116,7 +116,10 @@ class Endpoint {
   // keys: `revoked` runs at once.
   virtual void Revoke(uint32_t key, std::function<void()> revoked) = 0;
   // Reads `remote` into local registered memory at `local` (remote.length bytes).
-  // The local memory must stay valid until the kRead completion for wr_id.
+  // The local memory must stay valid until the kRead completion for wr_id. The
+  // peer drops a connection with more reads in flight than it allows (tcp: one
+  // per wire::kMinChunkBytes of each of its offers, plus
+  // wire::kReadResponsesBeyondOffers; shm: 8192 it copies or granted).
   virtual Status PostRead(const RemoteRegion& remote, std::byte* local, uint32_t lkey,
                           uint64_t wr_id) = 0;
 

@@ -23,6 +23,12 @@ constexpr uint64_t kReadBudgetBytes = 4 * 1024 * 1024;
 // Zeros written in place of a region that was deregistered while being sent.
 const std::byte kZeros[64 * 1024] = {};
 
+// The most reads the engine has in flight on an offer of `length` bytes: one per
+// chunk, and chunks are at least wire::kMinChunkBytes or the whole offer.
+uint64_t ChunksIn(uint64_t length) {
+  return length / wire::kMinChunkBytes + (length % wire::kMinChunkBytes != 0 ? 1 : 0);
+}
+
 wire::FrameHeader MakeHeader(wire::FrameKind kind, uint64_t body_bytes, uint64_t id,
                              uint32_t status = 0) {
   wire::FrameHeader header{};
@@ -89,6 +95,7 @@ Result<uint32_t> TcpEndpoint::Expose(const std::byte* addr, uint64_t length, uin
     offer->key = random_keys_.Next();
   } while (offers_.contains(offer->key));
   offers_[offer->key] = offer;
+  offered_chunks_ += ChunksIn(length);
   return offer->key;
 }
 
@@ -100,6 +107,7 @@ void TcpEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
     if (it != offers_.end()) {
       offer = std::move(it->second);
       offers_.erase(it);
+      offered_chunks_ -= ChunksIn(offer->length);
     }
   }
   if (offer) {
@@ -196,22 +204,33 @@ Status TcpEndpoint::SendFrame(const wire::FrameHeader& header, std::span<const S
   return Status::Ok();
 }
 
-void TcpEndpoint::SendReadResponse(uint64_t id, wire::ReadStatus status,
-                                   std::shared_ptr<Region> region, const std::byte* data,
-                                   uint64_t length) {
+Status TcpEndpoint::SendReadResponse(uint64_t id, wire::ReadStatus status,
+                                     std::shared_ptr<Region> region, const std::byte* data,
+                                     uint64_t length, uint64_t max_queued) {
   wire::FrameHeader header =
       MakeHeader(wire::FrameKind::kReadResponse, length, id, static_cast<uint32_t>(status));
   std::lock_guard lock(send_mutex_);
-  if (send_closed_) return;
+  if (send_closed_) return Status::Ok();
+  if (read_responses_queued_ >= max_queued) {
+    return Status::ProtocolError(
+        "more reads in flight from " + peer_ +
+        " than its offers allow: " + std::to_string(read_responses_queued_) +
+        " answers wait to be written (limit " + std::to_string(max_queued) + ": one per " +
+        std::to_string(wire::kMinChunkBytes) + " bytes offered to it, plus " +
+        std::to_string(wire::kReadResponsesBeyondOffers) + "); dropping the connection");
+  }
   OutChunk chunk;
   chunk.owned.resize(sizeof(header));
   std::memcpy(chunk.owned.data(), &header, sizeof(header));
   chunk.region = std::move(region);
   chunk.region_data = data;
   chunk.region_bytes = length;
+  chunk.read_response = true;
   send_queue_.push_back(std::move(chunk));
+  ++read_responses_queued_;
   Status flushed = FlushLocked();
   if (!flushed.ok()) ::shutdown(fd_, SHUT_RDWR);
+  return Status::Ok();
 }
 
 Status TcpEndpoint::WriteChunkLocked(OutChunk& chunk, bool& complete) {
@@ -262,6 +281,7 @@ Status TcpEndpoint::FlushLocked() {
       SetWantWriteLocked(true);
       return Status::Ok();
     }
+    if (send_queue_.front().read_response) --read_responses_queued_;
     send_queue_.pop_front();
   }
   SetWantWriteLocked(false);
@@ -309,6 +329,7 @@ void TcpEndpoint::Teardown(Status why) {
     std::lock_guard lock(send_mutex_);
     send_closed_ = true;
     send_queue_.clear();
+    read_responses_queued_ = 0;
     ::close(fd_);
   }
   std::unordered_map<uint32_t, std::shared_ptr<Region>> offers;
@@ -316,6 +337,7 @@ void TcpEndpoint::Teardown(Status why) {
     std::lock_guard lock(offers_mutex_);
     offers_closed_ = true;
     offers.swap(offers_);
+    offered_chunks_ = 0;
   }
   for (auto& [key, offer] : offers) {
     std::lock_guard lock(offer->write_mutex);
@@ -528,22 +550,41 @@ Status TcpEndpoint::ServeReadRequest(const wire::ReadRequestBody& request, uint6
   // Only this endpoint's own offers are looked at: a key offered on another
   // connection, a revoked one and a range outside the offer are all one refusal.
   std::shared_ptr<Region> offer;
+  // Answers queued and not yet written, at most (refusals too): a peer that asks
+  // for more while it reads nothing would otherwise grow the queue for as long as
+  // it keeps asking. A well-behaved peer never gets there, however slowly it reads:
+  //  * each queued answer is one of its reads in flight (a read stays in flight
+  //    until its answer has arrived, after it was written here), so the count
+  //    depends on how many reads it has in flight, not on how fast it reads. (A
+  //    tcp endpoint always reads its socket, whatever its send queue holds, so
+  //    two peers cannot wait for each other either.)
+  //  * the engine reads each chunk of an offer once, and chunks are at least
+  //    kMinChunkBytes or the whole offer: ChunksIn(length) reads per offer at most,
+  //    whatever max_outstanding and pipeline_depth are. A count of the knobs alone
+  //    would be no bound: 4096 calls, each of up to 65536 slices, each slice with
+  //    up to 64 chunk reads, are all allowed at once.
+  //  * an offer is revoked after the peer's FIN, once its reads have completed
+  //    (or when the connection fails).
+  // kReadResponsesBeyondOffers covers the rest: refusals (a reader whose offer was
+  // revoked early drops the connection itself on the first one) and users of the
+  // fabric other than the engine that read one range several times at once.
+  uint64_t max_queued = wire::kReadResponsesBeyondOffers;
   {
     std::lock_guard lock(offers_mutex_);
     auto it = offers_.find(request.rkey);
     if (it != offers_.end()) offer = it->second;
+    max_queued += offered_chunks_;
   }
   const uint64_t start = offer ? reinterpret_cast<uint64_t>(offer->addr) : 0;
   const bool inside = offer && request.length > 0 && request.remote_addr >= start &&
                       request.length <= offer->length &&
                       request.remote_addr - start <= offer->length - request.length;
   if (!inside) {
-    SendReadResponse(id, wire::ReadStatus::kRefused, nullptr, nullptr, 0);
-    return Status::Ok();
+    return SendReadResponse(id, wire::ReadStatus::kRefused, nullptr, nullptr, 0, max_queued);
   }
   const auto* data = reinterpret_cast<const std::byte*>(request.remote_addr);
-  SendReadResponse(id, wire::ReadStatus::kOk, std::move(offer), data, request.length);
-  return Status::Ok();
+  return SendReadResponse(id, wire::ReadStatus::kOk, std::move(offer), data, request.length,
+                          max_queued);
 }
 
 }  // namespace artune::transport::fabric::tcp

@@ -76,7 +76,8 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
     std::shared_ptr<Region> region;
     const std::byte* region_data = nullptr;
     uint64_t region_bytes = 0;
-    uint64_t written = 0;  // of owned.size() + region_bytes
+    uint64_t written = 0;        // of owned.size() + region_bytes
+    bool read_response = false;  // counted in read_responses_queued_
   };
   struct PostedRecv {
     std::byte* addr;
@@ -92,9 +93,10 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
 
   // Sends header + sgl; inline when nothing is queued, else queued (copied).
   Status SendFrame(const wire::FrameHeader& header, std::span<const SgEntry> body);
-  // Sends a read response whose body comes from `region` (progress thread).
-  void SendReadResponse(uint64_t id, wire::ReadStatus status, std::shared_ptr<Region> region,
-                        const std::byte* data, uint64_t length);
+  // Sends a read response whose body comes from `region` (progress thread), unless
+  // `max_queued` read responses are queued already: then kProtocolError.
+  Status SendReadResponse(uint64_t id, wire::ReadStatus status, std::shared_ptr<Region> region,
+                          const std::byte* data, uint64_t length, uint64_t max_queued);
   // Writes queued output until the socket is full. Requires send_mutex_.
   Status FlushLocked();
   Status WriteChunkLocked(OutChunk& chunk, bool& complete);
@@ -112,6 +114,7 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
 
   std::mutex send_mutex_;
   std::deque<OutChunk> send_queue_;
+  uint64_t read_responses_queued_ = 0;  // in send_queue_, not yet written in full
   bool want_write_ = false;
   bool send_closed_ = false;
 
@@ -128,6 +131,7 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   // Region of its own, so revoking it stops a read response being written out.
   std::mutex offers_mutex_;
   std::unordered_map<uint32_t, std::shared_ptr<Region>> offers_;
+  uint64_t offered_chunks_ = 0;  // the most reads in flight on offers_ (ServeReadRequest)
   bool offers_closed_ = false;
   RandomKeys random_keys_;  // guarded by offers_mutex_
 
