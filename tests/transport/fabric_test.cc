@@ -307,7 +307,7 @@ TEST_P(FabricTest, APollingCallerTakesItsOwnCompletions) {
     if (done->second == std::this_thread::get_id()) ++on_caller;
   }
   // The caller leaves with nothing pending: the fabric's thread is not woken
-  // (EndCallerPolling(false)) yet must notice within kParkRecheck and deliver a
+  // (EndCallerPolling(false)) yet must notice within kParkRecheckLongest and deliver a
   // read nobody polls for.
   client_->EndCallerPolling(false);
   ASSERT_TRUE(endpoint_->PostRead(remote, client_memory_.data(), client_keys_.lkey, kReads).ok());

@@ -178,8 +178,9 @@ class Fabric {
   // caller-driven progress returns false (the caller then waits as before).
   // EndCallerPolling(hand_over): true when the caller leaves with its completion
   // still to come, so the fabric's thread must take over at once; false (its call
-  // is done) lets the thread notice on its own a little later (kParkRecheck), so a
-  // loop of calls does not pay a futex wake and a context switch per call.
+  // is done) lets the thread notice on its own a little later (kParkRecheck to
+  // kParkRecheckLongest), so a loop of calls does not pay a futex wake and a
+  // context switch per call.
   virtual bool caller_polling() const { return false; }
   virtual void BeginCallerPolling() {}
   virtual void EndCallerPolling(bool /*hand_over*/) {}
@@ -198,9 +199,12 @@ class Fabric {
 };
 
 // How often a progress thread parked by polling callers looks whether they have
-// all left (those whose call is done leave without waking it). Bounds the delay
-// of completions nobody waits for synchronously, right after a call loop ends.
+// all left (those whose call is done leave without waking it): first after
+// kParkRecheck, then twice as long each time they are still there, up to
+// kParkRecheckLongest (CallerPollingGate::Park). Bounds the delay of completions
+// nobody waits for synchronously, right after a call loop ends.
 inline constexpr std::chrono::microseconds kParkRecheck{200};
+inline constexpr std::chrono::microseconds kParkRecheckLongest{1600};
 // How often a parked progress thread runs a pass of its own anyway: deadlines and
 // accepts go on even while a caller is stuck somewhere other than Poll.
 inline constexpr std::chrono::milliseconds kParkedPassEvery{10};

@@ -512,7 +512,9 @@ VerbsEndpoint::PassResult VerbsEndpoint::Progress(bool arm) {
       deliveries.push_back({CompletionKind::kDisconnected, 0, 0, failure_});
       finished = true;
     }
-    handler = handler_;
+    // Copied only when there is something to deliver: the copy allocates (the
+    // handler holds a weak_ptr), and most busy passes find nothing.
+    if (!deliveries.empty()) handler = handler_;
   }
   for (const Completion& completion : deliveries) {
     if (handler) handler(*this, completion);
