@@ -4,11 +4,14 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "artune/db/store.h"
 #include "artune/transport/devices.h"
+#include "artune/transport/knobs.h"
 #include "artune/tuner/bench_record.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
@@ -44,12 +47,30 @@ struct BenchFlags {
   bool json = false;
 };
 
+// A knob the peer's value won for: a server keeps its own live knobs for the
+// connections it accepts, so `--set` reaches only servers this bench starts.
+struct KnobFromPeer {
+  std::string knob, requested, in_effect;
+};
+
 struct TransportRun {
   std::string transport;
   std::string fabric;
   tuner::RunResult result;
   int64_t run_id = 0;
+  std::vector<KnobFromPeer> from_peer;  // against --peer only
 };
+
+// The knobs whose value in effect (what the server agreed) is not the one asked for.
+std::vector<KnobFromPeer> KnobsFromPeer(const std::map<std::string, std::string>& requested,
+                                        const std::map<std::string, std::string>& in_effect) {
+  std::vector<KnobFromPeer> differ;
+  for (const auto& [knob, value] : requested) {
+    auto it = in_effect.find(knob);
+    if (it != in_effect.end() && it->second != value) differ.push_back({knob, value, it->second});
+  }
+  return differ;
+}
 
 Result<tuner::PayloadSpec> SpecFromFlags(const BenchFlags& flags) {
   tuner::PayloadSpec spec;
@@ -127,6 +148,17 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
   run.transport = transport_name;
   run.fabric = transport->fabric();
   run.result = *result;
+  if (!flags.peer.empty() && transport_name == "artune") {
+    run.from_peer = KnobsFromPeer(transport::ConfigToMap(config), transport->EffectiveConfig());
+    for (const KnobFromPeer& knob : run.from_peer) {
+      std::cerr << "note: the peer runs " << knob.knob << " = " << knob.in_effect
+                << ", and so did this run (asked for " << knob.requested
+                << "): a server keeps its own live knobs for its connections; `artune apply "
+                   "config --live "
+                << flags.peer << " --set " << knob.knob << "=" << knob.requested
+                << "` changes them\n";
+    }
+  }
   db::BenchRun record = tuner::MakeBenchRunRecord(
       *transport, flags.peer.empty() ? "loopback" : flags.peer, payload, options, *result);
   ARTUNE_ASSIGN_OR_RETURN(run.run_id, store.InsertBenchRun(record));
@@ -159,6 +191,13 @@ ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
   j["validated"] = r.validated;
   if (!r.validated) j["validation_error"] = r.validation_error;
   if (flags.benchmark == "bandwidth") j["server_checksum"] = !flags.no_checksum;
+  if (!flags.peer.empty() && run.transport == "artune") {
+    j["knobs_from_peer"] = ordered_json::array();
+    for (const KnobFromPeer& knob : run.from_peer) {
+      j["knobs_from_peer"].push_back(
+          {{"knob", knob.knob}, {"requested", knob.requested}, {"in_effect", knob.in_effect}});
+    }
+  }
   return j;
 }
 

@@ -177,11 +177,16 @@ class ArtuneBenchTransport final : public BenchTransport {
                                          server_address);
     }
     RememberFabric((*client)->fabric());
+    {
+      std::lock_guard lock(mutex_);
+      agreed_ = transport::ConfigToMap((*client)->config());
+    }
     return std::unique_ptr<BenchChannel>(new ArtuneBenchChannel(std::move(*client)));
   }
 
   std::map<std::string, std::string> EffectiveConfig() const override {
-    return transport::ConfigToMap(config_);
+    std::lock_guard lock(mutex_);
+    return agreed_.empty() ? transport::ConfigToMap(config_) : agreed_;
   }
 
   std::string fabric() const override {
@@ -209,6 +214,8 @@ class ArtuneBenchTransport final : public BenchTransport {
   transport::Config config_;
   mutable std::mutex mutex_;
   std::string fabric_;
+  // What the last connected server agreed to (Client::config()).
+  std::map<std::string, std::string> agreed_;
   std::optional<transport::Credentials> credentials_;
 };
 

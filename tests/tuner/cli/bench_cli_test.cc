@@ -161,7 +161,9 @@ TEST_F(BenchCliTest, BenchAgainstAServeProcess) {
   std::string base = listening.at("base");
   ASSERT_EQ(listening.at("servers").size(), 2u);
 
-  Outcome o = Run("bench --transport both --peer " + base + " --json" + kQuick);
+  // serve runs the default polling (adaptive): the bench's busy cannot reach it,
+  // and the run says which value it ran with.
+  Outcome o = Run("bench --transport both --peer " + base + " --json --set polling=busy" + kQuick);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -171,6 +173,10 @@ TEST_F(BenchCliTest, BenchAgainstAServeProcess) {
   ExpectRunShape(j["runs"][0], "artune");
   ExpectRunShape(j["runs"][1], "grpc");
   EXPECT_EQ(j["runs"][0]["peer"], base);
+  const nlohmann::json expected_from_peer = nlohmann::json::array(
+      {{{"knob", "polling"}, {"requested", "busy"}, {"in_effect", "adaptive"}}});
+  EXPECT_EQ(j["runs"][0]["knobs_from_peer"], expected_from_peer);
+  EXPECT_FALSE(j["runs"][1].contains("knobs_from_peer")) << "stock gRPC has no knobs";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "serve did not stop cleanly";
 }
 

@@ -109,7 +109,10 @@ class BenchTransport {
   // Opens one client connection of its own (never shared with other channels, so
   // N channels are N connections).
   virtual Result<std::unique_ptr<BenchChannel>> Connect(const std::string& server_address) = 0;
-  // Every effective setting of this transport, as text (stored with each run).
+  // Every effective setting of this transport, as text (stored with each run):
+  // after a Connect, what the server agreed to (a server keeps its own live
+  // knobs for its connections, so against a peer they may differ from the
+  // config this transport was made with).
   virtual std::map<std::string, std::string> EffectiveConfig() const = 0;
   // "tcp" / "verbs" for artune (after a Connect or StartServer), "" for grpc.
   virtual std::string fabric() const = 0;
