@@ -82,16 +82,28 @@ TEST_F(SpinGovernorTest, ALossDuringABackOffDoesNotLengthenIt) {
   EXPECT_TRUE(governor_.MaySpin(t0_ + SpinGovernor::kMinBackOff));
 }
 
-TEST_F(SpinGovernorTest, AnOversubscribedHostStopsSpinsAtTheNextSample) {
+TEST_F(SpinGovernorTest, AnOversubscribedHostStopsSpinsAtTheSecondBusySample) {
   EXPECT_TRUE(governor_.MaySpin(t0_));
   governor_.SetHostCheckForTesting(&AlwaysBusy);
   // Within one sample period the host is not looked at again.
   EXPECT_TRUE(governor_.MaySpin(t0_ + SpinGovernor::kSampleEvery / 2));
-  const Clock::time_point sampled = t0_ + SpinGovernor::kSampleEvery;
+  // One busy sample is not enough (a thread runnable for a moment).
+  EXPECT_TRUE(governor_.MaySpin(t0_ + SpinGovernor::kSampleEvery));
+  const Clock::time_point sampled = t0_ + 2 * SpinGovernor::kSampleEvery;
   EXPECT_FALSE(governor_.MaySpin(sampled));
   EXPECT_FALSE(governor_.MaySpin(sampled + SpinGovernor::kMinBackOff / 2));
   governor_.SetHostCheckForTesting(&NeverBusy);
   EXPECT_TRUE(governor_.MaySpin(sampled + SpinGovernor::kMinBackOff + SpinGovernor::kSampleEvery));
+}
+
+TEST_F(SpinGovernorTest, AnIdleSampleBetweenBusyOnesKeepsSpinning) {
+  static std::atomic<int> calls{0};
+  calls = 0;
+  governor_.SetHostCheckForTesting([] { return calls.fetch_add(1) % 2 == 0; });
+  for (int i = 1; i <= 10; ++i) {
+    EXPECT_TRUE(governor_.MaySpin(t0_ + i * SpinGovernor::kSampleEvery)) << "sample " << i;
+  }
+  EXPECT_EQ(calls.load(), 10);
 }
 
 // The real check: with more spinning threads than this process's CPUs, the kernel's

@@ -68,6 +68,7 @@ void SpinGovernor::LostCpu(Clock::time_point now) {
 
 void SpinGovernor::ResetForTesting() {
   sampled_at_.store(0, std::memory_order_relaxed);
+  busy_samples_.store(0, std::memory_order_relaxed);
   resume_at_.store(0, std::memory_order_relaxed);
   back_off_.store(0, std::memory_order_relaxed);
 }

@@ -15,14 +15,13 @@
 // So adaptive spins only while the host has room for it. Two signals, either of
 // which starts a back-off: every kSampleEvery a spinner reads the kernel's count
 // of runnable threads (/proc/loadavg) and finds more than the CPUs this process may
-// use, itself not counted (someone is waiting for a core: spinning takes one from
-// it, and a thread that used more than its share is woken later by a fair
-// scheduler); and a spinning thread watches its own clock: a gap between two reads of its spin
-// longer than kLostCpuGap means the kernel ran something else on its core meanwhile
-// (a passing interrupt costs microseconds; losing the core to another runnable
-// thread costs at least one scheduler slice, 0.75 ms and up). It reports that here,
-// and for a back-off period every adaptive waiter of the process sleeps as event
-// polling does (a blocked thread wakes when its completion arrives, and the
+// use, itself not counted, at two samples in a row (someone is waiting for a core: spinning takes
+// one from it, and a thread that used more than its share is woken later by a fair scheduler); and
+// a spinning thread watches its own clock: a gap between two reads of its spin longer than
+// kLostCpuGap means the kernel ran something else on its core meanwhile (a passing interrupt costs
+// microseconds; losing the core to another runnable thread costs at least one scheduler slice, 0.75
+// ms and up). It reports that here, and for a back-off period every adaptive waiter of the process
+// sleeps as event polling does (a blocked thread wakes when its completion arrives, and the
 // scheduler favours a thread that slept over one that used its share). The period
 // starts at kMinBackOff and doubles, up to kMaxBackOff, while spins keep losing their
 // core soon after each period ends; a spin that keeps its core through a whole
@@ -50,6 +49,8 @@ class SpinGovernor {
   // How often spinners look at the host's run queues (a read of /proc/loadavg,
   // a few microseconds).
   static constexpr std::chrono::milliseconds kSampleEvery{10};
+  // Consecutive samples that must find the host oversubscribed.
+  static constexpr int kBusySamples = 2;
 
   // The process's governor.
   static SpinGovernor& Process();
@@ -65,7 +66,13 @@ class SpinGovernor {
         !sampled_at_.compare_exchange_strong(sampled, at, std::memory_order_relaxed)) {
       return true;
     }
-    if (!host_is_oversubscribed_.load(std::memory_order_relaxed)()) return true;
+    // Two samples in a row: a thread that is runnable for a moment (a timer, a
+    // logger) is no reason to stop spinning; hogs are there at every sample.
+    if (!host_is_oversubscribed_.load(std::memory_order_relaxed)()) {
+      busy_samples_.store(0, std::memory_order_relaxed);
+      return true;
+    }
+    if (busy_samples_.fetch_add(1, std::memory_order_relaxed) + 1 < kBusySamples) return true;
     LostCpu(now);
     return false;
   }
@@ -90,6 +97,7 @@ class SpinGovernor {
       std::chrono::duration_cast<Clock::duration>(kSampleEvery).count();
   std::atomic<HostCheck> host_is_oversubscribed_{&HostIsOversubscribed};
   std::atomic<Clock::rep> sampled_at_{0};
+  std::atomic<int> busy_samples_{0};
   std::atomic<Clock::rep> resume_at_{0};
   std::atomic<Clock::rep> back_off_{0};  // the current period's length
   std::atomic<uint64_t> back_offs_{0};
