@@ -16,6 +16,7 @@
 
 #include "artune/transport/knobs.h"
 #include "engine_test_util.h"
+#include "fabric/spin_governor.h"
 
 namespace artune::transport {
 namespace {
@@ -382,6 +383,51 @@ TEST_P(EngineTest, AdaptivePollingServesCallsAndSleepsWhenIdle) {
   const double used = cpu_seconds() - before;
   EXPECT_LT(used, 0.05) << "an idle adaptive transport used " << used << " s of CPU in 0.5 s";
   EchoAndValidate({100}, 99);  // and wakes up for the next call
+}
+
+// Adaptive polling on a host whose cores are all taken (fabric/spin_governor.h):
+// the caller does not spin out its poll_spin_us but sleeps as event polling does,
+// and the calls still complete. The host check is forced, so that the outcome does
+// not depend on what else this machine runs.
+TEST_P(EngineTest, AdaptivePollingSleepsWhenTheHostIsOversubscribed) {
+  fabric::SpinGovernor& governor = fabric::SpinGovernor::Process();
+  governor.ResetForTesting();
+  governor.SetHostCheckForTesting([] { return true; });
+  const uint64_t back_offs_before = governor.back_offs();
+  config_.polling = PollingMode::kAdaptive;
+  config_.poll_spin_us = 100'000;  // far longer than a call: spinning would be plain
+  StartPair(config_);
+  server_->RegisterHandler("slow", [](const Message& request, ResponseWriter& response) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (const ConstSlice& slice : request.slices()) response.Append(slice);
+    return Status::Ok();
+  });
+  auto payload = MakePayload({100}, 5);
+  auto views = Views(payload);
+  ASSERT_TRUE(client_->Call("slow", views).ok());  // lets the governor sample the host
+  auto thread_cpu = [] {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9;
+  };
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double cpu_start = thread_cpu();
+  for (int i = 0; i < 40; ++i) {
+    Result<Message> response = client_->Call("slow", views);
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    ASSERT_TRUE(SameSlices(*response, payload));
+  }
+  const double cpu = thread_cpu() - cpu_start;
+  const double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  const uint64_t back_offs = governor.back_offs() - back_offs_before;
+  governor.SetHostCheckForTesting(&fabric::SpinGovernor::HostIsOversubscribed);
+  governor.ResetForTesting();
+  EXPECT_GT(back_offs, 0u);
+  // Spinning would take the caller's whole wall time (about 1.0 on an idle host,
+  // still well above 0.1 on a loaded one); sleeping takes about 0.01.
+  EXPECT_LT(cpu / wall, 0.1) << "the caller used " << cpu << " s of CPU in " << wall
+                             << " s of calls on an oversubscribed host";
 }
 
 TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <future>
 #include <mutex>
+#include <optional>
 
 #include "allocator.h"
 #include "artune/transport/credentials.h"
@@ -17,6 +18,7 @@
 #include "control_codec.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
+#include "fabric/spin_governor.h"
 #include "stats.h"
 #include "timer.h"
 #include "wire.h"
@@ -91,6 +93,16 @@ inline void CpuRelax() {
 #endif
 }
 
+// A synchronous call's rendezvous with its completion.
+struct CallWaiter {
+  std::mutex mutex;
+  std::condition_variable completed;
+  std::atomic<bool> done{false};
+  std::optional<Result<Message>> result;
+};
+
+enum class SpinOutcome { kDone, kSpinOver, kLostCpu };
+
 class ClientImpl final : public Client {
  public:
   ClientImpl(std::shared_ptr<grpc::Channel> channel, std::string server_address, std::string token)
@@ -144,7 +156,8 @@ class ClientImpl final : public Client {
                        CallOptions options) override {
     // Busy polling: the caller runs the fabric's progress itself until its call
     // completes (no hand-off from the progress thread). Adaptive: the same for up
-    // to poll_spin_us, then it sleeps until the progress thread completes the call.
+    // to poll_spin_us, then it sleeps until the progress thread completes the call;
+    // on a busy host (fabric/spin_governor.h) it sleeps as event polling does.
     // Event: the caller sleeps in the fabric's own wait (WaitPass), so the kernel
     // wakes it when the reply comes, not the progress thread and then it.
     PollingMode polling;
@@ -154,15 +167,16 @@ class ClientImpl final : public Client {
       polling = config_.polling;
       spin = std::chrono::microseconds(config_.poll_spin_us);
     }
+    const auto started = polling == PollingMode::kAdaptive
+                             ? std::chrono::steady_clock::now()
+                             : std::chrono::steady_clock::time_point{};
+    if (polling == PollingMode::kAdaptive && !fabric::SpinGovernor::Process().MaySpin(started) &&
+        fabric_->caller_waiting()) {
+      polling = PollingMode::kEvent;
+    }
     // Shared with the completion, which may run on this thread (in Poll) or on
     // another (the progress thread, a deadline) after this frame is gone.
-    struct Waiter {
-      std::mutex mutex;
-      std::condition_variable completed;
-      std::atomic<bool> done{false};
-      std::optional<Result<Message>> result;
-    };
-    auto waiter = std::make_shared<Waiter>();
+    auto waiter = std::make_shared<CallWaiter>();
     // A fabric without caller-driven progress (fabric.h) completes the call on
     // its own thread: the caller sleeps there whatever the polling.
     const bool poll =
@@ -175,35 +189,67 @@ class ClientImpl final : public Client {
       waiter->completed.notify_one();
     });
     if (poll && polling == PollingMode::kEvent) {
-      // Bounded waits: a deadline's completion (timer thread) is seen within one.
-      constexpr int kWaitSliceMs = 10;
-      while (!waiter->done.load(std::memory_order_acquire)) {
-        if (fabric_->WaitPass(kWaitSliceMs, waiter->done)) continue;
-        // Another thread holds the pass: it may deliver this call (and notify).
-        std::unique_lock lock(waiter->mutex);
-        waiter->completed.wait_for(lock, std::chrono::microseconds(100),
-                                   [&] { return waiter->done.load(std::memory_order_relaxed); });
-      }
+      WaitInFabric(*waiter);
       fabric_->EndCallerPolling(false);
     } else if (poll) {
-      // Busy never reads the clock here (a syscall in the Soft-RoCE lab's guest).
-      const bool adaptive = polling == PollingMode::kAdaptive;
-      const auto spin_until = adaptive ? std::chrono::steady_clock::now() + spin
-                                       : std::chrono::steady_clock::time_point{};
-      uint32_t passes = 0;
-      while (!waiter->done.load(std::memory_order_acquire)) {
-        if (!fabric_->Poll()) CpuRelax();
-        // Adaptive: look at the clock every 64 passes, not on every one.
-        if (adaptive && ++passes % 64 == 0 && std::chrono::steady_clock::now() >= spin_until) {
-          break;
-        }
+      const SpinOutcome outcome = SpinOnFabric(*waiter, polling, started + spin);
+      if (outcome != SpinOutcome::kDone && fabric_->caller_waiting()) {
+        // Adaptive past its spin, or its spin lost the core: sleep in the fabric's
+        // wait for the rest of the call, as event polling does, rather than hand
+        // the completion over to the progress thread (one wake-up instead of two,
+        // each of which waits for a core on a busy host).
+        WaitInFabric(*waiter);
+        fabric_->EndCallerPolling(false);
+      } else {
+        // Adaptive past its spin: the fabric's thread must deliver the rest.
+        fabric_->EndCallerPolling(!waiter->done.load(std::memory_order_acquire));
       }
-      // Adaptive past its spin: the fabric's thread must deliver the rest.
-      fabric_->EndCallerPolling(!waiter->done.load(std::memory_order_acquire));
     }
     std::unique_lock lock(waiter->mutex);
     waiter->completed.wait(lock, [&] { return waiter->done.load(std::memory_order_relaxed); });
     return std::move(*waiter->result);
+  }
+
+  // Event polling's wait: the caller sleeps in the fabric's own wait (or, while
+  // another thread holds it, on the waiter) until its call completes.
+  void WaitInFabric(CallWaiter& waiter) {
+    // Bounded waits: a deadline's completion (timer thread) is seen within one.
+    constexpr int kWaitSliceMs = 10;
+    while (!waiter.done.load(std::memory_order_acquire)) {
+      if (fabric_->WaitPass(kWaitSliceMs, waiter.done)) continue;
+      // Another thread holds the pass: it may deliver this call (and notify).
+      std::unique_lock lock(waiter.mutex);
+      waiter.completed.wait_for(lock, std::chrono::microseconds(100),
+                                [&] { return waiter.done.load(std::memory_order_relaxed); });
+    }
+  }
+
+  // Busy and adaptive polling's spin: the caller runs the fabric's passes until
+  // its call completes, or (adaptive) until `spin_until` or until the spin lost
+  // its core (fabric/spin_governor.h). Busy never reads the clock here (a syscall
+  // in the Soft-RoCE lab's guest); adaptive every 64 passes.
+  SpinOutcome SpinOnFabric(CallWaiter& waiter, PollingMode polling,
+                           std::chrono::steady_clock::time_point spin_until) {
+    const bool adaptive = polling == PollingMode::kAdaptive;
+    // Only idle passes are timed: a pass that delivered ran callbacks, whose time
+    // is work, not a lost core.
+    fabric::SpinWatch watch;
+    bool progressed = false;
+    uint32_t passes = 0;
+    while (!waiter.done.load(std::memory_order_acquire)) {
+      if (fabric_->Poll()) {
+        progressed = true;
+      } else {
+        CpuRelax();
+      }
+      if (!adaptive || ++passes % 64 != 0) continue;
+      const auto now = std::chrono::steady_clock::now();
+      if (progressed) watch.Reset();
+      progressed = false;
+      if (watch.Observe(now)) return SpinOutcome::kLostCpu;
+      if (now >= spin_until) return SpinOutcome::kSpinOver;
+    }
+    return SpinOutcome::kDone;
   }
 
   void CallAsync(std::string_view method, std::span<const ConstSlice> request, CallOptions options,

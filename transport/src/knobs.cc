@@ -123,7 +123,8 @@ const std::array<Knob, 18> kKnobs = {{
      &WriteField<&Config::fabric>, false},
     {"polling", "ARTUNE_POLLING", KnobType::kEnum, "",
      "Completion progress: busy (spin, lowest latency, a core per side), event (sleep until "
-     "notified) or adaptive (spin poll_spin_us after activity, then sleep)",
+     "notified) or adaptive (spin poll_spin_us after activity, then sleep; sleeps at once "
+     "while the host has no core to spare)",
      0, kPollingChoices.size() - 1, kPollingChoices, &ReadField<&Config::polling>,
      &WriteField<&Config::polling>, true},
     {"poll_spin_us",

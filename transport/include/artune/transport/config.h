@@ -14,8 +14,10 @@ namespace artune::transport {
 
 // Values are on the wire (control plane) and in stores: new fabrics go at the end.
 enum class FabricKind { kTcp, kVerbs, kAuto, kShm };
-// kAdaptive spins for poll_spin_us after the last activity, then sleeps (tcp;
-// verbs and shm sleep as in kEvent).
+// kAdaptive spins for poll_spin_us after the last activity, then sleeps; while the
+// host has no core to spare (more threads runnable than CPUs, or a spin that lost
+// its core) it sleeps at once, as kEvent does, backing off 20 ms to 1 s before it
+// tries again. kBusy always spins: for hosts that give it dedicated cores.
 enum class PollingMode { kBusy, kEvent, kAdaptive };
 // Where a server runs handlers registered as non-blocking (HandlerOptions): kAuto
 // on the fabric's progress thread as soon as the request is whole (no thread
@@ -43,7 +45,8 @@ struct Config {
   uint32_t eager_buffer_count = 64;
   FabricKind fabric = FabricKind::kAuto;
   // Adaptive by default: busy polling's round trip while calls flow (15 us against
-  // event's 33-63 us over tcp, bench/side-by-side.md), no CPU when idle.
+  // event's 33-63 us over tcp, bench/side-by-side.md), no CPU when idle, and
+  // event's behaviour when every core is busy (bench/side-by-side.md, issue 26).
   PollingMode polling = PollingMode::kAdaptive;
   // kAdaptive: how long a thread waiting for completions spins before it sleeps.
   uint32_t poll_spin_us = 50;

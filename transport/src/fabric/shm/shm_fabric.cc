@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "fabric/spin_governor.h"
+
 namespace artune::transport::fabric::shm {
 namespace {
 // Busy polling: idle passes before the spinning thread yields its core each pass.
@@ -221,16 +223,21 @@ void ShmFabric::ProgressLoop() {
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;
   uint32_t idle_passes = 0;
+  SpinWatch spin_watch;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
-    // spins while there was activity within poll_spin_us, then sleeps.
+    // spins while there was activity within poll_spin_us and the host lets it
+    // (fabric/spin_governor.h), then sleeps.
     const PollingMode mode = polling_.load(std::memory_order_relaxed);
-    const bool spinning =
-        mode == PollingMode::kBusy ||
-        (mode == PollingMode::kAdaptive &&
-         Clock::now() - last_activity <
-             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    bool spinning = mode == PollingMode::kBusy;
+    if (mode == PollingMode::kAdaptive) {
+      spinning = spin_watch.AdaptiveSpins(
+          last_activity, std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    } else {
+      spin_watch.Reset();
+    }
     if (caller_gate_.callers_polling()) {
+      spin_watch.Reset();  // parked time is not a lost core
       // A caller drives progress (any polling mode: an event-mode caller sleeps
       // in WaitPass): stand aside rather than compete for the pass. A pass of its
       // own now and then keeps liveness, accepts and hello deadlines going.
@@ -255,12 +262,15 @@ void ShmFabric::ProgressLoop() {
         continue;
       }
     }
-    if (progressed) last_activity = Clock::now();
+    if (progressed) {
+      last_activity = Clock::now();
+      spin_watch.Reset();  // the pass's time was work, not a lost core
+    }
     idle_passes = progressed ? 0 : idle_passes + 1;
     // A spinning thread that found nothing for a while lets the threads it waits
     // for (the caller, the handlers) run: on a host with few cores they share
     // them, and a hand-off that waits for a time slice costs milliseconds.
-    if (idle_passes >= kSpinsBeforeYield) ::sched_yield();
+    if (mode == PollingMode::kBusy && idle_passes >= kSpinsBeforeYield) ::sched_yield();
   }
 }
 
@@ -288,7 +298,10 @@ bool ShmFabric::Poll() {
     progressed = PollEndpointsLocked();
   }
   idle_polls = progressed ? 0 : idle_polls + 1;
-  if (idle_polls >= kSpinsBeforeYield) ::sched_yield();
+  if (idle_polls >= kSpinsBeforeYield &&
+      polling_.load(std::memory_order_relaxed) == PollingMode::kBusy) {
+    ::sched_yield();
+  }
   return progressed;
 }
 

@@ -17,6 +17,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "fabric/spin_governor.h"
+
 namespace artune::transport::fabric::tcp {
 namespace {
 
@@ -338,16 +340,20 @@ int TcpFabric::ExpireAndResume(int timeout_ms) {
 void TcpFabric::ProgressLoop() {
   auto last_activity = SteadyClock::now();
   auto last_parked_pass = last_activity;
+  SpinWatch spin_watch;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
     // spins while there was activity within poll_spin_us, then sleeps.
     const PollingMode mode = polling_.load(std::memory_order_relaxed);
-    const bool busy =
-        mode == PollingMode::kBusy ||
-        (mode == PollingMode::kAdaptive &&
-         SteadyClock::now() - last_activity <
-             std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    bool busy = mode == PollingMode::kBusy;
+    if (mode == PollingMode::kAdaptive) {
+      busy = spin_watch.AdaptiveSpins(
+          last_activity, std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
+    } else {
+      spin_watch.Reset();
+    }
     if (caller_gate_.callers_polling()) {
+      spin_watch.Reset();  // parked time is not a lost core
       // A caller drives progress (any polling mode: an event-mode caller sleeps
       // in WaitPass): stand aside. A pass of its own now and then keeps hello
       // deadlines and accept pauses running meanwhile.
@@ -364,7 +370,10 @@ void TcpFabric::ProgressLoop() {
     const int events = RunPassLocked(ExpireAndResume(sleep ? -1 : 0));
     caller_gate_.LeaveSleep();
     if (events < 0) break;
-    if (events > 0) last_activity = SteadyClock::now();
+    if (events > 0) {
+      last_activity = SteadyClock::now();
+      spin_watch.Reset();  // the pass's time was work, not a lost core
+    }
   }
 }
 

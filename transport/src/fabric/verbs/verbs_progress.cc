@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "fabric/spin_governor.h"
 #include "fabric/verbs/verbs_fabric.h"
 #include "fabric/verbs/verbs_util.h"
 
@@ -101,6 +102,7 @@ void VerbsFabric::ProgressLoop() {
   // reading it on every pass took 30% of an adaptive server's progress thread.)
   bool was_spinning = false;
   bool activity_unclocked = false;
+  SpinWatch spin_watch;
   uint32_t passes_unclocked = 0;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
@@ -113,11 +115,19 @@ void VerbsFabric::ProgressLoop() {
       } else {
         const auto now = Clock::now();
         passes_unclocked = 0;
-        if (activity_unclocked) last_activity = now;
+        if (activity_unclocked) {
+          last_activity = now;
+          spin_watch.Reset();  // those passes' time was work, not a lost core
+        }
         activity_unclocked = false;
+        // The host lets it (fabric/spin_governor.h), and this spin kept its core.
         spinning = now - last_activity <
-                   std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed));
+                       std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)) &&
+                   SpinGovernor::Process().MaySpin(now) && !spin_watch.Observe(now);
+        if (!spinning) spin_watch.Reset();
       }
+    } else {
+      spin_watch.Reset();
     }
     was_spinning = spinning;
     if (spinning && caller_gate_.callers_polling()) {
@@ -128,6 +138,7 @@ void VerbsFabric::ProgressLoop() {
         std::lock_guard lock(progress_mutex_);
         ProgressAllLocked(/*arm=*/false);
       }
+      spin_watch.Reset();  // parked time is not a lost core
       armed = false;
       activity_unclocked = true;  // adaptive spins on once the callers have left
       continue;
@@ -150,7 +161,7 @@ void VerbsFabric::ProgressLoop() {
     armed = !spinning;
     activity_unclocked |= progressed;
     idle_passes = progressed ? 0 : idle_passes + 1;
-    if (spinning && idle_passes >= kSpinsBeforeYield) ::sched_yield();
+    if (mode == PollingMode::kBusy && idle_passes >= kSpinsBeforeYield) ::sched_yield();
   }
 }
 

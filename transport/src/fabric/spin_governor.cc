@@ -1,0 +1,76 @@
+#include "fabric/spin_governor.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace artune::transport::fabric {
+
+SpinGovernor& SpinGovernor::Process() {
+  static SpinGovernor governor;
+  return governor;
+}
+
+namespace {
+
+// The CPUs this process may run on (its affinity mask: a container's or a job's
+// cpuset, not the machine's).
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace
+
+bool SpinGovernor::HostIsOversubscribed() {
+  static const int cpus = UsableCpus();
+  // "0.52 0.58 0.59 3/321 12345": the fourth field's first number counts the
+  // threads running or runnable right now, the reader among them.
+  const int fd = ::open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[128];
+  const ssize_t length = ::read(fd, text, sizeof(text) - 1);
+  ::close(fd);
+  if (length <= 0) return false;
+  text[length] = '\0';
+  const char* field = text;
+  for (int spaces = 0; spaces < 3 && field != nullptr; ++spaces) {
+    field = std::strchr(field, ' ');
+    if (field != nullptr) ++field;
+  }
+  if (field == nullptr) return false;
+  const long runnable = std::strtol(field, nullptr, 10);
+  return runnable - 1 >= cpus;
+}
+
+void SpinGovernor::LostCpu(Clock::time_point now) {
+  const Clock::rep at = now.time_since_epoch().count();
+  Clock::rep resume = resume_at_.load(std::memory_order_relaxed);
+  // Another spinner of the process already reported this spell.
+  if (at < resume) return;
+  const Clock::rep shortest = std::chrono::duration_cast<Clock::duration>(kMinBackOff).count();
+  const Clock::rep longest = std::chrono::duration_cast<Clock::duration>(kMaxBackOff).count();
+  const Clock::rep previous = back_off_.load(std::memory_order_relaxed);
+  // Lost again within one period of the last one's end: the host is still busy,
+  // so wait longer before the next try; later than that, start over.
+  const bool still_busy = previous > 0 && at - resume <= previous;
+  const Clock::rep period = still_busy ? std::min(previous * 2, longest) : shortest;
+  if (!resume_at_.compare_exchange_strong(resume, at + period, std::memory_order_relaxed)) return;
+  back_off_.store(period, std::memory_order_relaxed);
+  back_offs_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void SpinGovernor::ResetForTesting() {
+  sampled_at_.store(0, std::memory_order_relaxed);
+  busy_samples_.store(0, std::memory_order_relaxed);
+  resume_at_.store(0, std::memory_order_relaxed);
+  back_off_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace artune::transport::fabric
