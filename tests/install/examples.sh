@@ -60,8 +60,9 @@ for example in echo tensor_pull; do
     CXXFLAGS="-O1 -Wall -Wextra -Werror" >/dev/null || fail "building $example with pkg-config"
 done
 cmake -S "$root/examples/echo" -B "$work/cmake-static-echo" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" -DARTUNE_EXAMPLES_STATIC=ON >/dev/null &&
-  cmake --build "$work/cmake-static-echo" >/dev/null || fail "building echo statically"
+  -DCMAKE_PREFIX_PATH="$prefix" -DARTUNE_EXAMPLES_STATIC=ON >/dev/null ||
+  fail "configuring echo with find_package(... COMPONENTS static)"
+cmake --build "$work/cmake-static-echo" >/dev/null || fail "building echo statically"
 ldd "$work/cmake-echo/echo_client" | grep -q "$libdir/$soname" ||
   fail "echo_client (find_package) does not load $libdir/$soname"
 ldd "$work/cmake-static-echo/echo_client" | grep -q libartune_transport &&
@@ -72,7 +73,8 @@ ldd "$work/cmake-static-echo/echo_client" | grep -q libartune_transport &&
 run_pair() {  # name server client expected-client-line client-args...
   local name=$1 server=$2 client=$3 expected=$4
   shift 4
-  "$server" >"$work/$name.server" 2>&1 &
+  : >"$work/$name.server"  # there before the server writes to it, for the reads below
+  "$server" >>"$work/$name.server" 2>&1 &
   server_pid=$!
   local address=
   for _ in $(seq 200); do
