@@ -103,6 +103,8 @@ export LD_LIBRARY_PATH=$libdir  # the pkg-config builds carry no run path
 for way in cmake pc; do
   run_pair "echo-$way" "$work/$way-echo/echo_server" "$work/$way-echo/echo_client" \
     "echo: tensors" hello RDMA tensors
+  grep -q "^artune transport $version: listening on" "$work/echo-$way.server" ||
+    fail "echo_server ($way) does not print version.h's $version"
   run_pair "tensor-pull-$way" "$work/$way-tensor_pull/tensor_server" \
     "$work/$way-tensor_pull/tensor_client" "pulled 3 tensors"
 done
