@@ -8,6 +8,8 @@
 
 #include <sys/mman.h>
 
+#include "engine_access.h"
+
 namespace artune::transport {
 namespace {
 
@@ -28,7 +30,7 @@ int ClassLog2(uint64_t size) {
 
 }  // namespace
 
-class RegisteredAllocator::Pool final : public Buffer::Owner,
+class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwner,
                                         public std::enable_shared_from_this<Pool> {
  public:
   Pool(std::shared_ptr<fabric::Fabric> fabric, uint64_t limit)
@@ -62,7 +64,7 @@ class RegisteredAllocator::Pool final : public Buffer::Owner,
       cached_ -= class_bytes;
       in_use_ += class_bytes;
       blocks_[reinterpret_cast<uintptr_t>(data)].in_use = true;
-      return Buffer(data, size, shared_from_this());
+      return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
     }
     if (log2 >= kSlabSmallestClassLog2 && class_bytes < kHugePageBytes) {
       return NewSlabLocked(log2, size);
@@ -93,7 +95,7 @@ class RegisteredAllocator::Pool final : public Buffer::Owner,
     }
     blocks_[reinterpret_cast<uintptr_t>(data)] = Block{data, class_bytes, *keys, log2, true};
     in_use_ += class_bytes;
-    return Buffer(data, size, shared_from_this());
+    return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
   }
 
   void Release(std::byte* data, size_t /*size*/) override {
@@ -174,7 +176,7 @@ class RegisteredAllocator::Pool final : public Buffer::Owner,
     }
     cached_ += (count - 1) * class_bytes;
     in_use_ += class_bytes;
-    return Buffer(data, size, shared_from_this());
+    return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
   }
 
   // Frees cached blocks (largest classes first) until `wanted` more bytes fit.

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "connection.h"
+#include "engine_access.h"
 
 namespace artune::transport {
 namespace {
@@ -253,7 +254,7 @@ Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
     if (!buffer.ok()) return buffer.status();
     storage = std::make_shared<Buffer>(std::move(buffer).value());
     std::memcpy(storage->data(), payload + header.method_bytes, data_bytes);
-    in.message->KeepAlive(storage);
+    internal::EngineAccess::KeepAlive(*in.message, storage);
   }
   const Protocol protocol = header.entry_count > 1 ? Protocol::kCoalescedEager : Protocol::kEager;
   uint64_t offset = 0;
@@ -376,7 +377,7 @@ void Connection::OnRead(const fabric::Completion& completion, Callbacks& callbac
     stats_.CountSlice(protocol, transfer.entry.length);
     auto storage = std::make_shared<Buffer>(std::move(transfer.destination));
     call.in.slices[transfer.entry.slice_index] = ConstSlice(storage->data(), storage->size());
-    call.in.message->KeepAlive(std::move(storage));
+    internal::EngineAccess::KeepAlive(*call.in.message, std::move(storage));
     ++call.in.received;
   } else if (live && call.failure.ok()) {
     PostReads(call, transfer, read.transfer);
@@ -422,7 +423,8 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
     if (!call.failure.ok()) {
       CompleteCallLocked(call, call.failure, callbacks);
     } else {
-      for (const ConstSlice& slice : in.slices) in.message->AddSlice(slice);
+      for (const ConstSlice& slice : in.slices)
+        internal::EngineAccess::AddSlice(*in.message, slice);
       CompleteCallLocked(call, std::move(*in.message), callbacks);
     }
     in.message.reset();
@@ -440,7 +442,7 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
     if (!sent.ok()) FailLocked(sent);
     return;
   }
-  for (const ConstSlice& slice : in.slices) in.message->AddSlice(slice);
+  for (const ConstSlice& slice : in.slices) internal::EngineAccess::AddSlice(*in.message, slice);
   Transition(call, wire::CallState::kHandling, "request complete");
   IncomingRequest request{call.id, std::move(in.method), std::move(in.message)};
   callbacks.push_back(

@@ -50,6 +50,11 @@ namespace artune::transport {
 
 using ConstSlice = std::span<const std::byte>;
 
+namespace internal {
+// The engine's access to what applications do not see (transport/src/engine_access.h).
+struct EngineAccess;
+}  // namespace internal
+
 // A block of registered memory from a transport's allocator. Move-only; returns its
 // memory to the allocator when destroyed. Slices pointing into a Buffer are sent
 // without a copy (rendezvous reads them in place). The Buffer must outlive every
@@ -68,15 +73,13 @@ class Buffer {
   std::span<std::byte> span() const { return {data_, size_}; }
   explicit operator bool() const { return data_ != nullptr; }
 
-  // For the allocator implementation only.
-  struct Owner {
-    virtual ~Owner() = default;
-    virtual void Release(std::byte* data, size_t size) = 0;
-  };
+ private:
+  friend struct internal::EngineAccess;
+  // What gives the memory back: the allocator's pool (defined in the engine).
+  struct Owner;
   Buffer(std::byte* data, size_t size, std::shared_ptr<Owner> owner)
       : data_(data), size_(size), owner_(std::move(owner)) {}
 
- private:
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   std::shared_ptr<Owner> owner_;
@@ -103,11 +106,8 @@ class Message {
   const std::vector<ConstSlice>& slices() const { return slices_; }
   uint64_t total_bytes() const;
 
-  // For the engine: a slice and the storage that keeps it alive.
-  void AddSlice(ConstSlice slice) { slices_.push_back(slice); }
-  void KeepAlive(std::shared_ptr<void> storage) { storage_.push_back(std::move(storage)); }
-
  private:
+  friend struct internal::EngineAccess;
   std::vector<ConstSlice> slices_;
   std::vector<std::shared_ptr<void>> storage_;
 };
