@@ -3,6 +3,13 @@
 
 #include "command.h"
 
+namespace artune::cli {
+// cli/relay_cmd.cc and cli/run_cmd.cc (issue 22); declared here rather than in
+// command.h so that adding them rebuilds one file, not every subcommand.
+void RegisterRelay(CLI::App& root, Context& context);
+void RegisterRun(CLI::App& root, Context& context);
+}  // namespace artune::cli
+
 int main(int argc, char** argv) {
   using namespace artune::cli;
   Context context;
@@ -27,6 +34,8 @@ int main(int argc, char** argv) {
   RegisterApply(app, context);
   RegisterWorkload(app, context);
   RegisterServe(app, context);
+  RegisterRelay(app, context);
+  RegisterRun(app, context);
   RegisterCompletions(app, context);
   RegisterResults(app, context);
   RegisterCaptures(app, context);

@@ -16,6 +16,8 @@ _artune() {
       'apply compare') path='apply compare' ;;
       'workload') path='workload' ;;
       'serve') path='serve' ;;
+      'relay') path='relay' ;;
+      'run') path='run' ;;
       'completions') path='completions' ;;
       'results') path='results' ;;
       'results show') path='results show' ;;
@@ -30,7 +32,7 @@ _artune() {
   done
   local words="" value_options=""
   case "$path" in
-    '') words='config probe bench sweep apply workload serve completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
+    '') words='config probe bench sweep apply workload serve relay run completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
@@ -42,6 +44,8 @@ _artune() {
     'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --duration --warmup-rounds --messages --inflight --seed --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--duration|--warmup-rounds|--messages|--inflight|--seed' ;;
     'workload') words='--help -h --ps --workers --steps --duration --scale --seed --timeout --json'; value_options='--ps|--workers|--steps|--duration|--scale|--seed|--timeout' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;
+    'relay') words='--help -h --listen --json --config --set'; value_options='--listen|--config|--set' ;;
+    'run') words='--help -h --relay-port --output --config --set'; value_options='--relay-port|--output|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
     'results') words='show --help -h --json --limit --sweep --sweeps --cluster --clusters --goal'; value_options='--limit|--sweep|--cluster|--goal' ;;
     'results show') words='--help -h --json'; value_options='' ;;

@@ -1,0 +1,432 @@
+// The relay's start, its transport handlers, the event loop and its peers.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "relay_impl.h"
+
+namespace artune::relay {
+namespace {
+
+constexpr auto kPingInterval = std::chrono::milliseconds(250);
+constexpr auto kPingTimeout = std::chrono::milliseconds(750);
+constexpr auto kLoopTick = std::chrono::milliseconds(100);
+
+std::string HostOf(const std::string& address) {
+  std::string host = address.substr(0, address.rfind(':'));
+  if (host.size() >= 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+std::string JoinHostPort(const std::string& host, uint16_t port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
+void AddStats(transport::ProtocolStats* sum, const transport::Stats& stats) {
+  for (int p = 0; p < transport::kProtocolCount; ++p) {
+    sum[p].slices += stats.by_protocol[p].slices;
+    sum[p].bytes += stats.by_protocol[p].bytes;
+  }
+}
+
+}  // namespace
+
+bool IsLocalAddress(const std::string& host) {
+  if (transport::IsLoopbackHost(host)) return true;
+  in6_addr want6{};
+  in_addr want4{};
+  const bool v4 = inet_pton(AF_INET, host.c_str(), &want4) == 1;
+  const bool v6 = !v4 && inet_pton(AF_INET6, host.c_str(), &want6) == 1;
+  if (!v4 && !v6) return false;
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return false;
+  bool found = false;
+  for (ifaddrs* entry = list; entry != nullptr && !found; entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr) continue;
+    if (v4 && entry->ifa_addr->sa_family == AF_INET) {
+      found = reinterpret_cast<sockaddr_in*>(entry->ifa_addr)->sin_addr.s_addr == want4.s_addr;
+    } else if (v6 && entry->ifa_addr->sa_family == AF_INET6) {
+      found = std::memcmp(&reinterpret_cast<sockaddr_in6*>(entry->ifa_addr)->sin6_addr, &want6,
+                          sizeof want6) == 0;
+    }
+  }
+  freeifaddrs(list);
+  return found;
+}
+
+Result<std::unique_ptr<Relay>> Relay::Start(RelayOptions options) {
+  auto relay = std::make_unique<RelayImpl>(std::move(options));
+  ARTUNE_RETURN_IF_ERROR(relay->Init());
+  return std::unique_ptr<Relay>(std::move(relay));
+}
+
+RelayImpl::RelayImpl(RelayOptions options) : options_(std::move(options)) {
+  std::random_device random;
+  session_ = (uint64_t{random()} << 32) | random();
+}
+
+RelayImpl::~RelayImpl() { Shutdown(); }
+
+Status RelayImpl::Init() {
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) return Status::FromErrno("relay: epoll/eventfd", errno);
+  epoll_event wake{};
+  wake.events = EPOLLIN;
+  wake.data.fd = wake_fd_;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &wake);
+  if (!options_.listen.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(auto server, transport::Server::Start(options_.config, options_.listen,
+                                                                  options_.credentials));
+    RegisterHandlers(*server);
+    address_ = server->address();
+    servers_[HostOf(options_.listen)] = std::move(server);
+  }
+  if (!options_.control_socket.empty()) ARTUNE_RETURN_IF_ERROR(StartControlSocket());
+  loop_ = std::thread([this] { Loop(); });
+  return Status::Ok();
+}
+
+std::string RelayImpl::address() const { return address_; }
+
+std::string RelayImpl::fabric() const {
+  if (servers_.empty()) return "";
+  const transport::Server& server = *servers_.begin()->second;
+  std::string name;
+  switch (server.fabric()) {
+    case transport::FabricKind::kTcp:
+      name = "tcp";
+      break;
+    case transport::FabricKind::kVerbs:
+      name = "verbs";
+      break;
+    case transport::FabricKind::kShm:
+      name = "shm";
+      break;
+    case transport::FabricKind::kAuto:
+      name = "auto";
+      break;
+  }
+  if (!server.local_endpoint().empty() && name != "shm") name += " (+ shm on this host)";
+  return name;
+}
+
+RelayCounters RelayImpl::counters() const {
+  RelayCounters counters;
+  counters.connections = connections_.load();
+  counters.bytes = bytes_.load();
+  std::lock_guard lock(stats_mutex_);
+  for (int p = 0; p < transport::kProtocolCount; ++p) counters.by_protocol[p] = dropped_stats_[p];
+  for (const auto& [address, peer] : peers_) AddStats(counters.by_protocol, peer->client->stats());
+  for (const auto& [host, server] : servers_) AddStats(counters.by_protocol, server->stats());
+  return counters;
+}
+
+void RelayImpl::Shutdown() {
+  if (stopping_.exchange(true)) return;
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  if (loop_.joinable()) loop_.join();
+  // The loop has stopped: reset what it carried, then stop the servers (their
+  // handlers post into an inbox nobody drains any more, which is harmless).
+  while (!origin_conns_.empty()) CloseConn(*origin_conns_.begin()->second, true, false);
+  while (!target_conns_.empty()) CloseConn(*target_conns_.begin()->second, true, false);
+  for (auto& [fd, listener] : listeners_) close(fd);
+  listeners_.clear();
+  for (auto& [host, server] : servers_) server->Shutdown();
+  {
+    std::lock_guard lock(stats_mutex_);
+    for (auto& [address, peer] : peers_) AddStats(dropped_stats_, peer->client->stats());
+    peers_.clear();
+  }
+  if (control_fd_ >= 0) {
+    close(control_fd_);
+    unlink(options_.control_socket.c_str());
+  }
+  if (epoll_fd_ >= 0) close(epoll_fd_);
+  if (wake_fd_ >= 0) close(wake_fd_);
+  epoll_fd_ = wake_fd_ = control_fd_ = -1;
+}
+
+void RelayImpl::Log(const std::string& line) const {
+  if (options_.log) options_.log(line);
+}
+
+// Handlers run on the transport's progress thread: they decode, queue and return.
+void RelayImpl::RegisterHandlers(transport::Server& server) {
+  transport::HandlerOptions non_blocking{.non_blocking = true};
+  server.RegisterHandler(
+      std::string(kOpenMethod),
+      [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
+        ARTUNE_ASSIGN_OR_RETURN(OpenRequest open, DecodeOpen(request));
+        // Never an open proxy: only addresses of this host are dialled.
+        if (!IsLocalAddress(open.host)) {
+          return Status::PermissionDenied("relay: " + open.host +
+                                          " is not an address of this host; a relay only "
+                                          "dials servers on its own host");
+        }
+        Post(OpenEvent{std::move(open)});
+        return Status::Ok();
+      },
+      non_blocking);
+  server.RegisterHandler(
+      std::string(kDataMethod),
+      [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
+        ARTUNE_ASSIGN_OR_RETURN(DecodedChunk chunk, DecodeChunk(request));
+        Post(DataEvent{std::move(chunk)});
+        return Status::Ok();
+      },
+      non_blocking);
+  server.RegisterHandler(
+      std::string(kAckMethod),
+      [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
+        ARTUNE_ASSIGN_OR_RETURN(Ack ack, DecodeAck(request));
+        Post(AckEvent{ack});
+        return Status::Ok();
+      },
+      non_blocking);
+  server.RegisterHandler(
+      std::string(kPingMethod),
+      [](const transport::Message&, transport::ResponseWriter&) { return Status::Ok(); },
+      non_blocking);
+}
+
+void RelayImpl::Post(Event event) {
+  {
+    std::lock_guard lock(inbox_mutex_);
+    inbox_.push_back(std::move(event));
+  }
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+}
+
+void RelayImpl::Loop() {
+  epoll_event events[64];
+  while (!stopping_.load()) {
+    const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
+    for (int i = 0; i < ready && !stopping_.load(); ++i) {
+      const int fd = events[i].data.fd;
+      if (fd == wake_fd_) {
+        uint64_t count = 0;
+        (void)!read(wake_fd_, &count, sizeof count);
+      } else if (fd == control_fd_) {
+        AnswerQuestion();
+      } else if (auto listener = listeners_.find(fd); listener != listeners_.end()) {
+        AcceptCarried(listener->second);
+      } else if (auto conn = conn_by_fd_.find(fd); conn != conn_by_fd_.end()) {
+        OnConnEvents(*conn->second, events[i].events);
+      }
+    }
+    DrainInbox();
+    if (std::chrono::steady_clock::now() - last_ping_ >= kPingInterval) PingPeers();
+  }
+}
+
+void RelayImpl::DrainInbox() {
+  std::vector<Event> events;
+  {
+    std::lock_guard lock(inbox_mutex_);
+    events.swap(inbox_);
+  }
+  for (Event& event : events) {
+    std::visit([this](auto& e) { Handle(e); }, event);
+  }
+}
+
+void RelayImpl::PingPeers() {
+  last_ping_ = std::chrono::steady_clock::now();
+  for (auto& [address, peer] : peers_) {
+    if (peer->conns == 0 || peer->ping_in_flight) continue;
+    peer->ping_in_flight = true;
+    std::weak_ptr<Peer> weak = peer;
+    peer->client->CallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
+                            [this, weak, address](Result<transport::Message> reply) {
+                              if (auto alive = weak.lock()) alive->ping_in_flight = false;
+                              if (!reply.ok()) {
+                                Post(PeerDeadEvent{address, reply.status().ToString()});
+                              }
+                            });
+  }
+}
+
+Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
+  if (auto it = peers_.find(address); it != peers_.end()) return it->second;
+  transport::Config config = options_.config;
+  ARTUNE_ASSIGN_OR_RETURN(auto client,
+                          transport::Client::Connect(config, address, options_.credentials));
+  auto peer = std::make_shared<Peer>();
+  peer->address = address;
+  peer->client = std::move(client);
+  std::lock_guard lock(stats_mutex_);
+  peers_[address] = peer;
+  return peer;
+}
+
+void RelayImpl::DropPeer(const std::string& address) {
+  std::lock_guard lock(stats_mutex_);
+  auto it = peers_.find(address);
+  if (it == peers_.end()) return;
+  AddStats(dropped_stats_, it->second->client->stats());
+  peers_.erase(it);
+}
+
+// The address of this host that `host` reaches us by, and a server there for the
+// return path (loopback needs no token; any other address does).
+Result<std::string> RelayImpl::ReturnAddressToward(const std::string& host) {
+  std::string local = "127.0.0.1";
+  if (!transport::IsLoopbackHost(host)) {
+    const bool v6 = host.find(':') != std::string::npos;
+    sockaddr_storage target{};
+    socklen_t length = 0;
+    if (v6) {
+      auto* in6 = reinterpret_cast<sockaddr_in6*>(&target);
+      in6->sin6_family = AF_INET6;
+      in6->sin6_port = htons(9);
+      if (inet_pton(AF_INET6, host.c_str(), &in6->sin6_addr) != 1) {
+        return Status::InvalidArgument("relay: " + host + " is not a numeric address");
+      }
+      length = sizeof *in6;
+    } else {
+      auto* in4 = reinterpret_cast<sockaddr_in*>(&target);
+      in4->sin_family = AF_INET;
+      in4->sin_port = htons(9);
+      if (inet_pton(AF_INET, host.c_str(), &in4->sin_addr) != 1) {
+        return Status::InvalidArgument("relay: " + host + " is not a numeric address");
+      }
+      length = sizeof *in4;
+    }
+    // A connected UDP socket sends nothing; getsockname gives the route's source.
+    const int probe = socket(target.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (probe < 0) return Status::FromErrno("relay: socket", errno);
+    sockaddr_storage source{};
+    socklen_t source_length = sizeof source;
+    const bool routed =
+        connect(probe, reinterpret_cast<sockaddr*>(&target), length) == 0 &&
+        getsockname(probe, reinterpret_cast<sockaddr*>(&source), &source_length) == 0;
+    close(probe);
+    if (!routed) return Status::Unavailable("relay: no route to " + host);
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw =
+        source.ss_family == AF_INET6
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&source)->sin6_addr)
+            : &reinterpret_cast<sockaddr_in*>(&source)->sin_addr;
+    inet_ntop(source.ss_family, raw, text, sizeof text);
+    local = text;
+  }
+  if (auto it = servers_.find(local); it != servers_.end()) return it->second->address();
+  ARTUNE_ASSIGN_OR_RETURN(
+      auto server,
+      transport::Server::Start(options_.config, JoinHostPort(local, 0), options_.credentials));
+  RegisterHandlers(*server);
+  std::string address = server->address();
+  std::lock_guard lock(stats_mutex_);
+  servers_[local] = std::move(server);
+  return address;
+}
+
+void RelayImpl::Handle(OpenEvent& event) {
+  const OpenRequest& open = event.open;
+  if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return;  // a replay
+  auto conn = std::make_unique<Conn>(Toward::kTarget, GrpcSplitter::Side::kServer);
+  conn->session = open.session;
+  conn->id = open.conn;
+  auto peer = PeerFor(open.origin_address);
+  if (!peer.ok()) {
+    Log("relay: cannot reach the origin relay " + open.origin_address +
+        " to carry a connection back: " + peer.status().ToString());
+    return;
+  }
+  conn->peer = *peer;
+  sockaddr_storage target{};
+  socklen_t length = 0;
+  if (auto* in4 = reinterpret_cast<sockaddr_in*>(&target);
+      inet_pton(AF_INET, open.host.c_str(), &in4->sin_addr) == 1) {
+    in4->sin_family = AF_INET;
+    in4->sin_port = htons(open.port);
+    length = sizeof *in4;
+  } else if (auto* in6 = reinterpret_cast<sockaddr_in6*>(&target);
+             inet_pton(AF_INET6, open.host.c_str(), &in6->sin6_addr) == 1) {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_port = htons(open.port);
+    length = sizeof *in6;
+  }
+  conn->fd =
+      length == 0 ? -1 : socket(target.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (conn->fd >= 0 && connect(conn->fd, reinterpret_cast<sockaddr*>(&target), length) != 0 &&
+      errno != EINPROGRESS) {
+    close(conn->fd);
+    conn->fd = -1;
+  }
+  if (conn->fd >= 0) {
+    const int one = 1;
+    setsockopt(conn->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  }
+  conn->connecting = true;
+  Conn& added = AddConn(std::move(conn));
+  if (added.fd < 0) {
+    CloseConn(added, true, true);
+    return;
+  }
+  UpdateInterest(added);
+}
+
+void RelayImpl::Handle(DataEvent& event) {
+  const DataHeader& header = event.chunk.header;
+  Conn* conn = FindConn(header.toward, header.session, header.conn);
+  if (conn == nullptr) return;  // reset or closed already
+  Deliver(*conn, std::move(event.chunk));
+}
+
+void RelayImpl::Handle(AckEvent& event) {
+  Conn* conn = FindConn(event.ack.toward, event.ack.session, event.ack.conn);
+  if (conn == nullptr || event.ack.written <= conn->acked || event.ack.written > conn->sent) return;
+  conn->acked = event.ack.written;
+  UpdateInterest(*conn);
+}
+
+void RelayImpl::Handle(ConnFailedEvent& event) {
+  Conn* conn = FindConn(event.self, event.session, event.conn);
+  if (conn == nullptr) return;
+  if (options_.log && conn->self == Toward::kOrigin) {
+    Log("relay: a carried connection failed: " + event.why);
+  }
+  CloseConn(*conn, true, false);
+}
+
+void RelayImpl::Handle(PeerDeadEvent& event) {
+  auto it = peers_.find(event.address);
+  if (it == peers_.end()) return;
+  std::shared_ptr<Peer> peer = it->second;
+  Log("relay: the relay at " + event.address + " stopped answering (" + event.why +
+      "); resetting its connections");
+  std::vector<Conn*> doomed;
+  for (auto& [id, conn] : origin_conns_) {
+    if (conn->peer == peer) doomed.push_back(conn.get());
+  }
+  for (auto& [key, conn] : target_conns_) {
+    if (conn->peer == peer) doomed.push_back(conn.get());
+  }
+  for (Conn* conn : doomed) CloseConn(*conn, true, false);
+  // Listeners toward it go too: the next connect asks again.
+  for (auto listener = listeners_.begin(); listener != listeners_.end();) {
+    if (listener->second.peer == peer) {
+      listener_by_dst_.erase({listener->second.host, listener->second.dst_port});
+      close(listener->first);
+      listener = listeners_.erase(listener);
+    } else {
+      ++listener;
+    }
+  }
+  DropPeer(event.address);
+}
+
+}  // namespace artune::relay

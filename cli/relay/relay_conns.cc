@@ -1,0 +1,226 @@
+// A carried connection's socket: reading into Data calls within the send window,
+// writing what the peer sent in sequence order, half-close and reset.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "relay_impl.h"
+
+namespace artune::relay {
+namespace {
+
+// Bytes read from a socket into one Data call at most: a tensor of a few MiB goes
+// as one or two payload slices (rendezvous, chunked past chunk_size).
+constexpr size_t kMaxChunk = 4u << 20;
+constexpr size_t kReadPiece = 256u << 10;
+
+Toward Other(Toward self) { return self == Toward::kOrigin ? Toward::kTarget : Toward::kOrigin; }
+
+}  // namespace
+
+Conn* RelayImpl::FindConn(Toward self, uint64_t session, uint64_t conn) {
+  if (self == Toward::kOrigin) {
+    if (session != session_) return nullptr;
+    auto it = origin_conns_.find(conn);
+    return it == origin_conns_.end() ? nullptr : it->second.get();
+  }
+  auto it = target_conns_.find({session, conn});
+  return it == target_conns_.end() ? nullptr : it->second.get();
+}
+
+Conn& RelayImpl::AddConn(std::unique_ptr<Conn> conn) {
+  Conn& added = *conn;
+  ++added.peer->conns;
+  connections_.fetch_add(1);
+  if (added.fd >= 0) conn_by_fd_[added.fd] = &added;
+  if (added.self == Toward::kOrigin) {
+    origin_conns_[added.id] = std::move(conn);
+  } else {
+    target_conns_[{added.session, added.id}] = std::move(conn);
+  }
+  return added;
+}
+
+void RelayImpl::UpdateInterest(Conn& conn) {
+  if (conn.fd < 0) return;
+  uint32_t want = 0;
+  if (conn.connecting) {
+    want = EPOLLOUT;
+  } else {
+    if (!conn.read_closed && conn.sent - conn.acked < options_.window) want |= EPOLLIN;
+    if (!conn.out.empty()) want |= EPOLLOUT;
+  }
+  if (want == conn.events) return;
+  epoll_event event{};
+  event.events = want;
+  event.data.fd = conn.fd;
+  epoll_ctl(epoll_fd_, conn.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, conn.fd, &event);
+  if (want == 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
+  conn.events = want;
+}
+
+void RelayImpl::OnConnEvents(Conn& conn, uint32_t events) {
+  if (conn.connecting) {
+    int error = 0;
+    socklen_t length = sizeof error;
+    getsockopt(conn.fd, SOL_SOCKET, SO_ERROR, &error, &length);
+    if (error != 0) {
+      Log("relay: cannot connect to the server: " + std::string(std::strerror(error)));
+      return CloseConn(conn, true, true);
+    }
+    conn.connecting = false;
+    WriteSocket(conn);  // what arrived meanwhile
+    return;
+  }
+  const uint64_t id = conn.id, session = conn.session;
+  const Toward self = conn.self;
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) ReadSocket(conn);
+  Conn* still = FindConn(self, session, id);
+  if (still != nullptr && (events & EPOLLOUT)) WriteSocket(*still);
+}
+
+void RelayImpl::ReadSocket(Conn& conn) {
+  if (conn.read_closed) return UpdateInterest(conn);
+  const uint64_t credit = options_.window - std::min(options_.window, conn.sent - conn.acked);
+  std::vector<std::byte> bytes;
+  uint8_t flags = 0;
+  const size_t limit = std::min<uint64_t>(kMaxChunk, credit);
+  while (bytes.size() < limit) {
+    const size_t piece = std::min(kReadPiece, limit - bytes.size());
+    const size_t have = bytes.size();
+    bytes.resize(have + piece);
+    const ssize_t got = recv(conn.fd, bytes.data() + have, piece, MSG_DONTWAIT);
+    bytes.resize(have + (got > 0 ? static_cast<size_t>(got) : 0));
+    if (got > 0) continue;
+    if (got == 0) {
+      flags = kFlagFin;
+    } else if (errno == EINTR) {
+      continue;
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      flags = kFlagReset;
+    }
+    break;
+  }
+  if (bytes.empty() && flags == 0) return UpdateInterest(conn);
+  std::vector<ByteRun> runs;
+  conn.splitter.Feed(bytes, runs);
+  SendData(conn, bytes, runs, flags);
+  if (flags == kFlagReset) return CloseConn(conn, true, false);
+  if (flags == kFlagFin) {
+    conn.read_closed = true;
+    MaybeFinish(conn);
+    return;
+  }
+  UpdateInterest(conn);
+}
+
+void RelayImpl::SendData(Conn& conn, std::span<const std::byte> bytes,
+                         const std::vector<ByteRun>& runs, uint8_t flags) {
+  DataHeader header{Other(conn.self), flags, conn.session, conn.id, conn.next_seq++};
+  auto chunk = BuildChunk(header, bytes, runs, conn.peer->client->allocator());
+  if (!chunk.ok()) {
+    Log("relay: " + chunk.status().ToString());
+    return;
+  }
+  conn.sent += bytes.size();
+  bytes_.fetch_add(bytes.size());
+  auto owned = std::make_shared<Chunk>(std::move(*chunk));
+  const Toward self = conn.self;
+  const uint64_t session = conn.session, id = conn.id;
+  conn.peer->client->CallAsync(
+      kDataMethod, owned->slices, transport::CallOptions{},
+      [this, owned, self, session, id](Result<transport::Message> reply) {
+        if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
+      });
+}
+
+void RelayImpl::SendAck(Conn& conn) {
+  conn.ack_sent = conn.written;
+  auto bytes = std::make_shared<std::vector<std::byte>>(
+      EncodeAck({Other(conn.self), conn.session, conn.id, conn.written}));
+  transport::ConstSlice slice(*bytes);
+  const Toward self = conn.self;
+  const uint64_t session = conn.session, id = conn.id;
+  conn.peer->client->CallAsync(
+      kAckMethod, std::span<const transport::ConstSlice>(&slice, 1), transport::CallOptions{},
+      [this, bytes, self, session, id](Result<transport::Message> reply) {
+        if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
+      });
+}
+
+void RelayImpl::Deliver(Conn& conn, DecodedChunk chunk) {
+  if (chunk.header.seq < conn.expect_seq || conn.reorder.contains(chunk.header.seq)) return;
+  conn.reorder.emplace(chunk.header.seq, std::move(chunk));
+  while (!conn.reorder.empty() && conn.reorder.begin()->first == conn.expect_seq) {
+    DecodedChunk next = std::move(conn.reorder.begin()->second);
+    conn.reorder.erase(conn.reorder.begin());
+    ++conn.expect_seq;
+    if (!next.bytes.empty()) {
+      bytes_.fetch_add(next.bytes.size());
+      conn.out.push_back(std::move(next.bytes));
+    }
+    if (next.header.flags & kFlagReset) return CloseConn(conn, true, false);
+    if (next.header.flags & kFlagFin) conn.fin_pending = true;
+  }
+  if (!conn.connecting) WriteSocket(conn);
+}
+
+void RelayImpl::WriteSocket(Conn& conn) {
+  while (!conn.out.empty()) {
+    const std::vector<std::byte>& front = conn.out.front();
+    const ssize_t wrote = send(conn.fd, front.data() + conn.out_offset,
+                               front.size() - conn.out_offset, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (wrote < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      return CloseConn(conn, true, true);  // the socket broke: reset the other end
+    }
+    conn.written += static_cast<uint64_t>(wrote);
+    conn.out_offset += static_cast<size_t>(wrote);
+    if (conn.out_offset == front.size()) {
+      conn.out.pop_front();
+      conn.out_offset = 0;
+    }
+  }
+  // Credit back to the sender after each quarter window written: a sender out of
+  // credit has a whole window unacknowledged, so it always gets one.
+  if (conn.written - conn.ack_sent >= options_.window / 4) {
+    SendAck(conn);
+  }
+  if (conn.out.empty() && conn.fin_pending && !conn.write_closed) {
+    shutdown(conn.fd, SHUT_WR);
+    conn.write_closed = true;
+    return MaybeFinish(conn);
+  }
+  UpdateInterest(conn);
+}
+
+void RelayImpl::MaybeFinish(Conn& conn) {
+  if (conn.read_closed && conn.write_closed) return CloseConn(conn, false, false);
+  UpdateInterest(conn);
+}
+
+void RelayImpl::CloseConn(Conn& conn, bool reset, bool tell_peer) {
+  if (tell_peer && conn.peer) {
+    SendData(conn, {}, {}, kFlagReset);
+  }
+  if (conn.fd >= 0) {
+    if (reset) {
+      linger hard{1, 0};  // close sends RST: the program sees a reset, not an end
+      setsockopt(conn.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    }
+    conn_by_fd_.erase(conn.fd);
+    close(conn.fd);  // also leaves the epoll set
+    conn.fd = -1;
+  }
+  if (conn.peer) --conn.peer->conns;
+  if (conn.self == Toward::kOrigin) {
+    origin_conns_.erase(conn.id);
+  } else {
+    target_conns_.erase({conn.session, conn.id});
+  }
+}
+
+}  // namespace artune::relay

@@ -1,0 +1,176 @@
+// The relay's insides (relay.h has the contract): the event loop's state and the
+// events transport threads hand it. relay.cc: start, handlers, loop, peers;
+// relay_conns.cc: a carried connection's sockets; relay_origin.cc: the interposer's
+// questions and the per-destination listeners.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "grpc_splitter.h"
+#include "relay.h"
+#include "relay_wire.h"
+
+namespace artune::relay {
+
+// Another relay's transport server, and this relay's client of it.
+struct Peer {
+  std::string address;
+  std::string return_address;  // origin role: where that relay pushes data back
+  std::unique_ptr<transport::Client> client;
+  size_t conns = 0;
+  std::atomic<bool> ping_in_flight{false};
+};
+
+// One carried connection as seen from one end: `self` is kOrigin for the program's
+// side, kTarget for the server's side.
+struct Conn {
+  Conn(Toward self_end, GrpcSplitter::Side side) : self(self_end), splitter(side) {}
+  Toward self;
+  uint64_t session = 0;
+  uint64_t id = 0;
+  int fd = -1;
+  std::shared_ptr<Peer> peer;
+  GrpcSplitter splitter;  // reads what this end's socket says
+  bool connecting = false;
+  uint32_t events = 0;  // the epoll interest registered
+  // Socket -> peer.
+  bool read_closed = false;
+  uint64_t sent = 0;
+  uint64_t acked = 0;
+  uint64_t next_seq = 0;
+  // Peer -> socket.
+  uint64_t expect_seq = 0;
+  std::map<uint64_t, DecodedChunk> reorder;
+  std::deque<std::vector<std::byte>> out;
+  size_t out_offset = 0;
+  uint64_t written = 0;
+  uint64_t ack_sent = 0;
+  bool fin_pending = false;
+  bool write_closed = false;
+};
+
+struct OpenEvent {
+  OpenRequest open;
+};
+struct DataEvent {
+  DecodedChunk chunk;
+};
+struct AckEvent {
+  Ack ack;
+};
+struct ConnFailedEvent {  // a call for this connection failed
+  Toward self;
+  uint64_t session;
+  uint64_t conn;
+  std::string why;
+};
+struct PeerDeadEvent {
+  std::string address;
+  std::string why;
+};
+using Event = std::variant<OpenEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
+
+// A per-destination loopback listener of the origin role.
+struct Listener {
+  int fd = -1;
+  std::string host;       // the destination
+  uint16_t dst_port = 0;  // its port
+  uint16_t port = 0;      // the loopback port the program is sent to
+  std::shared_ptr<Peer> peer;
+};
+
+class RelayImpl final : public Relay {
+ public:
+  explicit RelayImpl(RelayOptions options);
+  ~RelayImpl() override;
+  Status Init();
+
+  std::string address() const override;
+  std::string fabric() const override;
+  RelayCounters counters() const override;
+  void Shutdown() override;
+
+ private:
+  using ConnKey = std::pair<uint64_t, uint64_t>;  // (session, conn)
+  // relay.cc
+  void RegisterHandlers(transport::Server& server);
+  void Post(Event event);
+  void Loop();
+  void DrainInbox();
+  void Handle(OpenEvent& event);
+  void Handle(DataEvent& event);
+  void Handle(AckEvent& event);
+  void Handle(ConnFailedEvent& event);
+  void Handle(PeerDeadEvent& event);
+  void PingPeers();
+  Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
+  void DropPeer(const std::string& address);
+  Result<std::string> ReturnAddressToward(const std::string& host);
+  void Log(const std::string& line) const;
+  // relay_conns.cc
+  Conn* FindConn(Toward self, uint64_t session, uint64_t conn);
+  Conn& AddConn(std::unique_ptr<Conn> conn);
+  void UpdateInterest(Conn& conn);
+  void OnConnEvents(Conn& conn, uint32_t events);
+  void ReadSocket(Conn& conn);
+  void WriteSocket(Conn& conn);
+  void SendData(Conn& conn, std::span<const std::byte> bytes, const std::vector<ByteRun>& runs,
+                uint8_t flags);
+  void SendAck(Conn& conn);
+  void Deliver(Conn& conn, DecodedChunk chunk);
+  // Closes the socket (with a reset when `reset`), tells the peer when `tell_peer`,
+  // and forgets the connection. `conn` is invalid afterwards.
+  void CloseConn(Conn& conn, bool reset, bool tell_peer);
+  void MaybeFinish(Conn& conn);
+  // relay_origin.cc
+  Status StartControlSocket();
+  void AnswerQuestion();
+  void AcceptCarried(Listener& listener);
+  Result<uint16_t> ListenerFor(const std::string& host, uint16_t port, std::shared_ptr<Peer> peer);
+
+  RelayOptions options_;
+  uint64_t session_ = 0;
+  // Servers: the target's (from --listen) and the origin's return-path ones, by host.
+  std::map<std::string, std::unique_ptr<transport::Server>> servers_;
+  std::string address_;
+  int epoll_fd_ = -1;
+  int wake_fd_ = -1;
+  int control_fd_ = -1;
+  std::thread loop_;
+  std::atomic<bool> stopping_{false};
+
+  mutable std::mutex inbox_mutex_;
+  std::vector<Event> inbox_;
+
+  // Event-loop state.
+  std::map<std::string, std::shared_ptr<Peer>> peers_;
+  std::map<uint64_t, std::unique_ptr<Conn>> origin_conns_;
+  std::map<ConnKey, std::unique_ptr<Conn>> target_conns_;
+  std::map<int, Conn*> conn_by_fd_;
+  std::map<int, Listener> listeners_;                                      // by fd
+  std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
+  std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when
+  uint64_t next_conn_ = 1;
+  std::chrono::steady_clock::time_point last_ping_{};
+
+  // Counters (any thread reads them).
+  std::atomic<uint64_t> connections_{0};
+  std::atomic<uint64_t> bytes_{0};
+  mutable std::mutex stats_mutex_;
+  transport::ProtocolStats dropped_stats_[transport::kProtocolCount];  // of peers gone
+};
+
+}  // namespace artune::relay

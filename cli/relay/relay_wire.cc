@@ -1,0 +1,238 @@
+#include "relay_wire.h"
+
+#include <cstring>
+#include <map>
+
+namespace artune::relay {
+namespace {
+
+constexpr uint8_t kWireVersion = 1;
+constexpr size_t kDataHeadBytes = 4 + 8 * 3 + 4 + 4;
+constexpr size_t kRunEntryBytes = 8;  // u32 length, u32 slice (0: literal)
+constexpr size_t kMaxOpenString = 1024;
+
+class Writer {
+ public:
+  void U8(uint8_t value) { bytes.push_back(std::byte{value}); }
+  void U16(uint16_t value) { Raw(&value, sizeof value); }
+  void U32(uint32_t value) { Raw(&value, sizeof value); }
+  void U64(uint64_t value) { Raw(&value, sizeof value); }
+  void String(const std::string& value) {
+    U32(static_cast<uint32_t>(value.size()));
+    Raw(value.data(), value.size());
+  }
+  void Raw(const void* data, size_t size) {
+    const auto* begin = static_cast<const std::byte*>(data);
+    bytes.insert(bytes.end(), begin, begin + size);
+  }
+  std::vector<std::byte> bytes;
+};
+
+// Little-endian like the writer (both ends are the same architecture family; the
+// version byte guards the format).
+class Reader {
+ public:
+  explicit Reader(transport::ConstSlice slice) : slice_(slice) {}
+  bool Raw(void* out, size_t size) {
+    if (slice_.size() - offset_ < size) return false;
+    std::memcpy(out, slice_.data() + offset_, size);
+    offset_ += size;
+    return true;
+  }
+  template <typename T>
+  bool Get(T& value) {
+    return Raw(&value, sizeof value);
+  }
+  bool String(std::string& value) {
+    uint32_t size = 0;
+    if (!Get(size) || size > kMaxOpenString || slice_.size() - offset_ < size) return false;
+    value.assign(reinterpret_cast<const char*>(slice_.data() + offset_), size);
+    offset_ += size;
+    return true;
+  }
+  size_t offset() const { return offset_; }
+  size_t left() const { return slice_.size() - offset_; }
+
+ private:
+  transport::ConstSlice slice_;
+  size_t offset_ = 0;
+};
+
+Status Malformed(std::string_view what) {
+  return Status::ProtocolError("relay: malformed " + std::string(what) +
+                               " request (a relay of another artune version?)");
+}
+
+}  // namespace
+
+std::vector<std::byte> EncodeOpen(const OpenRequest& open) {
+  Writer writer;
+  writer.U8(kWireVersion);
+  writer.U64(open.session);
+  writer.U64(open.conn);
+  writer.String(open.origin_address);
+  writer.String(open.host);
+  writer.U16(open.port);
+  return std::move(writer.bytes);
+}
+
+Result<OpenRequest> DecodeOpen(const transport::Message& message) {
+  if (message.slice_count() != 1) return Malformed("Open");
+  Reader reader(message.slice(0));
+  OpenRequest open;
+  uint8_t version = 0;
+  if (!reader.Get(version) || version != kWireVersion || !reader.Get(open.session) ||
+      !reader.Get(open.conn) || !reader.String(open.origin_address) || !reader.String(open.host) ||
+      !reader.Get(open.port) || reader.left() != 0) {
+    return Malformed("Open");
+  }
+  return open;
+}
+
+Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
+                         const std::vector<ByteRun>& runs, transport::Allocator& allocator) {
+  // Message number -> its slice (1-based) and bytes in this chunk.
+  std::map<uint64_t, std::pair<uint32_t, size_t>> messages;
+  uint64_t covered = 0, literal = 0;
+  size_t entries = 0;
+  for (const ByteRun& run : runs) {
+    covered += run.length;
+    entries += (run.length + 0x7fffffff) / 0x80000000;
+    if (run.message == 0) {
+      literal += run.length;
+    } else {
+      auto [it, added] = messages.try_emplace(run.message, 0, 0);
+      if (added) it->second.first = static_cast<uint32_t>(messages.size());
+      it->second.second += run.length;
+    }
+  }
+  if (covered != bytes.size()) {
+    return Status::InvalidArgument("relay: the runs cover " + std::to_string(covered) +
+                                   " bytes of a " + std::to_string(bytes.size()) + "-byte chunk");
+  }
+  Chunk chunk;
+  Writer head;
+  head.bytes.reserve(kDataHeadBytes + entries * kRunEntryBytes + literal);
+  head.U8(kWireVersion);
+  head.U8(static_cast<uint8_t>(header.toward));
+  head.U8(header.flags);
+  head.U8(0);
+  head.U64(header.session);
+  head.U64(header.conn);
+  head.U64(header.seq);
+  head.U32(static_cast<uint32_t>(entries));
+  head.U32(static_cast<uint32_t>(literal));
+  std::vector<size_t> filled(messages.size() + 1, 0);
+  std::vector<std::vector<std::byte>> heap(messages.size() + 1);
+  chunk.payloads.resize(messages.size() + 1);
+  for (const auto& [message, slot] : messages) {
+    auto buffer = allocator.Allocate(slot.second);
+    if (buffer.ok()) {
+      chunk.payloads[slot.first] = std::move(*buffer);
+    } else {
+      heap[slot.first].resize(slot.second);
+    }
+  }
+  auto storage = [&](uint32_t slot) -> std::byte* {
+    return chunk.payloads[slot] ? chunk.payloads[slot].data() : heap[slot].data();
+  };
+  size_t offset = 0;
+  std::vector<std::byte> literal_bytes;
+  literal_bytes.reserve(literal);
+  for (const ByteRun& run : runs) {
+    const uint32_t slot = run.message == 0 ? 0 : messages.at(run.message).first;
+    for (uint64_t left = run.length; left > 0;) {
+      const auto piece = static_cast<uint32_t>(std::min<uint64_t>(left, 0x7fffffff));
+      head.U32(piece);
+      head.U32(slot);
+      if (slot == 0) {
+        literal_bytes.insert(literal_bytes.end(), bytes.begin() + offset,
+                             bytes.begin() + offset + piece);
+      } else {
+        std::memcpy(storage(slot) + filled[slot], bytes.data() + offset, piece);
+        filled[slot] += piece;
+      }
+      offset += piece;
+      left -= piece;
+    }
+  }
+  head.Raw(literal_bytes.data(), literal_bytes.size());
+  chunk.head = std::move(head.bytes);
+  chunk.slices.push_back(chunk.head);
+  // Payloads the allocator refused go from heap memory (the transport copies them).
+  chunk.heap.reserve(chunk.payloads.size());
+  for (size_t slot = 1; slot < chunk.payloads.size(); ++slot) {
+    if (chunk.payloads[slot]) {
+      chunk.slices.emplace_back(chunk.payloads[slot].data(), filled[slot]);
+    } else {
+      chunk.heap.push_back(std::move(heap[slot]));
+      chunk.slices.emplace_back(chunk.heap.back().data(), filled[slot]);
+    }
+  }
+  return chunk;
+}
+
+Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
+  if (message.slice_count() < 1) return Malformed("Data");
+  Reader reader(message.slice(0));
+  DecodedChunk chunk;
+  uint8_t version = 0, toward = 0, reserved = 0;
+  uint32_t entries = 0, literal = 0;
+  if (!reader.Get(version) || version != kWireVersion || !reader.Get(toward) || toward > 1 ||
+      !reader.Get(chunk.header.flags) || !reader.Get(reserved) ||
+      !reader.Get(chunk.header.session) || !reader.Get(chunk.header.conn) ||
+      !reader.Get(chunk.header.seq) || !reader.Get(entries) || !reader.Get(literal) ||
+      reader.left() / kRunEntryBytes < entries ||
+      reader.left() - size_t{entries} * kRunEntryBytes != literal) {
+    return Malformed("Data");
+  }
+  chunk.header.toward = static_cast<Toward>(toward);
+  const std::byte* table = message.slice(0).data() + reader.offset();
+  const std::byte* literal_bytes = table + size_t{entries} * kRunEntryBytes;
+  std::vector<size_t> used(message.slice_count(), 0);
+  uint64_t total = literal;
+  for (size_t i = 1; i < message.slice_count(); ++i) total += message.slice(i).size();
+  chunk.bytes.reserve(total);
+  for (uint32_t i = 0; i < entries; ++i) {
+    uint32_t length = 0, slot = 0;
+    std::memcpy(&length, table + size_t{i} * kRunEntryBytes, 4);
+    std::memcpy(&slot, table + size_t{i} * kRunEntryBytes + 4, 4);
+    if (slot >= message.slice_count()) return Malformed("Data");
+    const std::byte* source = slot == 0 ? literal_bytes : message.slice(slot).data();
+    const size_t available = slot == 0 ? literal : message.slice(slot).size();
+    if (available - used[slot] < length) return Malformed("Data");
+    chunk.bytes.insert(chunk.bytes.end(), source + used[slot], source + used[slot] + length);
+    used[slot] += length;
+  }
+  if (used[0] != literal) return Malformed("Data");
+  for (size_t i = 1; i < message.slice_count(); ++i) {
+    if (used[i] != message.slice(i).size()) return Malformed("Data");
+  }
+  return chunk;
+}
+
+std::vector<std::byte> EncodeAck(const Ack& ack) {
+  Writer writer;
+  writer.U8(kWireVersion);
+  writer.U8(static_cast<uint8_t>(ack.toward));
+  writer.U64(ack.session);
+  writer.U64(ack.conn);
+  writer.U64(ack.written);
+  return std::move(writer.bytes);
+}
+
+Result<Ack> DecodeAck(const transport::Message& message) {
+  if (message.slice_count() != 1) return Malformed("Ack");
+  Reader reader(message.slice(0));
+  Ack ack;
+  uint8_t version = 0, toward = 0;
+  if (!reader.Get(version) || version != kWireVersion || !reader.Get(toward) || toward > 1 ||
+      !reader.Get(ack.session) || !reader.Get(ack.conn) || !reader.Get(ack.written) ||
+      reader.left() != 0) {
+    return Malformed("Ack");
+  }
+  ack.toward = static_cast<Toward>(toward);
+  return ack;
+}
+
+}  // namespace artune::relay

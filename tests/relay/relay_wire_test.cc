@@ -1,0 +1,122 @@
+// The relays' Data requests: a chunk's bytes come back exactly from the head slice
+// and one payload slice per message; a malformed request is refused, not guessed.
+#include "relay_wire.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace artune::relay {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+// Heap memory as "registered" buffers; refuses past `limit` bytes per buffer.
+class HeapAllocator : public transport::Allocator, public transport::Buffer::Owner {
+ public:
+  explicit HeapAllocator(size_t limit) : limit_(limit) {}
+  Result<transport::Buffer> Allocate(size_t size) override {
+    if (size == 0 || size > limit_) return Status::ResourceExhausted("test limit");
+    return transport::Buffer(new std::byte[size], size, self_);
+  }
+  void Release(std::byte* data, size_t) override { delete[] data; }
+  std::shared_ptr<Owner> self_{this, [](Owner*) {}};
+
+ private:
+  size_t limit_;
+};
+
+transport::Message AsMessage(const Chunk& chunk) {
+  transport::Message message;
+  for (const auto& slice : chunk.slices) message.AddSlice(slice);
+  return message;
+}
+
+TEST(RelayWireTest, ChunkRoundTripsWithOneSlicePerMessage) {
+  Bytes bytes(1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 13);
+  // literal, message 5, literal, message 6, message 5 again, literal.
+  const std::vector<ByteRun> runs = {{10, 0}, {300, 5}, {9, 0}, {200, 6}, {400, 5}, {81, 0}};
+  for (size_t limit : {size_t{1} << 20, size_t{250}}) {  // allocator takes all / some
+    HeapAllocator allocator(limit);
+    const DataHeader header{Toward::kOrigin, kFlagFin, 77, 9, 3};
+    auto chunk = BuildChunk(header, bytes, runs, allocator);
+    ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
+    ASSERT_EQ(chunk->slices.size(), 3u);  // head + two messages
+    EXPECT_EQ(chunk->slices[1].size(), 700u);
+    EXPECT_EQ(chunk->slices[2].size(), 200u);
+    auto decoded = DecodeChunk(AsMessage(*chunk));
+    ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+    EXPECT_EQ(decoded->bytes, bytes);
+    EXPECT_EQ(decoded->header.toward, Toward::kOrigin);
+    EXPECT_EQ(decoded->header.flags, kFlagFin);
+    EXPECT_EQ(decoded->header.session, 77u);
+    EXPECT_EQ(decoded->header.conn, 9u);
+    EXPECT_EQ(decoded->header.seq, 3u);
+  }
+}
+
+TEST(RelayWireTest, RunsThatMissBytesAreRefused) {
+  HeapAllocator allocator(1 << 20);
+  const Bytes bytes(10);
+  EXPECT_EQ(BuildChunk({}, bytes, {{9, 0}}, allocator).status().code(),
+            ErrorCode::kInvalidArgument);
+}
+
+TEST(RelayWireTest, MalformedRequestsAreProtocolErrors) {
+  HeapAllocator allocator(1 << 20);
+  const Bytes bytes(100, std::byte{1});
+  auto chunk = BuildChunk({}, bytes, {{20, 0}, {80, 1}}, allocator);
+  ASSERT_TRUE(chunk.ok());
+  // A payload slice shorter than the table says.
+  transport::Message short_payload;
+  short_payload.AddSlice(chunk->slices[0]);
+  short_payload.AddSlice(chunk->slices[1].first(79));
+  EXPECT_EQ(DecodeChunk(short_payload).status().code(), ErrorCode::kProtocolError);
+  // A missing payload slice.
+  transport::Message missing;
+  missing.AddSlice(chunk->slices[0]);
+  EXPECT_EQ(DecodeChunk(missing).status().code(), ErrorCode::kProtocolError);
+  // Random damage to the head never crashes and never yields other bytes silently
+  // of another length.
+  std::mt19937 random(5);
+  for (int round = 0; round < 500; ++round) {
+    Bytes head(chunk->slices[0].begin(), chunk->slices[0].end());
+    head[random() % head.size()] = static_cast<std::byte>(random());
+    if (round % 3 == 0) head.resize(random() % head.size());
+    transport::Message damaged;
+    damaged.AddSlice(head);
+    damaged.AddSlice(chunk->slices[1]);
+    auto decoded = DecodeChunk(damaged);
+    if (decoded.ok()) {
+      EXPECT_EQ(decoded->bytes.size(), 100u);
+    }
+  }
+}
+
+TEST(RelayWireTest, OpenAndAckRoundTrip) {
+  const OpenRequest open{1, 2, "10.0.0.1:4000", "10.0.0.2", 50051};
+  Bytes encoded = EncodeOpen(open);
+  transport::Message message;
+  message.AddSlice(encoded);
+  auto decoded = DecodeOpen(message);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->origin_address, "10.0.0.1:4000");
+  EXPECT_EQ(decoded->host, "10.0.0.2");
+  EXPECT_EQ(decoded->port, 50051);
+  encoded.pop_back();
+  transport::Message truncated;
+  truncated.AddSlice(encoded);
+  EXPECT_FALSE(DecodeOpen(truncated).ok());
+
+  Bytes ack = EncodeAck({Toward::kTarget, 3, 4, 5000});
+  transport::Message ack_message;
+  ack_message.AddSlice(ack);
+  auto decoded_ack = DecodeAck(ack_message);
+  ASSERT_TRUE(decoded_ack.ok());
+  EXPECT_EQ(decoded_ack->written, 5000u);
+  EXPECT_EQ(decoded_ack->toward, Toward::kTarget);
+}
+
+}  // namespace
+}  // namespace artune::relay
