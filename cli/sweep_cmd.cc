@@ -11,6 +11,7 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/background_load.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
 #include "artune/tuner/sweep_plan.h"
@@ -41,7 +42,12 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
             << sweep.objective << " (" << sweep.goal << "), " << sweep.strategy << ", "
             << sweep.workload << ", " << sweep.fabric << " to " << sweep.peer << "\n";
   std::cout << outcome.trials.size() << " trials (" << outcome.measured << " measured now, "
-            << outcome.resumed << " from the store)\n";
+            << outcome.resumed << " from the store)";
+  if (sweep.background_load > 0) {
+    std::cout << ", measured beside " << sweep.background_load << " CPU hog"
+              << (sweep.background_load == 1 ? "" : "s") << " (--background-load)";
+  }
+  std::cout << "\n";
   auto line = [&](const char* label, const std::optional<db::TrialRecord>& trial) {
     std::cout << std::left << std::setw(15) << label;
     if (!trial) {
@@ -130,7 +136,13 @@ Status SweepNotStored(FallbackStore& store, int64_t sweep_id) {
 }
 
 Status RunSweepCommand(SweepFlags flags, Context& context) {
+  if (flags.mpi && flags.background_load_given) {
+    return Status::InvalidArgument(
+        "--background-load is for a single-link sweep, not a cluster run (--mpi)");
+  }
   if (flags.mpi) return RunMpiSweepCommand(flags, context);
+  ARTUNE_ASSIGN_OR_RETURN(flags.plan.background_load,
+                          tuner::ParseBackgroundLoad(flags.background_load));
   for (const char* cluster_only : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
     if (flags.cluster_flags_given.count(cluster_only)) {
       return Status::InvalidArgument(std::string(cluster_only) +
@@ -147,6 +159,13 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   if (flags.resume != 0) {
     ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
                             tuner::LoadSweepToResume(*store, flags.resume, flags.plan));
+    if (flags.background_load_given && resumed.plan.background_load != flags.plan.background_load) {
+      return Status::InvalidArgument(
+          "sweep " + std::to_string(flags.resume) + " was measured under --background-load " +
+          std::to_string(resumed.plan.background_load) +
+          ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
+          "start a new sweep");
+    }
     record = std::move(resumed.record);
     flags.plan = std::move(resumed.plan);
     base = resumed.base;
@@ -208,6 +227,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["peer"] = outcome.sweep.peer;
     j["search_space"] = outcome.sweep.search_space;
     j["inflight"] = prepared.inflight;
+    j["background_load"] = outcome.sweep.background_load;
     j["measured"] = outcome.measured;
     j["resumed"] = outcome.resumed;
     j["trials"] = ordered_json::array();
@@ -319,6 +339,14 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   command->add_option("--seed", flags->plan.seed, "Payload seed")->capture_default_str();
+  command
+      ->add_option("--background-load", flags->background_load,
+                   "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
+                   "every measurement and stop with the sweep; `all`: one per online core. "
+                   "Stored with the sweep (--resume keeps it). A sweep on an idle host can pick "
+                   "busy polling, which collapses when the cores are busy")
+      ->type_name("N|all")
+      ->capture_default_str();
   command->add_option("--resume", flags->resume,
                       "Continue stored sweep ID with its stored settings; finished trials are "
                       "not repeated");
@@ -349,6 +377,7 @@ void RegisterSweep(CLI::App& root, Context& context) {
       if (command->count(name) > 0) flags->cluster_flags_given.insert(name);
     }
     flags->final_rounds_given = command->count("--final-rounds") > 0;
+    flags->background_load_given = command->count("--background-load") > 0;
     RunCommand(context, [&] { return RunSweepCommand(*flags, context); });
   });
 }

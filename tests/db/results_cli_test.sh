@@ -71,7 +71,7 @@ out=$("$artune" --db "$db" db info)
 [[ $out =~ sweep_verdicts\ +0 && $out =~ sweep_finalists\ +0 ]] || fail "db info lacks the v4/v6 tables: $out"
 [[ $out =~ clusters\ +0 && $out =~ cluster_links\ +0 ]] || fail "db info lacks the v7 tables: $out"
 out=$("$artune" --db "$db" db info --json)
-[[ $out == *'"schema_version": 7'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
+[[ $out == *'"schema_version": 8'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
   fail "db info --json: $out"
 
 if ((failures > 0)); then

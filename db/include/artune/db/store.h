@@ -192,6 +192,9 @@ struct SweepRecord {
   std::string default_knobs;  // TrialKnobKey of the transport's defaults for the swept knobs
   std::map<std::string, std::string> base_config;  // every knob the trials start from
   std::map<std::string, std::string> parameters;   // repeats, durations, seeds (for --resume)
+  // CPU hogs that ran beside every measurement of the sweep (`--background-load`,
+  // schema v8); 0: none (and every sweep stored before v8).
+  uint32_t background_load = 0;
   // Set by RecordSweepVerdict (normally just before FinishSweep); nullopt while the
   // sweep runs, when it was killed before deciding, or when a build older than
   // schema v4 ran it. Ignored by InsertSweep.
