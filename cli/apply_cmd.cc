@@ -61,6 +61,10 @@ struct Proposal {
   // and a warning when it says the best does not beat the defaults beyond noise.
   std::string verdict;
   std::string verdict_warning;
+  // Set when the settings take polling = busy from a sweep measured on an idle
+  // host (no --background-load): busy polling takes a core per side and collapses
+  // when the host's cores are busy (issue 26).
+  std::string idle_busy_polling_warning;
   // The sweep's winner (apply_winner.h): its knobs as text, how it was chosen, and
   // its stored trial's id when it has one.
   std::string winner;
@@ -99,8 +103,30 @@ Status CollectClusterSettings(const ApplyFlags& flags, Context& context, Proposa
   return Status::Ok();
 }
 
+// The warning of Proposal::idle_busy_polling_warning, or "": when the last
+// setting of polling (the one applied) is busy and comes from `sweep` (not --set),
+// and the sweep ran without a background load.
+std::string IdleBusyPollingWarning(const std::vector<tuner::KnobSetting>& settings,
+                                   const db::SweepRecord& sweep) {
+  const tuner::KnobSetting* polling = nullptr;
+  for (const tuner::KnobSetting& setting : settings) {
+    if (setting.name == "polling") polling = &setting;
+  }
+  if (polling == nullptr || polling->value != "busy" || sweep.background_load > 0 ||
+      polling->origin.rfind("sweep ", 0) != 0) {
+    return "";
+  }
+  return "polling = busy was chosen by sweep " + std::to_string(sweep.id) +
+         ", measured without background load: busy polling takes a core per side and "
+         "collapses when the host's cores are busy (a training host's are); measure again "
+         "under load (`artune sweep --background-load all`, or `artune apply compare --sweep " +
+         std::to_string(sweep.id) +
+         " --background-load all`), or set polling = adaptive (--set polling=adaptive)";
+}
+
 Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
   Proposal proposal;
+  std::optional<db::SweepRecord> read_sweep;  // the sweep whose winner is applied
   if (flags.cluster_id) ARTUNE_RETURN_IF_ERROR(CollectClusterSettings(flags, context, proposal));
   // A sweep is read when named, or (the default) when neither a cluster nor --set is
   // given.
@@ -125,6 +151,7 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
     }
     ARTUNE_ASSIGN_OR_RETURN(const SweepChoice winner, ReadSweepChoice(store, sweep_id));
     const db::SweepRecord& sweep = winner.sweep;
+    read_sweep = sweep;
     const std::string origin = "sweep " + std::to_string(sweep_id) +
                                (winner.chosen_by_verdict ? " winner" : " best trial");
     for (const auto& [name, value] : winner.knobs) {
@@ -167,6 +194,9 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
     std::string line = "set:";
     for (const std::string& text : flags.settings) line += " " + text;
     proposal.origin_lines.push_back(line);
+  }
+  if (read_sweep) {
+    proposal.idle_busy_polling_warning = IdleBusyPollingWarning(proposal.settings, *read_sweep);
   }
   return proposal;
 }
@@ -275,6 +305,7 @@ Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
     out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
     out["winner"] = WinnerJson(proposal);
+    out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
     out["applied"] = !flags.dry_run;
     out["changes"] = ChangesJson(changes);
     out["config"] = transport::ConfigToMap(agreed);
@@ -299,8 +330,9 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
         "--json and --format both print to stdout; add --output FILE to write the config");
   }
   ARTUNE_ASSIGN_OR_RETURN(const Proposal proposal, CollectSettings(flags, context));
-  if (!proposal.verdict_warning.empty()) {
-    std::cerr << "artune: warning: " << proposal.verdict_warning << "\n";
+  for (const std::string* warning :
+       {&proposal.verdict_warning, &proposal.idle_busy_polling_warning}) {
+    if (!warning->empty()) std::cerr << "artune: warning: " << *warning << "\n";
   }
   if (target == Target::kLive && !proposal.cluster_groups.empty()) {
     return Status::InvalidArgument("--live: the hosts of cluster " +
@@ -393,6 +425,12 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["config"] = transport::ConfigToMap(proposed);
     out["warnings"] = warnings;
     if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
+    // True when the config takes polling = busy from a sweep measured without
+    // --background-load (the warning says why that matters).
+    out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
+    if (!proposal.idle_busy_polling_warning.empty()) {
+      out["warnings"].push_back(proposal.idle_busy_polling_warning);
+    }
     std::cout << out.dump(2) << "\n";
   } else if (!context.globals.quiet || target != Target::kStdout) {
     for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";

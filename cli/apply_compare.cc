@@ -18,6 +18,7 @@
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/background_load.h"
 #include "artune/tuner/benchmark.h"
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/paired_compare.h"
@@ -47,6 +48,7 @@ struct CompareFlags {
   uint32_t messages = 32;
   std::optional<uint32_t> inflight;  // nullopt: as the sweep measured (ReplayInflight)
   uint64_t seed = 1;
+  std::string background_load = "0";  // N CPU hogs or "all" (background_load.h)
   bool json = false;
 };
 
@@ -174,6 +176,8 @@ tuner::PairedCompareOptions CompareOptionsOf(const CompareFlags& flags) {
 Status Compare(const CompareFlags& flags, Context& context) {
   tuner::PairedCompareOptions options = CompareOptionsOf(flags);
   ARTUNE_RETURN_IF_ERROR(tuner::ValidatePairedCompareOptions(options));
+  ARTUNE_ASSIGN_OR_RETURN(const uint32_t background_load,
+                          tuner::ParseBackgroundLoad(flags.background_load));
   tuner::CompareSideSpec baseline{"default", "", Config{}};
   tuner::CompareSideSpec tuned{"tuned", "", Config{}};
   if (flags.baseline_path.empty()) {
@@ -203,9 +207,15 @@ Status Compare(const CompareFlags& flags, Context& context) {
       std::fflush(stderr);
     };
   }
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared,
-                          tuner::RunPairedCompare(baseline, tuned, workload, options));
+  // The hogs run while both sides are measured and are gone before anything is
+  // printed (the destructor stops them on an error too).
+  ARTUNE_ASSIGN_OR_RETURN(tuner::BackgroundLoad load,
+                          tuner::BackgroundLoad::Start(background_load));
+  Result<tuner::PairedCompareResult> measured =
+      tuner::RunPairedCompare(baseline, tuned, workload, options);
+  load.Stop();
   if (progress) std::fprintf(stderr, "\r\033[K");
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared, std::move(measured));
 
   const tuner::CompareSideSummary& base = compared.baseline.summary;
   const tuner::CompareSideSummary& tune = compared.tuned.summary;
@@ -241,6 +251,7 @@ Status Compare(const CompareFlags& flags, Context& context) {
     out["duration_s"] = flags.duration_s;
     out["inflight"] = inflight.calls;
     out["inflight_source"] = inflight.source;
+    out["background_load"] = background_load;
     out["default"] = side_json(compared.baseline);
     out["tuned"] = side_json(compared.tuned);
     // With --sweep: which of its configs this is ("final_remeasurement": the one its
@@ -268,6 +279,11 @@ Status Compare(const CompareFlags& flags, Context& context) {
               << flags.repeats << " repeats x " << flags.rounds << "+ passes over "
               << flags.duration_s << "+ s each, interleaved\n"
               << "inflight  " << inflight.calls << " calls (" << inflight.text << ")\n";
+    if (background_load > 0) {
+      std::cout << "load      " << background_load << " CPU hog"
+                << (background_load == 1 ? "" : "s")
+                << " beside the measurement (--background-load)\n";
+    }
     for (const std::string& line : tuner::DescribeLayout(workload)) {
       std::cout << "layout    " << line << "\n";
     }
@@ -364,6 +380,12 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
                    "tuned config is compared in the regime it was tuned for")
       ->check(CLI::Range(1u, 1024u));
   command->add_option("--seed", flags->seed, "Replay seed")->capture_default_str();
+  command
+      ->add_option("--background-load", flags->background_load,
+                   "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
+                   "both sides' measurements and stop with them; `all`: one per online core")
+      ->type_name("N|all")
+      ->capture_default_str();
   command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
   command->footer(
       "ARTUNE_* variables are ignored here: each side is exactly its file (or the defaults).\n"

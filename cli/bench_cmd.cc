@@ -16,6 +16,7 @@
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "command.h"
+#include "fallback_store.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "server_flags.h"
@@ -102,7 +103,7 @@ std::string HumanBytes(uint64_t bytes) {
 
 Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
                             const transport::Config& config, const tuner::Payload& payload,
-                            tuner::RunOptions options, db::Store& store, Context& context) {
+                            tuner::RunOptions options, FallbackStore& store, Context& context) {
   std::unique_ptr<tuner::BenchTransport> transport;
   if (transport_name == "grpc") {
     transport = MakeGrpcServerTransport(flags.grpc_threads, config);
@@ -161,7 +162,9 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
   }
   db::BenchRun record = tuner::MakeBenchRunRecord(
       *transport, flags.peer.empty() ? "loopback" : flags.peer, payload, options, *result);
-  ARTUNE_ASSIGN_OR_RETURN(run.run_id, store.InsertBenchRun(record));
+  ARTUNE_ASSIGN_OR_RETURN(const int64_t id, store.InsertBenchRun(record));
+  // Kept in memory only (the file refused it): no run id anyone can look up.
+  run.run_id = store.not_stored() ? 0 : id;
   return run;
 }
 
@@ -169,7 +172,7 @@ ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
                      const tuner::Payload& payload) {
   const tuner::RunResult& r = run.result;
   ordered_json j;
-  j["run_id"] = run.run_id;
+  j["run_id"] = run.run_id > 0 ? ordered_json(run.run_id) : ordered_json(nullptr);
   j["transport"] = run.transport;
   j["fabric"] = run.fabric;
   j["benchmark"] = flags.benchmark;
@@ -242,7 +245,7 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
               << std::setw(11) << r.latency_us.p99 << std::setw(11) << r.latency_us.mean
               << std::setw(11) << r.latency_us.stddev << std::setw(11) << r.bandwidth_mbps
               << std::setw(11) << r.rpcs_per_s << std::setw(11) << (r.validated ? "yes" : "NO")
-              << std::setw(7) << run.run_id << "\n";
+              << std::setw(7) << (run.run_id > 0 ? std::to_string(run.run_id) : "-") << "\n";
   }
   if (runs.size() == 2) {
     Speedups s = Compare(runs[0].result, runs[1].result);
@@ -274,8 +277,10 @@ Status Bench(const BenchFlags& flags, Context& context) {
   options.clients = flags.clients;
   ARTUNE_RETURN_IF_ERROR(tuner::ValidateRunOptions(options));
   ARTUNE_ASSIGN_OR_RETURN(tuner::Payload payload, tuner::GeneratePayload(spec));
-  ARTUNE_ASSIGN_OR_RETURN(auto store,
-                          db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
+  // Looked at before measuring: a store that cannot be written is said at once,
+  // and the runs are measured and printed all the same.
+  ARTUNE_ASSIGN_OR_RETURN(
+      auto store, FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
 
   std::vector<std::string> transports;
   if (flags.transport == "both") {
@@ -308,16 +313,21 @@ Status Bench(const BenchFlags& flags, Context& context) {
       out["artune_vs_grpc"] = {
           {"latency_p50", s.latency_p50}, {"bandwidth", s.bandwidth}, {"rpcs_per_s", s.rpcs_per_s}};
     }
+    out["stored"] = !store->not_stored().has_value();
+    if (store->not_stored()) out["not_stored"] = store->not_stored()->message();
     std::cout << out.dump(2) << "\n";
   } else {
     PrintHuman(runs, flags, payload, options);
   }
+  const Status not_stored = store->NotStoredStatus(
+      runs.size() == 1 ? "the run above was not stored" : "the runs above were not stored");
   if (!validated) {
     return Status::Corruption(
-        "a reply failed validation (payload checksum mismatch); the run "
-        "is stored with validated = false");
+        "a reply failed validation (payload checksum mismatch); the run " +
+        std::string(not_stored.ok() ? "is stored with validated = false"
+                                    : "is marked validated = false; " + not_stored.message()));
   }
-  return Status::Ok();
+  return not_stored;
 }
 
 }  // namespace
@@ -403,7 +413,10 @@ void RegisterBench(CLI::App& root, Context& context) {
       "  artune bench --transport both --scheme uniform --classes S\n"
       "  artune bench --transport both --benchmark bandwidth --scheme skew\n"
       "  artune bench --transport both --benchmark ps --servers 2 --clients 3 --classes M\n"
-      "Exit code 3 when a reply fails validation (the run is still stored).");
+      "Exit code 3 when a reply fails validation (the run is still stored). When the store "
+      "(--db) cannot be written the runs are measured and printed all the same (run id \"-\"; "
+      "--json: \"stored\": false, \"not_stored\": why, \"run_id\": null), stderr says why, and "
+      "the exit code is 1.");
   command->callback([flags, &context] {
     RunCommand(context, [&]() -> Status { return Bench(*flags, context); });
   });

@@ -153,6 +153,8 @@ ordered_json SweepJson(const db::SweepRecord& sweep) {
       {"strategy", sweep.strategy},
       {"workload", sweep.workload},
       {"search_space", sweep.search_space},
+      // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
+      {"background_load", sweep.background_load},
       {"verdict", sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
                                 : ordered_json()}};
 }
@@ -337,6 +339,14 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
                                           : "")
             << "\n";
   std::cout << "Search space  " << sweep.search_space << "\n";
+  std::cout << "Load          "
+            << (sweep.background_load == 0
+                    ? std::string(
+                          "none stated (`artune sweep --background-load N` measures beside N "
+                          "CPU hogs)")
+                    : std::to_string(sweep.background_load) + " CPU hog" +
+                          (sweep.background_load == 1 ? "" : "s") + " beside every measurement")
+            << "\n";
   if (cluster_id) {
     std::cout << "Cluster       this sweep measured one link of cluster " << *cluster_id
               << " (`artune results --cluster " << *cluster_id << "`)\n";

@@ -11,10 +11,12 @@
 
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/background_load.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
 #include "artune/tuner/sweep_plan.h"
 #include "command.h"
+#include "fallback_store.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "sweep_flags.h"
@@ -31,14 +33,21 @@ std::string Number(double value) {
   return out.str();
 }
 
+// `stored`: the store holds the whole sweep (else its id is not shown as one to
+// look up).
 void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workload,
-                std::string_view unit) {
+                std::string_view unit, bool stored) {
   const db::SweepRecord& sweep = outcome.sweep;
-  std::cout << "Sweep " << sweep.id << ": " << sweep.objective << " (" << sweep.goal << "), "
-            << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
-            << sweep.peer << "\n";
+  std::cout << "Sweep " << (stored ? std::to_string(sweep.id) : "(not stored)") << ": "
+            << sweep.objective << " (" << sweep.goal << "), " << sweep.strategy << ", "
+            << sweep.workload << ", " << sweep.fabric << " to " << sweep.peer << "\n";
   std::cout << outcome.trials.size() << " trials (" << outcome.measured << " measured now, "
-            << outcome.resumed << " from the store)\n";
+            << outcome.resumed << " from the store)";
+  if (sweep.background_load > 0) {
+    std::cout << ", measured beside " << sweep.background_load << " CPU hog"
+              << (sweep.background_load == 1 ? "" : "s") << " (--background-load)";
+  }
+  std::cout << "\n";
   auto line = [&](const char* label, const std::optional<db::TrialRecord>& trial) {
     std::cout << std::left << std::setw(15) << label;
     if (!trial) {
@@ -107,24 +116,56 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   for (const std::string& line : tuner::DescribeLayout(workload)) {
     std::cout << std::left << std::setw(15) << "layout" << line << "\n";
   }
-  std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
+  if (stored) {
+    std::cout << "`artune results --sweep " << sweep.id << "` shows every trial and the heatmap\n";
+  }
+}
+
+// What the command ends with when the store stopped taking writes: the sweep's
+// part on file (if any) and how to finish it.
+Status SweepNotStored(FallbackStore& store, int64_t sweep_id) {
+  if (!store.not_stored()) return Status::Ok();
+  if (store.FileHoldsSweep(sweep_id)) {
+    return store.NotStoredStatus(
+        "sweep " + std::to_string(sweep_id) +
+        " is stored only in part (the trials measured after the store failed, the final round "
+        "and the verdict are not; once it can be written, `artune sweep --resume " +
+        std::to_string(sweep_id) + "` measures the missing ones)");
+  }
+  return store.NotStoredStatus("the sweep above was not stored");
 }
 
 Status RunSweepCommand(SweepFlags flags, Context& context) {
+  if (flags.mpi && flags.background_load_given) {
+    return Status::InvalidArgument(
+        "--background-load is for a single-link sweep, not a cluster run (--mpi)");
+  }
   if (flags.mpi) return RunMpiSweepCommand(flags, context);
+  ARTUNE_ASSIGN_OR_RETURN(flags.plan.background_load,
+                          tuner::ParseBackgroundLoad(flags.background_load));
   for (const char* cluster_only : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
     if (flags.cluster_flags_given.count(cluster_only)) {
       return Status::InvalidArgument(std::string(cluster_only) +
                                      " is for cluster runs: add --mpi (under mpirun or srun)");
     }
   }
-  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store,
-                          db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
+  // Looked at before measuring: a store that cannot be written is said at once;
+  // the sweep then runs on a copy in memory and is printed all the same.
+  ARTUNE_ASSIGN_OR_RETURN(
+      std::unique_ptr<FallbackStore> store,
+      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   db::SweepRecord record;
   transport::Config base;
   if (flags.resume != 0) {
     ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
                             tuner::LoadSweepToResume(*store, flags.resume, flags.plan));
+    if (flags.background_load_given && resumed.plan.background_load != flags.plan.background_load) {
+      return Status::InvalidArgument(
+          "sweep " + std::to_string(flags.resume) + " was measured under --background-load " +
+          std::to_string(resumed.plan.background_load) +
+          ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
+          "start a new sweep");
+    }
     record = std::move(resumed.record);
     flags.plan = std::move(resumed.plan);
     base = resumed.base;
@@ -165,10 +206,17 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(tuner::SweepOutcome outcome,
                           tuner::RunPreparedSweep(*store, prepared, on_trial));
   progress.Clear();
+  const bool stored = !store->not_stored();
+  const Status not_stored = SweepNotStored(*store, outcome.sweep.id);
 
   if (flags.json) {
     ordered_json j;
-    j["sweep_id"] = outcome.sweep.id;
+    // The id of a sweep the store holds, in part at least (see "not_stored").
+    j["sweep_id"] = stored || store->FileHoldsSweep(outcome.sweep.id)
+                        ? ordered_json(outcome.sweep.id)
+                        : ordered_json(nullptr);
+    j["stored"] = stored;
+    if (!stored) j["not_stored"] = not_stored.message();
     j["objective"] = outcome.sweep.objective;
     j["goal"] = outcome.sweep.goal;
     j["unit"] = unit;
@@ -179,6 +227,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     j["peer"] = outcome.sweep.peer;
     j["search_space"] = outcome.sweep.search_space;
     j["inflight"] = prepared.inflight;
+    j["background_load"] = outcome.sweep.background_load;
     j["measured"] = outcome.measured;
     j["resumed"] = outcome.resumed;
     j["trials"] = ordered_json::array();
@@ -204,15 +253,16 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
     }
     std::cout << j.dump(2) << "\n";
   } else {
-    PrintHuman(outcome, workload, unit);
+    PrintHuman(outcome, workload, unit, stored);
   }
   if (!outcome.best) {
+    if (!not_stored.ok()) std::cerr << "artune: " << not_stored.message() << "\n";
     return Status::Corruption("sweep " + std::to_string(outcome.sweep.id) +
                               " has no validated trial: every config failed or corrupted data "
                               "(`artune results --sweep " +
                               std::to_string(outcome.sweep.id) + "` shows why)");
   }
-  return Status::Ok();
+  return not_stored;
 }
 
 }  // namespace
@@ -289,6 +339,14 @@ void RegisterSweep(CLI::App& root, Context& context) {
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
   command->add_option("--seed", flags->plan.seed, "Payload seed")->capture_default_str();
+  command
+      ->add_option("--background-load", flags->background_load,
+                   "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
+                   "every measurement and stop with the sweep; `all`: one per online core. "
+                   "Stored with the sweep (--resume keeps it). A sweep on an idle host can pick "
+                   "busy polling, which collapses when the cores are busy")
+      ->type_name("N|all")
+      ->capture_default_str();
   command->add_option("--resume", flags->resume,
                       "Continue stored sweep ID with its stored settings; finished trials are "
                       "not repeated");
@@ -310,11 +368,16 @@ void RegisterSweep(CLI::App& root, Context& context) {
   command->add_option("--ab", flags->ab_config,
                       "With --mpi: measure the base config against this TOML config (as `artune "
                       "apply config` writes it), interleaved, on every link, instead of a sweep");
+  command->footer(
+      "When the store (--db) cannot be written (read-only, disk full) the sweep is measured "
+      "and printed all the same: stderr says so before measuring and why at the end, --json "
+      "has \"stored\": false and \"not_stored\", and the exit code is 1.");
   command->callback([flags, command, &context] {
     for (const char* name : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
       if (command->count(name) > 0) flags->cluster_flags_given.insert(name);
     }
     flags->final_rounds_given = command->count("--final-rounds") > 0;
+    flags->background_load_given = command->count("--background-load") > 0;
     RunCommand(context, [&] { return RunSweepCommand(*flags, context); });
   });
 }

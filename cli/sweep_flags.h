@@ -19,6 +19,9 @@ struct SweepFlags {
   int64_t resume = 0;     // a sweep id; with --mpi, a cluster run's id
   bool json = false;
   bool final_rounds_given = false;  // --final-rounds on the command line
+  // --background-load: N CPU hogs or "all"; parsed into plan.background_load.
+  std::string background_load = "0";
+  bool background_load_given = false;
 
   // --mpi: one rank per host (or device) under mpirun or srun.
   bool mpi = false;

@@ -353,15 +353,22 @@ std::string SchemaV7() {
          "CREATE INDEX cluster_links_by_sweep ON cluster_links (sweep_id);\n";
 }
 
+// Schema v8: the background load a sweep was measured under (`--background-load`:
+// CPU hogs running beside it). Sweeps stored before read back 0, none stated.
+std::string SchemaV8() {
+  return "\nALTER TABLE sweeps ADD COLUMN background_load INTEGER NOT NULL DEFAULT 0\n"
+         "  CHECK (background_load >= 0);  -- CPU hogs beside the measurement; 0: none\n";
+}
+
 // Built once; the Migration entries point into it for the life of the process.
-const std::array<std::string, 7>& SchemaTexts() {
-  static const std::array<std::string, 7> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
-                                                   SchemaV5(), SchemaV6(), SchemaV7()};
+const std::array<std::string, 8>& SchemaTexts() {
+  static const std::array<std::string, 8> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
+                                                   SchemaV5(), SchemaV6(), SchemaV7(), SchemaV8()};
   return texts;
 }
 
-const std::array<Migration, 7>& Migrations() {
-  static const std::array<Migration, 7> migrations = {{
+const std::array<Migration, 8>& Migrations() {
+  static const std::array<Migration, 8> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -370,6 +377,7 @@ const std::array<Migration, 7>& Migrations() {
       {6, "the final round: finalists re-measured with the default in interleaved rounds",
        SchemaTexts()[5]},
       {7, "cluster runs and their links, each link's measurement a sweep", SchemaTexts()[6]},
+      {8, "the background load (CPU hogs) a sweep was measured under", SchemaTexts()[7]},
   }};
   return migrations;
 }

@@ -12,6 +12,7 @@
 
 #include "artune/db/store.h"
 #include "cluster_store.h"
+#include "memory_copy.h"
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -296,6 +297,14 @@ class SqliteStore final : public Store {
     return clusters::ListClusterLinks(db_, cluster_id);
   }
 
+  Status CheckWritable() override { return CheckDatabaseWritable(db_); }
+  Result<std::unique_ptr<Store>> CopyToMemory() override {
+    ARTUNE_ASSIGN_OR_RETURN(Database copy, CopyDatabaseToMemory(db_));
+    // A store read-only to this user may be at an older schema: the copy is not.
+    ARTUNE_RETURN_IF_ERROR(Migrate(copy, BuiltinMigrations()));
+    return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(copy)));
+  }
+
   Result<StoreInfo> Info() override {
     StoreInfo info;
     info.path = db_.path();
@@ -541,6 +550,12 @@ Result<std::unique_ptr<Store>> OpenWithMigrations(const std::string& path, OpenM
 
 Result<std::unique_ptr<Store>> Store::Open(const std::string& path, OpenMode mode) {
   return OpenWithMigrations(path, mode, BuiltinMigrations());
+}
+
+Result<std::unique_ptr<Store>> Store::OpenInMemory() {
+  ARTUNE_ASSIGN_OR_RETURN(Database db, OpenMemoryDatabase());
+  ARTUNE_RETURN_IF_ERROR(Migrate(db, BuiltinMigrations()));
+  return std::unique_ptr<Store>(std::make_unique<SqliteStore>(std::move(db)));
 }
 
 }  // namespace artune::db

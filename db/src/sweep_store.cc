@@ -55,9 +55,15 @@ using sqlite::Database;
 using sqlite::Statement;
 using sqlite::Transaction;
 
+// What InsertSweep writes: the columns of schema v3. background_load (v8) is set
+// by an UPDATE when it is not 0 (the column's default), so a file at an older
+// schema (the migration tests build them) still takes a sweep without it.
+constexpr std::string_view kSweepInsertColumns =
+    "created_at, finished_at, host, peer, fabric, objective, goal, strategy, workload, "
+    "search_space, default_knobs";
 constexpr std::string_view kSweepColumns =
     "id, created_at, finished_at, host, peer, fabric, objective, goal, strategy, workload, "
-    "search_space, default_knobs";
+    "search_space, default_knobs, background_load";
 
 constexpr std::string_view kTrialColumns =
     "id, sweep_id, knobs, status, objective, ci_low, ci_high, samples, remeasured, validated, "
@@ -133,6 +139,7 @@ SweepRecord ReadSweepRow(const Statement& row) {
   sweep.workload = row.ColumnText(9);
   sweep.search_space = row.ColumnText(10);
   sweep.default_knobs = row.ColumnText(11);
+  sweep.background_load = static_cast<uint32_t>(row.ColumnInt64(12));
   return sweep;
 }
 
@@ -230,7 +237,7 @@ Result<int64_t> InsertSweep(Database& db, const SweepRecord& sweep, const std::s
   }
   ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
   ARTUNE_ASSIGN_OR_RETURN(Statement insert,
-                          db.Prepare("INSERT INTO sweeps (" + std::string(kSweepColumns.substr(4)) +
+                          db.Prepare("INSERT INTO sweeps (" + std::string(kSweepInsertColumns) +
                                      ") VALUES (?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int column = 1;
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, sweep.created_at.empty() ? now : sweep.created_at));
@@ -242,6 +249,13 @@ Result<int64_t> InsertSweep(Database& db, const SweepRecord& sweep, const std::s
   Status inserted = insert.Run();
   if (!inserted.ok()) return inserted.WithContext("cannot store sweep");
   const int64_t id = db.LastInsertRowId();
+  if (sweep.background_load > 0) {
+    ARTUNE_ASSIGN_OR_RETURN(Statement load,
+                            db.Prepare("UPDATE sweeps SET background_load = ? WHERE id = ?"));
+    ARTUNE_RETURN_IF_ERROR(load.Bind(1, static_cast<int64_t>(sweep.background_load)));
+    ARTUNE_RETURN_IF_ERROR(load.Bind(2, id));
+    ARTUNE_RETURN_IF_ERROR(load.Run());
+  }
   ARTUNE_RETURN_IF_ERROR(
       InsertTextPairs(db, "sweep_base_config", "sweep_id", "knob", id, sweep.base_config));
   ARTUNE_RETURN_IF_ERROR(

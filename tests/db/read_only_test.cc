@@ -142,5 +142,53 @@ TEST(ReadOnlyStore, OlderSchemaSaysHowToMigrate) {
             0);
 }
 
+// A command that measures looks before measuring (CheckWritable) and, when the
+// store refuses writes, carries on in a copy in memory (CopyToMemory) whose ids go
+// on from the file's; the file is not touched.
+TEST(ReadOnlyStore, SaysItCannotBeWrittenAndCopiesIntoMemory) {
+  SharedDir dir;
+  const std::string path = dir.File("artune.db");
+  {
+    auto store = Store::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_TRUE((*store)->CheckWritable().ok()) << (*store)->CheckWritable().message();
+    ASSERT_TRUE((*store)->InsertBenchRun(SampleRun(1)).ok());
+    ASSERT_TRUE((*store)->InsertBenchRun(SampleRun(2)).ok());
+  }
+  dir.MakeReadOnly();
+
+  EXPECT_EQ(RunAsReader([&] {
+              auto store = Store::Open(path, OpenMode::kExisting);
+              if (!store.ok()) return Fail("open", store.status());
+              const Status writable = (*store)->CheckWritable();
+              if (writable.code() != ErrorCode::kPermissionDenied) return Fail("check", writable);
+              if (writable.message().find("read-only") == std::string::npos) return 2;
+              auto copy = (*store)->CopyToMemory();
+              if (!copy.ok()) return Fail("copy", copy.status());
+              if (!(*copy)->CheckWritable().ok())
+                return Fail("copy check", (*copy)->CheckWritable());
+              auto id = (*copy)->InsertBenchRun(SampleRun(3));
+              if (!id.ok()) return Fail("insert into the copy", id.status());
+              if (*id != 3) return 3;  // the file's ids go on
+              auto runs = (*copy)->ListBenchRuns(0);
+              if (!runs.ok() || runs->size() != 3) return 4;
+              auto file_runs = (*store)->ListBenchRuns(0);
+              if (!file_runs.ok() || file_runs->size() != 2) return 5;
+              return 0;
+            }),
+            0);
+}
+
+TEST(InMemoryStore, StartsEmptyAtTheNewestSchema) {
+  auto store = Store::OpenInMemory();
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  auto info = (*store)->Info();
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
+  auto id = (*store)->InsertBenchRun(SampleRun(1));
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  EXPECT_EQ(*id, 1);
+}
+
 }  // namespace
 }  // namespace artune::db

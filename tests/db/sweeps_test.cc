@@ -317,5 +317,37 @@ TEST(SweepStoreConcurrency, TrialsCommittedByOneStoreAreSeenByAnother) {
   }
 }
 
+// Schema v8: the background load a sweep was measured under reads back; sweeps
+// stored before v8 read back 0 (none stated) once the file is migrated.
+TEST(SweepMigration, BackgroundLoadReadsBackAndOlderSweepsReadNone) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  int64_t old_sweep = 0;
+  {
+    auto v7 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(7));
+    ASSERT_TRUE(v7.ok()) << v7.status().ToString();
+    auto id = (*v7)->InsertSweep(SampleSweep());
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    old_sweep = *id;
+  }
+  auto store = Store::Open(path);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto old_read = (*store)->GetSweep(old_sweep);
+  ASSERT_TRUE(old_read.ok()) << old_read.status().ToString();
+  EXPECT_EQ(old_read->background_load, 0u);
+
+  SweepRecord loaded = SampleSweep();
+  loaded.background_load = 3;
+  auto id = (*store)->InsertSweep(loaded);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto read = (*store)->GetSweep(*id);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->background_load, 3u);
+  auto listed = (*store)->ListSweeps(0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ(listed->front().background_load + listed->back().background_load, 3u);
+}
+
 }  // namespace
 }  // namespace artune::db

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "artune/transport/knobs.h"
+#include "artune/tuner/background_load.h"
 #include "artune/tuner/payload.h"
 #include "artune/tuner/strategy.h"
 #include "hostname.h"
@@ -97,6 +98,7 @@ Status RestoreSweepPlan(const db::SweepRecord& sweep, SweepPlan& plan) {
   }
   plan.objective = sweep.objective;
   plan.strategy = sweep.strategy;
+  plan.background_load = sweep.background_load;
   plan.peer = sweep.peer == "loopback" ? "" : sweep.peer;
   plan.axes.clear();
   std::istringstream specs(sweep.search_space);
@@ -164,6 +166,7 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
     SweepPlan stored = plan;
     stored.inflight = prepared.inflight;
     record.parameters = SweepParameters(stored);
+    record.background_load = plan.background_load;
   }
   prepared.record = std::move(record);
 
@@ -175,6 +178,8 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
 
 Result<SweepOutcome> RunPreparedSweep(db::Store& store, PreparedSweep& prepared,
                                       const SweepProgressFn& progress) {
+  ARTUNE_ASSIGN_OR_RETURN(BackgroundLoad load,
+                          BackgroundLoad::Start(prepared.record.background_load));
   return RunSweep(store, *prepared.target, prepared.workload, prepared.space, prepared.base,
                   prepared.record, progress, prepared.options);
 }

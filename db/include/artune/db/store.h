@@ -192,6 +192,9 @@ struct SweepRecord {
   std::string default_knobs;  // TrialKnobKey of the transport's defaults for the swept knobs
   std::map<std::string, std::string> base_config;  // every knob the trials start from
   std::map<std::string, std::string> parameters;   // repeats, durations, seeds (for --resume)
+  // CPU hogs that ran beside every measurement of the sweep (`--background-load`,
+  // schema v8); 0: none (and every sweep stored before v8).
+  uint32_t background_load = 0;
   // Set by RecordSweepVerdict (normally just before FinishSweep); nullopt while the
   // sweep runs, when it was killed before deciding, or when a build older than
   // schema v4 ran it. Ignored by InsertSweep.
@@ -275,7 +278,22 @@ class Store {
   // the lock past the 5 s busy timeout).
   static Result<std::unique_ptr<Store>> Open(const std::string& path,
                                              OpenMode mode = OpenMode::kCreate);
+  // An empty store in memory, at the newest schema: what a command measures into
+  // when its store cannot be written (it prints what it measured and says so).
+  static Result<std::unique_ptr<Store>> OpenInMemory();
   virtual ~Store() = default;
+
+  // Whether a write would succeed now, looked at without writing (before minutes
+  // of measuring): Ok; kPermissionDenied when the store is read-only to this
+  // process (file, directory or mount: every write would fail);
+  // kResourceExhausted when its file system has less than 1 MiB free (a write may
+  // fail). The message says what to do. A store in memory is always writable.
+  virtual Status CheckWritable() = 0;
+  // A copy of everything stored, in memory, at the newest schema: rows keep their
+  // ids and new rows continue the numbering, so a command whose store stopped
+  // taking writes carries on where it was. Reads this store only (works on a
+  // read-only one). Errors: the store's read errors; memory (kInternal).
+  virtual Result<std::unique_ptr<Store>> CopyToMemory() = 0;
 
   // Stores the run, its config and its parameters in one transaction and returns
   // the new id. `run.id` is ignored; an empty `run.started_at` becomes now (UTC).

@@ -44,6 +44,9 @@ struct SweepPlan {
   uint32_t finalists = 3;
   uint32_t final_rounds = 3;
   uint64_t seed = 1;
+  // CPU hogs beside every measurement (background_load.h); stored with the sweep
+  // (SweepRecord::background_load) and used again by --resume.
+  uint32_t background_load = 0;
   // A resumed sweep stored before workload-time meant seconds per pass (no
   // "workload_time" parameter): it keeps measuring the old way.
   bool replay_fixed_rounds = false;
@@ -90,7 +93,9 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
                                    const transport::Config& base, db::SweepRecord record,
                                    bool resumed, const CapturedInflightFn& captured_inflight);
 
-// RunSweep over a prepared sweep.
+// RunSweep over a prepared sweep, with the record's background load
+// (BackgroundLoad: its hogs run from before the first measurement until the sweep
+// returns, error or not). kIoError when the hogs cannot be started.
 Result<SweepOutcome> RunPreparedSweep(db::Store& store, PreparedSweep& prepared,
                                       const SweepProgressFn& progress);
 
