@@ -166,7 +166,13 @@ void Connection::OnTimeout(uint64_t call_id) {
     Transition(call, wire::CallState::kAbandoned, "deadline passed");
     done = std::move(call.done);
     stats_.CallFailed();
-    MaybeEraseLocked(call_id);
+    // Slices of the response not read yet never will be; those being read are
+    // settled when their reads complete.
+    if (call.in.started) {
+      SettleDeadCallLocked(call);  // may erase it
+    } else {
+      MaybeEraseLocked(call_id);
+    }
   }
   if (done) {
     done(Status::Timeout("call to " + peer() +
@@ -214,6 +220,7 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   if (!finished || call.in.reads_in_flight > 0) return;
   // The peer may still read what this end announced: keep it until kFin.
   if (call.awaiting_fin && !disconnected_) return;
+  for (const auto& transfer : call.in.transfers) LeaveWindowLocked(*transfer);
   calls_.erase(it);
 }
 

@@ -24,6 +24,7 @@
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
 #include "stats.h"
+#include "timer.h"
 #include "wire.h"
 
 namespace artune::transport {
@@ -456,7 +457,8 @@ class ServerImpl final : public Server, public control::Control::Service {
           " of " + std::to_string(kReceivePoolBudget)));
     }
     auto connection = std::make_shared<Connection>(
-        Role::kServer, std::move(endpoint), allocator, stats_, geometry, config_, epoch_, nullptr,
+        Role::kServer, std::move(endpoint), allocator, stats_, geometry, config_, epoch_,
+        &data_timer_,
         [this](std::shared_ptr<Connection> from, IncomingRequest request) {
           Dispatch(std::move(from), std::move(request));
         },
@@ -524,6 +526,9 @@ class ServerImpl final : public Server, public control::Control::Service {
                       std::move(writer.owned()), writer.uses_request() ? request.message : nullptr);
   }
 
+  // The data connections' deadlines (their read watch); declared before them, so
+  // it outlives them.
+  Timer data_timer_;
   mutable std::mutex mutex_;
   Config config_;
   const Credentials credentials_;
