@@ -61,11 +61,34 @@ Status Connection::Start() {
     recv_buffers_.push_back(std::move(buffer));
   }
   send_credits_ = geometry_.buffer_count;
+  if (role_ == Role::kServer) ArmIdleWatchLocked();
   std::weak_ptr<Connection> weak = weak_from_this();
   endpoint_->Start([weak](fabric::Endpoint&, const fabric::Completion& completion) {
     if (auto self = weak.lock()) self->OnCompletion(completion);
   });
   return Status::Ok();
+}
+
+void Connection::ArmIdleWatchLocked() {
+  if (timer_ == nullptr) return;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  timer_->Add(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms),
+              [weak] {
+                if (auto self = weak.lock()) self->OnIdleWatch();
+              });
+}
+
+void Connection::OnIdleWatch() {
+  std::lock_guard lock(mutex_);
+  if (disconnected_ || closed_) return;
+  if (calls_.empty() && packets_received_ == packets_at_idle_check_) {
+    FailLocked(Status::Cancelled("closed the data connection of " + peer() + ": no call for " +
+                                 std::to_string(config_.idle_timeout_ms) +
+                                 " ms (idle_timeout_ms); its client reconnects when it calls"));
+    return;
+  }
+  packets_at_idle_check_ = packets_received_;
+  ArmIdleWatchLocked();
 }
 
 void Connection::SetConfig(const Config& config, uint32_t epoch) {

@@ -21,6 +21,9 @@
 // their destinations until they complete, so only the connection's end frees them
 // from a peer that never answers.
 //
+// Idle: a server's connection that has no call in flight and receives nothing for
+// idle_timeout_ms is closed (it holds a receive pool); the client reconnects.
+//
 // Lifetimes: a message's source slices stay registered and alive until the peer's
 // kFin (or the connection closes), each offered to this connection's peer alone
 // (Endpoint::Expose) and revoked at that kFin; read destinations stay alive until
@@ -200,6 +203,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // are being read, that drops the connection when one is late.
   void ArmReadWatchLocked(uint32_t timeout_ms);
   void OnReadWatch();
+  // Server: the idle watch, one timer per connection re-armed every
+  // idle_timeout_ms, closes a connection with no call that received nothing
+  // since the last check.
+  void ArmIdleWatchLocked();
+  void OnIdleWatch();
   void MaybeFinishAssembly(Call& call, Callbacks& callbacks);
 
   // Sends a whole message (request or response) for `call`, by the plan.
@@ -243,6 +251,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t reading_bytes_ = 0;
   std::deque<WaitingTransfer> waiting_transfers_;
   bool read_watch_armed_ = false;
+  uint64_t packets_received_ = 0;
+  uint64_t packets_at_idle_check_ = 0;
   std::vector<Buffer> recv_buffers_;
   // Flow control (see the header comment).
   uint32_t send_credits_ = 0;

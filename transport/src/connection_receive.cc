@@ -40,6 +40,7 @@ void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbac
     return;
   }
   Buffer& buffer = recv_buffers_[completion.wr_id];
+  ++packets_received_;
   bool credit_packet = false;
   if (completion.length >= sizeof(wire::PacketHeader)) {
     credit_packet = static_cast<wire::PacketKind>(static_cast<uint8_t>(buffer.data()[0])) ==
