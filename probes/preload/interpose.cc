@@ -104,6 +104,7 @@ inline const RealFunctions& Real() {
 // ---- the ring and per-process state ----------------------------------------
 
 RingHeader* ring = nullptr;  // null: not traced (no ring in the environment)
+uint64_t ring_capacity = 0;  // checked at open; the header's copy may be overwritten
 uint32_t process_id = 0;
 __thread uint32_t thread_id __attribute__((tls_model("initial-exec"))) = 0;
 
@@ -150,8 +151,9 @@ __attribute__((constructor)) void OpenRing() {
     return;
   }
   auto* header = static_cast<RingHeader*>(mapping);
+  const uint64_t capacity = header->capacity;
   if (header->magic != kRingMagic || header->version != kRingVersion ||
-      header->capacity + kRingHeaderBytes != static_cast<uint64_t>(info.st_size)) {
+      !ValidRingCapacity(capacity, static_cast<uint64_t>(info.st_size))) {
     fprintf(stderr,
             "artune preload: capture ring %s has another layout (library and artune from "
             "different builds); not tracing\n",
@@ -159,6 +161,7 @@ __attribute__((constructor)) void OpenRing() {
     munmap(mapping, static_cast<size_t>(info.st_size));
     return;
   }
+  ring_capacity = capacity;
   ring = header;
 }
 
@@ -278,7 +281,7 @@ uint64_t RecordData(Call call, const Connection& connection, const iovec* iov, i
   while (copied < wanted) {
     const uint32_t chunk = static_cast<uint32_t>(
         wanted - copied < kDataChunkBytes ? wanted - copied : kDataChunkBytes);
-    uint8_t* slot = Reserve(ring, AlignRecord(sizeof(DataRecord) + chunk));
+    uint8_t* slot = Reserve(ring, ring_capacity, AlignRecord(sizeof(DataRecord) + chunk));
     if (slot == nullptr) break;  // the rest becomes one gap
     auto* record = reinterpret_cast<DataRecord*>(slot);
     record->call = static_cast<uint32_t>(call);
@@ -315,7 +318,8 @@ void RecordCall(Call call, int fd, const Connection& connection, const iovec* io
       iovcnt < 0
           ? 0u
           : (static_cast<size_t>(iovcnt) > kMaxIovecs ? kMaxIovecs : static_cast<uint32_t>(iovcnt));
-  uint8_t* slot = Reserve(ring, AlignRecord(sizeof(CallRecord) + recorded * sizeof(uint32_t)));
+  uint8_t* slot =
+      Reserve(ring, ring_capacity, AlignRecord(sizeof(CallRecord) + recorded * sizeof(uint32_t)));
   if (slot == nullptr) return;
   auto* record = reinterpret_cast<CallRecord*>(slot);
   record->call = static_cast<uint32_t>(call);
@@ -358,7 +362,7 @@ void RecordClose(int fd) {
   if (ring == nullptr || fd < 0 || fd >= kFdTableSize) return;
   FdEntry& entry = fd_table[fd];
   if (__atomic_load_n(&entry.state, __ATOMIC_ACQUIRE) != kTcp) return;
-  uint8_t* slot = Reserve(ring, AlignRecord(sizeof(CloseRecord)));
+  uint8_t* slot = Reserve(ring, ring_capacity, AlignRecord(sizeof(CloseRecord)));
   if (slot == nullptr) return;
   auto* record = reinterpret_cast<CloseRecord*>(slot);
   record->pid = process_id;

@@ -70,6 +70,7 @@ FlowKey MakeFlow(const Connection& connection, uint32_t call) {
 // The shared memory object: an anonymous memfd, so no name exists anywhere and a
 // killed probe leaves nothing behind; the traced command inherits the descriptor
 // (named in its environment), and so do the programs it execs.
+// Sealed at its size before the command starts.
 class SharedRing {
  public:
   ~SharedRing() {
@@ -78,7 +79,7 @@ class SharedRing {
   }
 
   Status Create(const PreloadOptions& options) {
-    fd_ = memfd_create("artune-preload-ring", MFD_CLOEXEC);
+    fd_ = memfd_create("artune-preload-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd_ < 0) {
       return Status::FromErrno("creating the shared capture ring (memfd_create)", errno);
     }
@@ -93,6 +94,14 @@ class SharedRing {
       return Status::FromErrno("sizing the shared capture ring to " +
                                    std::to_string(mapping_bytes_) + " bytes (lower the ring size)",
                                error);
+    }
+    // The traced command holds the descriptor: sealed, its size can never change
+    // (a truncation would turn this side's next read into a SIGBUS), nor can a
+    // later seal (a write seal) take the ring from the probe.
+    if (fcntl(fd_, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+      const int seal_error = errno;
+      munmap(mapping, mapping_bytes_);
+      return Status::FromErrno("sealing the shared capture ring (F_ADD_SEALS)", seal_error);
     }
     header_ = static_cast<RingHeader*>(mapping);
     header_->version = preload::kRingVersion;

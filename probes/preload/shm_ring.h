@@ -4,8 +4,10 @@
 // the library and artune are built together, the check catches a stale library.
 //
 // Layout of the mapping: RingHeader (one page), then `capacity` data bytes (a power
-// of two). Positions (head, tail) count bytes since the start and only grow; a
-// position's offset in the data area is position & (capacity - 1).
+// of two). artune seals the memfd against shrinking and growing (and further seals)
+// before the command starts, so no process of the command can truncate it under
+// the mappings (that was a SIGBUS in artune). Positions (head, tail) count bytes since the start
+// and only grow; a position's offset in the data area is position & (capacity - 1).
 //
 // Producers reserve with a compare-and-swap on `head`, write their record, then
 // publish it by storing its type last (release). A record never wraps: when it does
@@ -141,11 +143,19 @@ inline uint8_t* RingData(RingHeader* ring) {
   return reinterpret_cast<uint8_t*>(ring) + kRingHeaderBytes;
 }
 
+// True for a capacity this layout can use: a power of two that, with the header,
+// is exactly the size of the mapping.
+inline bool ValidRingCapacity(uint64_t capacity, uint64_t mapping_bytes) {
+  return capacity >= 8 && (capacity & (capacity - 1)) == 0 && mapping_bytes >= kRingHeaderBytes &&
+         capacity == mapping_bytes - kRingHeaderBytes;
+}
+
 // Producer side: reserves `size` bytes (AlignRecord'ed) and returns where to write
-// the record, or nullptr when the ring is full (the drop is counted). The caller
+// the record, or nullptr when the ring is full (the drop is counted). `capacity` is
+// the producer's own copy, checked with ValidRingCapacity when it mapped the ring:
+// the header's may be overwritten by any process of the traced command. The caller
 // fills the record and calls Publish.
-inline uint8_t* Reserve(RingHeader* ring, uint32_t size) {
-  const uint64_t capacity = ring->capacity;
+inline uint8_t* Reserve(RingHeader* ring, uint64_t capacity, uint32_t size) {
   if (size > capacity / 2) {
     __atomic_add_fetch(&ring->records_dropped, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&ring->bytes_dropped, size, __ATOMIC_RELAXED);

@@ -164,6 +164,18 @@ TEST(PreloadBackendTest, AScribbledRingEndsTheCaptureCleanly) {
   EXPECT_EQ(result.exit_code, 0);
 }
 
+// Issue 26, item 6: a traced command that truncated the ring's memfd killed the
+// probe with SIGBUS (exit 135) at its next read of the ring. The memfd is now
+// sealed at its size: the truncation is refused and the capture goes on whole.
+TEST(PreloadBackendTest, ATruncatedRingIsRefusedAndTheCaptureGoesOn) {
+  CollectingSink sink;
+  const auto result = RunUnderPreload({"truncate"}, sink);
+  ASSERT_TRUE(result.started.ok()) << result.started.ToString();
+  EXPECT_TRUE(result.ran.ok()) << result.ran.ToString();
+  EXPECT_EQ(result.exit_code, 0) << "exit 7: the traced command could truncate the ring";
+  EXPECT_FALSE(sink.SendCalls().empty());
+}
+
 TEST(PreloadBackendTest, MissingCommandIsNotFound) {
   CollectingSink sink;
   PreloadOptions options;

@@ -38,11 +38,11 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
 
   ~Pool() override {
     for (auto& [start, block] : blocks_) {
-      if (block.in_slab) continue;
+      if (block.slab != nullptr) continue;
       fabric_->Deregister(block.keys);
       std::free(const_cast<std::byte*>(block.data));
     }
-    for (const Slab& slab : slabs_) {
+    for (auto& [start, slab] : slabs_) {
       fabric_->Deregister(slab.keys);
       std::free(slab.data);
     }
@@ -63,7 +63,9 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
       free_list.pop_back();
       cached_ -= class_bytes;
       in_use_ += class_bytes;
-      blocks_[reinterpret_cast<uintptr_t>(data)].in_use = true;
+      Block& block = blocks_[reinterpret_cast<uintptr_t>(data)];
+      block.in_use = true;
+      if (block.slab != nullptr) ++block.slab->blocks_in_use;
       return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
     }
     if (log2 >= kSlabSmallestClassLog2 && class_bytes < kHugePageBytes) {
@@ -93,7 +95,8 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
       std::free(data);
       return keys.status();
     }
-    blocks_[reinterpret_cast<uintptr_t>(data)] = Block{data, class_bytes, *keys, log2, true};
+    blocks_[reinterpret_cast<uintptr_t>(data)] =
+        Block{data, class_bytes, *keys, log2, true, nullptr};
     in_use_ += class_bytes;
     return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
   }
@@ -103,6 +106,7 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
     if (it == blocks_.end() || !it->second.in_use) return;
     it->second.in_use = false;
+    if (it->second.slab != nullptr) --it->second.slab->blocks_in_use;
     in_use_ -= it->second.bytes;
     cached_ += it->second.bytes;
     free_[it->second.class_log2].push_back(data);
@@ -132,19 +136,27 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
   }
 
  private:
+  // One huge-page slab cut into blocks of one class.
+  struct Slab {
+    std::byte* data = nullptr;
+    fabric::MemoryKeys keys;
+    int class_log2 = 0;
+    uint32_t blocks_in_use = 0;
+  };
   struct Block {
     const std::byte* data = nullptr;
     uint64_t bytes = 0;
     fabric::MemoryKeys keys;
     int class_log2 = 0;
     bool in_use = false;
-    bool in_slab = false;  // cut from a slab: freed with it
+    Slab* slab = nullptr;  // cut from this slab (a node of slabs_): freed with it
   };
 
   // Blocks of the classes below a huge page, down to kSlabSmallestClassLog2, are
   // cut from huge-page slabs (2 MiB, aligned, MADV_HUGEPAGE, registered once), so
-  // a read of them pins huge pages as the larger classes' do. A slab lives as long
-  // as the pool: its blocks are cached, never trimmed (they count in the limit).
+  // a read of them pins huge pages as the larger classes' do. A slab lives until
+  // room is short and none of its blocks is in use (TrimLocked): a burst of one
+  // class must not keep the limit from every other class for the pool's life.
   Result<Buffer> NewSlabLocked(int log2, size_t size) {
     const uint64_t class_bytes = uint64_t{1} << log2;
     TrimLocked(kHugePageBytes);
@@ -166,12 +178,13 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
       std::free(data);
       return keys.status();
     }
-    slabs_.push_back({data, *keys});
+    Slab* slab = &slabs_[reinterpret_cast<uintptr_t>(data)];
+    *slab = Slab{data, *keys, log2, 1};
     const uint64_t count = kHugePageBytes / class_bytes;
     for (uint64_t i = count; i > 0; --i) {
       std::byte* block = data + (i - 1) * class_bytes;
       blocks_[reinterpret_cast<uintptr_t>(block)] =
-          Block{block, class_bytes, *keys, log2, i == 1, true};
+          Block{block, class_bytes, *keys, log2, i == 1, slab};
       if (i > 1) free_[log2].push_back(block);
     }
     cached_ += (count - 1) * class_bytes;
@@ -179,15 +192,15 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
   }
 
-  // Frees cached blocks (largest classes first) until `wanted` more bytes fit.
-  // Blocks cut from a slab stay.
+  // Frees cached blocks (largest classes first) until `wanted` more bytes fit,
+  // then, if still short, whole slabs none of whose blocks is in use.
   void TrimLocked(uint64_t wanted) {
     for (int log2 = kLargestClassLog2; log2 >= kSmallestClassLog2; --log2) {
       auto& free_list = free_[log2];
       for (size_t i = free_list.size(); i > 0 && in_use_ + cached_ + wanted > limit_; --i) {
         std::byte* data = free_list[i - 1];
         auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
-        if (it->second.in_slab) continue;
+        if (it->second.slab != nullptr) continue;
         free_list.erase(free_list.begin() + static_cast<std::ptrdiff_t>(i - 1));
         fabric_->Deregister(it->second.keys);
         cached_ -= it->second.bytes;
@@ -195,18 +208,45 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
         std::free(data);
       }
     }
+    if (in_use_ + cached_ + wanted > limit_) TrimIdleSlabsLocked(wanted);
   }
 
-  struct Slab {
-    std::byte* data = nullptr;
-    fabric::MemoryKeys keys;
-  };
+  // Frees slabs with no block in use until `wanted` more bytes fit. Their blocks
+  // leave the free lists in one pass per class (a slab is aligned to its size, so
+  // a block's slab is its address rounded down).
+  void TrimIdleSlabsLocked(uint64_t wanted) {
+    bool trimmed_class[kLargestClassLog2 + 1] = {};
+    std::vector<uintptr_t> trimmed;
+    for (auto& [start, slab] : slabs_) {
+      if (in_use_ + cached_ + wanted <= limit_) break;
+      if (slab.blocks_in_use != 0) continue;
+      trimmed.push_back(start);
+      trimmed_class[slab.class_log2] = true;
+      cached_ -= kHugePageBytes;
+    }
+    if (trimmed.empty()) return;
+    auto is_trimmed = [&](const std::byte* block) {
+      const uintptr_t start = reinterpret_cast<uintptr_t>(block) & ~(kHugePageBytes - 1);
+      return std::binary_search(trimmed.begin(), trimmed.end(), start);
+    };
+    for (int log2 = kSlabSmallestClassLog2; log2 <= kLargestClassLog2; ++log2) {
+      if (!trimmed_class[log2]) continue;
+      std::erase_if(free_[log2], is_trimmed);
+    }
+    for (uintptr_t start : trimmed) {  // ascending: slabs_ is ordered
+      auto slab = slabs_.find(start);
+      blocks_.erase(blocks_.lower_bound(start), blocks_.lower_bound(start + kHugePageBytes));
+      fabric_->Deregister(slab->second.keys);
+      std::free(slab->second.data);
+      slabs_.erase(slab);
+    }
+  }
 
   const std::shared_ptr<fabric::Fabric> fabric_;
   const uint64_t limit_;
   mutable std::mutex mutex_;
   std::map<uintptr_t, Block> blocks_;
-  std::vector<Slab> slabs_;
+  std::map<uintptr_t, Slab> slabs_;  // by start; nodes are stable (Block::slab)
   std::vector<std::byte*> free_[kLargestClassLog2 + 1];
   uint64_t in_use_ = 0;
   uint64_t cached_ = 0;

@@ -3,7 +3,8 @@
 // registers memory (a verbs registration costs tens of microseconds). Blocks of
 // 256 KiB and up ask for huge pages (a one-sided read pins one page per 2 MiB:
 // process_vm_readv's pinning cost more than its copy); those below 2 MiB are cut
-// from 2 MiB slabs, registered once and kept until the pool goes.
+// from 2 MiB slabs, registered once and kept until room runs short while none
+// of their blocks is in use.
 //
 // Memory handed out as Buffers (transport.h) is registered; the engine looks a
 // slice's registration up (Lookup) to send it zero-copy. A Buffer keeps the pool

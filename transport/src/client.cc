@@ -349,19 +349,20 @@ class ClientImpl final : public Client {
   }
 
   // The server's packets carry its config epoch; a newer one means the server was
-  // reconfigured: fetch the new values before the next call.
+  // reconfigured: fetch the new values before the next call. A closed connection
+  // (the server closes idle ones) is replaced the same way.
   Status RefreshIfStale() {
     uint32_t seen = 0;
     {
       std::lock_guard lock(mutex_);
       seen = current_->peer_epoch();
-      if (seen <= epoch_) return Status::Ok();
+      if (seen <= epoch_ && !current_->closed()) return Status::Ok();
     }
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
-    if (response.config_epoch() <= epoch_) return Status::Ok();
+    if (response.config_epoch() <= epoch_ && !current_->closed()) return Status::Ok();
     ticket_ = response.data_ticket();
     return ApplyLocked(agreed, response.config_epoch());
   }
@@ -414,7 +415,7 @@ class ClientImpl final : public Client {
     return Status::Ok();
   }
 
-  Config KeepLocalKnobs(const Config& agreed) const { return WithLocalVerbsKnobs(agreed, local_); }
+  Config KeepLocalKnobs(const Config& agreed) const { return WithLocalKnobs(agreed, local_); }
 
   const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<control::Control::Stub> stub_;

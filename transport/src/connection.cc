@@ -61,11 +61,34 @@ Status Connection::Start() {
     recv_buffers_.push_back(std::move(buffer));
   }
   send_credits_ = geometry_.buffer_count;
+  if (role_ == Role::kServer) ArmIdleWatchLocked();
   std::weak_ptr<Connection> weak = weak_from_this();
   endpoint_->Start([weak](fabric::Endpoint&, const fabric::Completion& completion) {
     if (auto self = weak.lock()) self->OnCompletion(completion);
   });
   return Status::Ok();
+}
+
+void Connection::ArmIdleWatchLocked() {
+  if (timer_ == nullptr) return;
+  std::weak_ptr<Connection> weak = weak_from_this();
+  timer_->Add(std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.idle_timeout_ms),
+              [weak] {
+                if (auto self = weak.lock()) self->OnIdleWatch();
+              });
+}
+
+void Connection::OnIdleWatch() {
+  std::lock_guard lock(mutex_);
+  if (disconnected_ || closed_) return;
+  if (calls_.empty() && packets_received_ == packets_at_idle_check_) {
+    FailLocked(Status::Cancelled("closed the data connection of " + peer() + ": no call for " +
+                                 std::to_string(config_.idle_timeout_ms) +
+                                 " ms (idle_timeout_ms); its client reconnects when it calls"));
+    return;
+  }
+  packets_at_idle_check_ = packets_received_;
+  ArmIdleWatchLocked();
 }
 
 void Connection::SetConfig(const Config& config, uint32_t epoch) {
@@ -166,7 +189,13 @@ void Connection::OnTimeout(uint64_t call_id) {
     Transition(call, wire::CallState::kAbandoned, "deadline passed");
     done = std::move(call.done);
     stats_.CallFailed();
-    MaybeEraseLocked(call_id);
+    // Slices of the response not read yet never will be; those being read are
+    // settled when their reads complete.
+    if (call.in.started) {
+      SettleDeadCallLocked(call);  // may erase it
+    } else {
+      MaybeEraseLocked(call_id);
+    }
   }
   if (done) {
     done(Status::Timeout("call to " + peer() +
@@ -214,6 +243,7 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   if (!finished || call.in.reads_in_flight > 0) return;
   // The peer may still read what this end announced: keep it until kFin.
   if (call.awaiting_fin && !disconnected_) return;
+  for (const auto& transfer : call.in.transfers) LeaveWindowLocked(*transfer);
   calls_.erase(it);
 }
 

@@ -13,6 +13,17 @@
 // a credit, and a peer that ignores the rule overflows the posted buffers and is
 // dropped by the fabric.
 //
+// Rendezvous reads: a slice's destination is allocated when its reads are posted,
+// not when it is announced. At most kReadWindowBytes of destinations are being
+// read per connection (one slice at a time when a slice is larger); the other
+// announced slices wait in order. A message whose reads have not all completed
+// timeout_ms after its first announce drops the connection: reads in flight keep
+// their destinations until they complete, so only the connection's end frees them
+// from a peer that never answers.
+//
+// Idle: a server's connection that has no call in flight and receives nothing for
+// idle_timeout_ms is closed (it holds a receive pool); the client reconnects.
+//
 // Lifetimes: a message's source slices stay registered and alive until the peer's
 // kFin (or the connection closes), each offered to this connection's peer alone
 // (Endpoint::Expose) and revoked at that kFin; read destinations stay alive until
@@ -43,6 +54,9 @@
 namespace artune::transport {
 
 enum class Role { kClient, kServer };
+
+// Bytes of rendezvous destinations one connection reads into at once.
+inline constexpr uint64_t kReadWindowBytes = uint64_t{64} << 20;
 
 // Eager receive-buffer geometry, fixed for the connection's life (both ends post
 // the same), from the config negotiated when it was opened.
@@ -108,6 +122,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t next_chunk = 0;
     uint32_t in_flight = 0;
     uint32_t done_chunks = 0;
+    bool waiting = false;    // in waiting_transfers_, not yet started or settled
+    bool in_window = false;  // its destination counts in reading_bytes_
   };
   // An incoming message being reassembled.
   struct Assembly {
@@ -120,7 +136,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<ConstSlice> slices;
     std::vector<std::unique_ptr<Transfer>> transfers;
     uint32_t reads_in_flight = 0;
+    uint32_t transfers_waiting = 0;  // in waiting_transfers_, not started
     bool had_rendezvous = false;
+    // When its first slice was announced: its reads must be done timeout_ms later.
+    bool read_clock_started = false;
+    std::chrono::steady_clock::time_point announced_at{};
     std::string method;
   };
   struct Call {
@@ -144,6 +164,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     size_t transfer;
     ChunkRange chunk;
   };
+  struct WaitingTransfer {
+    uint64_t call_id;
+    size_t transfer;
+  };
   struct PendingPacket {
     Buffer buffer;
     uint64_t length;
@@ -164,6 +188,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
                         Callbacks& callbacks);
   Status BeginAssembly(Call& call, const wire::PacketHeader& header, const std::byte* payload);
   void PostReads(Call& call, Transfer& transfer, size_t transfer_index);
+  // Starts waiting transfers, in order, while the window has room, and settles
+  // those of calls that failed or were abandoned; then finishes the calls that
+  // settling completed, except `current` (its caller does).
+  void StartWaitingTransfersLocked(Callbacks& callbacks, const Call* current);
+  // Settles the transfers of `call` that never started (the call is dead).
+  void DropWaitingTransfersLocked(Call& call);
+  // Gives the transfer's bytes back to the window.
+  void LeaveWindowLocked(Transfer& transfer);
+  // A call no longer live (timed out, failed): once none of its reads is in
+  // flight, tells the peer it may let go of what it announced (kFin) and forgets it.
+  void SettleDeadCallLocked(Call& call);
+  // The read watch: one timer per connection, armed while announced messages
+  // are being read, that drops the connection when one is late.
+  void ArmReadWatchLocked(uint32_t timeout_ms);
+  void OnReadWatch();
+  // Server: the idle watch, one timer per connection re-armed every
+  // idle_timeout_ms, closes a connection with no call that received nothing
+  // since the last check.
+  void ArmIdleWatchLocked();
+  void OnIdleWatch();
   void MaybeFinishAssembly(Call& call, Callbacks& callbacks);
 
   // Sends a whole message (request or response) for `call`, by the plan.
@@ -203,6 +247,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint64_t next_call_id_ = 1;
   std::unordered_map<uint64_t, ReadTarget> reads_;
   uint64_t next_read_id_ = 1;
+  // The read window (see the header comment).
+  uint64_t reading_bytes_ = 0;
+  std::deque<WaitingTransfer> waiting_transfers_;
+  bool read_watch_armed_ = false;
+  uint64_t packets_received_ = 0;
+  uint64_t packets_at_idle_check_ = 0;
   std::vector<Buffer> recv_buffers_;
   // Flow control (see the header comment).
   uint32_t send_credits_ = 0;

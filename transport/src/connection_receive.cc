@@ -41,6 +41,7 @@ void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbac
     return;
   }
   Buffer& buffer = recv_buffers_[completion.wr_id];
+  ++packets_received_;
   bool credit_packet = false;
   if (completion.length >= sizeof(wire::PacketHeader)) {
     credit_packet = static_cast<wire::PacketKind>(static_cast<uint8_t>(buffer.data()[0])) ==
@@ -271,7 +272,7 @@ Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
 }
 
 Status Connection::HandleAnnounce(Call& call, const wire::PacketHeader& header,
-                                  const std::byte* entries, Callbacks& /*callbacks*/) {
+                                  const std::byte* entries, Callbacks& callbacks) {
   Assembly& in = call.in;
   if (role_ == Role::kClient && call.state == wire::CallState::kAwaitingResponse) {
     Transition(call, wire::CallState::kReceivingResponse, "response announced");
@@ -303,107 +304,31 @@ Status Connection::HandleAnnounce(Call& call, const wire::PacketHeader& header,
       ++in.received;  // the call already failed: do not read, just settle the slice
       continue;
     }
-    Result<Buffer> destination = allocator_.Allocate(entry.length);
-    if (!destination.ok()) {
-      // Not the peer's fault: the call fails, the connection stays.
-      if (call.failure.ok()) call.failure = destination.status();
-      ++in.received;
-      continue;
-    }
+    // The destination comes when the window lets this slice's reads start.
     auto transfer = std::make_unique<Transfer>();
     transfer->entry = entry;
-    transfer->destination = std::move(destination).value();
+    transfer->waiting = true;
     in.transfers.push_back(std::move(transfer));
-    PostReads(call, *in.transfers.back(), in.transfers.size() - 1);
+    waiting_transfers_.push_back({call.id, in.transfers.size() - 1});
+    ++in.transfers_waiting;
   }
+  if (in.had_rendezvous && !in.read_clock_started) {
+    in.read_clock_started = true;
+    in.announced_at = std::chrono::steady_clock::now();
+    ArmReadWatchLocked(call.config.timeout_ms);
+  }
+  StartWaitingTransfersLocked(callbacks, &call);
   return Status::Ok();
-}
-
-void Connection::PostReads(Call& call, Transfer& transfer, size_t transfer_index) {
-  const wire::RendezvousEntry& entry = transfer.entry;
-  const uint64_t chunk_count = (entry.length + entry.chunk_bytes - 1) / entry.chunk_bytes;
-  const uint32_t depth = std::max<uint32_t>(1, call.config.pipeline_depth);
-  std::optional<Registration> registration =
-      allocator_.Lookup(transfer.destination.data(), transfer.destination.size());
-  while (transfer.in_flight < depth && transfer.next_chunk < chunk_count && call.failure.ok()) {
-    ChunkRange chunk;
-    chunk.offset = transfer.next_chunk * entry.chunk_bytes;
-    chunk.length = std::min(entry.chunk_bytes, entry.length - chunk.offset);
-    const uint64_t read_id = next_read_id_++;
-    reads_[read_id] = {call.id, transfer_index, chunk};
-    const fabric::RemoteRegion remote{entry.remote_addr + chunk.offset, entry.rkey, chunk.length};
-    Status posted = endpoint_->PostRead(remote, transfer.destination.data() + chunk.offset,
-                                        registration->keys.lkey, read_id);
-    if (!posted.ok()) {
-      reads_.erase(read_id);
-      if (call.failure.ok()) call.failure = posted;
-      return;  // the connection is closing; kDisconnected fails the call
-    }
-    ++transfer.next_chunk;
-    ++transfer.in_flight;
-    ++call.in.reads_in_flight;
-  }
-}
-
-void Connection::OnRead(const fabric::Completion& completion, Callbacks& callbacks) {
-  auto target = reads_.find(completion.wr_id);
-  if (target == reads_.end()) return;
-  const ReadTarget read = target->second;
-  reads_.erase(target);
-  auto it = calls_.find(read.call_id);
-  if (it == calls_.end()) return;
-  Call& call = *it->second;
-  Transfer& transfer = *call.in.transfers[read.transfer];
-  --transfer.in_flight;
-  --call.in.reads_in_flight;
-  if (!completion.status.ok()) {
-    if (call.failure.ok()) call.failure = completion.status;
-    // A refused read means the peer announced memory it does not have.
-    if (!disconnected_ && completion.status.code() == ErrorCode::kProtocolError) {
-      FailLocked(completion.status);
-      return;
-    }
-  } else {
-    ++transfer.done_chunks;
-  }
-  const uint64_t chunk_count =
-      (transfer.entry.length + transfer.entry.chunk_bytes - 1) / transfer.entry.chunk_bytes;
-  const bool live = call.state == wire::CallState::kReceivingRequest ||
-                    call.state == wire::CallState::kReceivingResponse;
-  if (transfer.done_chunks == chunk_count) {
-    const Protocol protocol = chunk_count > 1 || transfer.entry.chunk_bytes < transfer.entry.length
-                                  ? Protocol::kChunkedRendezvous
-                                  : Protocol::kRendezvousRead;
-    stats_.CountSlice(protocol, transfer.entry.length);
-    auto storage = std::make_shared<Buffer>(std::move(transfer.destination));
-    call.in.slices[transfer.entry.slice_index] = ConstSlice(storage->data(), storage->size());
-    internal::EngineAccess::KeepAlive(*call.in.message, std::move(storage));
-    ++call.in.received;
-  } else if (live && call.failure.ok()) {
-    PostReads(call, transfer, read.transfer);
-  } else if (transfer.in_flight == 0 && transfer.destination) {
-    // The call failed half-way: this slice is settled without its data.
-    transfer.destination = Buffer();
-    ++call.in.received;
-  }
-  if (!live) {
-    // Timed out or failed: once the reads drain, release the peer and forget the call.
-    if (call.in.reads_in_flight == 0 && !disconnected_) {
-      Status fin = SendControlLocked(
-          wire::PacketKind::kFin,
-          role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest, call.id,
-          Status::Ok());
-      if (!fin.ok()) FailLocked(fin);
-    }
-    MaybeEraseLocked(call.id);
-    return;
-  }
-  MaybeFinishAssembly(call, callbacks);
 }
 
 void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
   Assembly& in = call.in;
-  if (!in.started || in.received < in.slice_count || in.reads_in_flight > 0) return;
+  if (!in.started || in.received < in.slice_count || in.reads_in_flight > 0 ||
+      in.transfers_waiting > 0) {
+    return;
+  }
+  // Once per message: a server's request goes to its handler once.
+  if (role_ == Role::kServer && call.state != wire::CallState::kReceivingRequest) return;
   if (call.failure.ok()) {
     // Transfers abandoned by a failure never complete; a live one must finish.
     for (const auto& transfer : in.transfers) {
@@ -466,6 +391,8 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
   }
   calls_.clear();
   reads_.clear();
+  waiting_transfers_.clear();
+  reading_bytes_ = 0;
   pending_.clear();
   recv_buffers_.clear();
   if (on_closed_) {

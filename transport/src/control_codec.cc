@@ -41,7 +41,8 @@ Config FromKnobs(const control::Knobs& knobs) {
   return config;
 }
 
-Config WithLocalVerbsKnobs(Config negotiated, const Config& local) {
+Config WithLocalKnobs(Config negotiated, const Config& local) {
+  negotiated.idle_timeout_ms = local.idle_timeout_ms;
   negotiated.verbs_device = local.verbs_device;
   negotiated.verbs_port = local.verbs_port;
   negotiated.verbs_gid_index = local.verbs_gid_index;

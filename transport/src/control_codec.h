@@ -10,9 +10,10 @@ namespace artune::transport {
 control::Knobs ToKnobs(const Config& config);
 // Fields are copied as they are; the caller validates the result (ValidateConfig).
 Config FromKnobs(const control::Knobs& knobs);
-// `negotiated` with the verbs_* knobs of `local`: they name this host's hardware
-// (device, port, GID, ...) and never travel over the control plane.
-Config WithLocalVerbsKnobs(Config negotiated, const Config& local);
+// `negotiated` with the knobs of `local` that never travel over the control plane:
+// the verbs_* knobs name this host's hardware (device, port, GID, ...), and
+// idle_timeout_ms is each server's own policy.
+Config WithLocalKnobs(Config negotiated, const Config& local);
 control::StatsResponse ToProto(const Stats& stats);
 Stats FromProto(const control::StatsResponse& proto);
 

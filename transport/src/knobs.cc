@@ -48,7 +48,7 @@ static_assert(static_cast<int>(PollingMode::kBusy) == 0 &&
 // to 1 MiB (past that a copy costs more than a read), chunks 4 KiB (a page) to
 // 64 MiB, at most 64 chunk reads in flight (a QP's outstanding-read limit is lower
 // still on most NICs, the fabric clamps), and at most an hour per call.
-const std::array<Knob, 18> kKnobs = {{
+const std::array<Knob, 19> kKnobs = {{
     {"eager_threshold",
      "ARTUNE_EAGER_THRESHOLD",
      KnobType::kBytes,
@@ -155,6 +155,18 @@ const std::array<Knob, 18> kKnobs = {{
      "hand-off per call); off runs every handler on a worker thread",
      0, kHandlerInlineChoices.size() - 1, kHandlerInlineChoices,
      &ReadField<&Config::handler_inline>, &WriteField<&Config::handler_inline>, true},
+    {"idle_timeout_ms",
+     "ARTUNE_IDLE_TIMEOUT_MS",
+     KnobType::kMilliseconds,
+     "ms",
+     "Server: a data connection idle (no call, nothing received) this long is closed; its "
+     "client reconnects on its next call",
+     100,
+     86'400'000,
+     {},
+     &ReadField<&Config::idle_timeout_ms>,
+     &WriteField<&Config::idle_timeout_ms>,
+     false},
     {"verbs_device",
      "ARTUNE_VERBS_DEVICE",
      KnobType::kCount,

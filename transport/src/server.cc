@@ -24,6 +24,7 @@
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
 #include "stats.h"
+#include "timer.h"
 #include "wire.h"
 
 namespace artune::transport {
@@ -182,6 +183,11 @@ uint64_t PoolBytes(const Geometry& geometry) {
   return (uint64_t{geometry.buffer_count} + 1) * geometry.buffer_bytes;  // + the spare
 }
 
+// A Reconfigure must leave room, within the budget, for a receive pool of its
+// geometry for every data connection open now (each client moves to it) and this
+// many more; else it would starve every later handshake.
+constexpr uint64_t kReconfigureHeadroomConnections = 4;
+
 // A handler and how it may be run.
 struct Registered {
   Handler handler;
@@ -295,6 +301,7 @@ class ServerImpl final : public Server, public control::Control::Service {
                                      "); restart it instead");
     }
     std::lock_guard lock(mutex_);
+    ARTUNE_RETURN_IF_ERROR(CheckPoolsWouldFitLocked(config));
     for (const Knob& knob : Knobs()) {
       if (knob.live || knob.name == "fabric" || knob.get(config) == knob.get(config_)) continue;
       return Status::InvalidArgument(
@@ -362,11 +369,13 @@ class ServerImpl final : public Server, public control::Control::Service {
   grpc::Status Reconfigure(grpc::ServerContext* context, const control::ReconfigureRequest* request,
                            control::HandshakeResponse* response) override {
     if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
-    Status status = Reconfigure(WithLocalVerbsKnobs(FromKnobs(request->knobs()), config()));
+    Status status = Reconfigure(WithLocalKnobs(FromKnobs(request->knobs()), config()));
     if (!status.ok()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, status.message());
     }
-    return FillConfig(response);
+    // Applied: the answer says so even when no pool has room right now (the data
+    // connection the ticket opens is checked against the budget when it comes).
+    return FillConfig(response, /*require_room=*/false);
   }
 
  private:
@@ -387,12 +396,29 @@ class ServerImpl final : public Server, public control::Control::Service {
                             : "the token does not match the server's");
   }
 
+  // kInvalidArgument when `config`'s receive pool, for every open data
+  // connection and kReconfigureHeadroomConnections more, exceeds the budget.
+  Status CheckPoolsWouldFitLocked(const Config& config) const {
+    const uint64_t pool = PoolBytes(GeometryFor(config));
+    const uint64_t connections = connections_.size() + kReconfigureHeadroomConnections;
+    if (pool <= kReceivePoolBudget / connections) return Status::Ok();
+    return Status::InvalidArgument(
+        "refused: a receive pool of " + std::to_string(pool >> 10) + " KiB per data connection (" +
+        std::to_string(config.eager_buffer_count) + " + 1 eager buffers of " +
+        std::to_string(EagerBufferBytes(config)) + " bytes) for the " +
+        std::to_string(connections_.size()) + " open connections and " +
+        std::to_string(kReconfigureHeadroomConnections) + " more exceeds the server's budget of " +
+        std::to_string(kReceivePoolBudget >> 20) +
+        " MiB, and would refuse every later handshake; lower eager_buffer_count, "
+        "eager_threshold or coalesce_limit");
+  }
+
   // Issues the ticket of one data connection with this config's receive pool, or
-  // says why the server cannot take one more now.
-  grpc::Status FillConfig(control::HandshakeResponse* response) {
+  // (`require_room`) says why the server cannot take one more now.
+  grpc::Status FillConfig(control::HandshakeResponse* response, bool require_room = true) {
     std::lock_guard lock(mutex_);
     const uint64_t pool = PoolBytes(GeometryFor(config_));
-    if (pools_in_use_ + pool > kReceivePoolBudget) {
+    if (require_room && pools_in_use_ + pool > kReceivePoolBudget) {
       return grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           "the server's receive pools are full (" + std::to_string(connections_.size()) +
@@ -456,7 +482,8 @@ class ServerImpl final : public Server, public control::Control::Service {
           " of " + std::to_string(kReceivePoolBudget)));
     }
     auto connection = std::make_shared<Connection>(
-        Role::kServer, std::move(endpoint), allocator, stats_, geometry, config_, epoch_, nullptr,
+        Role::kServer, std::move(endpoint), allocator, stats_, geometry, config_, epoch_,
+        &data_timer_,
         [this](std::shared_ptr<Connection> from, IncomingRequest request) {
           Dispatch(std::move(from), std::move(request));
         },
@@ -524,6 +551,9 @@ class ServerImpl final : public Server, public control::Control::Service {
                       std::move(writer.owned()), writer.uses_request() ? request.message : nullptr);
   }
 
+  // The data connections' deadlines (their read watch); declared before them, so
+  // it outlives them.
+  Timer data_timer_;
   mutable std::mutex mutex_;
   Config config_;
   const Credentials credentials_;

@@ -381,6 +381,18 @@ int RunScribble() {
   return 0;
 }
 
+// A hostile traced program (issue 26, item 6): runs the script, then truncates
+// artune's capture ring to nothing, which turned artune's next read of the ring
+// into a SIGBUS. Exits 0 when the truncation is refused (the ring is sealed), 7
+// when it succeeded. Untraced (no ring), it only runs the script.
+int RunTruncate() {
+  const int status = RunScript(false);
+  const char* ring = std::getenv("ARTUNE_PRELOAD_RING");
+  if (status != 0 || ring == nullptr || std::strncmp(ring, "fd:", 3) != 0) return status;
+  const int fd = std::atoi(ring + 3);
+  return ftruncate(fd, 0) == 0 ? 7 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -388,6 +400,7 @@ int main(int argc, char** argv) {
   const bool wait = argc > 2 && std::string(argv[argc - 1]) == "--wait";
   if (mode == "script") return RunScript(wait);
   if (mode == "scribble") return RunScribble();
+  if (mode == "truncate") return RunTruncate();
   if (mode == "errno") return RunErrno();
   if (mode == "threads" && argc > 3) return RunThreads(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "flood" && argc > 2) return RunFlood(std::atol(argv[2]));
@@ -397,7 +410,8 @@ int main(int argc, char** argv) {
   if (mode == "stream" && argc > 2) return RunStream(std::atof(argv[2]), wait);
   if (mode == "pingpong" && argc > 2) return RunPingPong(std::atof(argv[2]), wait);
   std::fprintf(stderr,
-               "usage: iovec_traffic script|errno|threads N M|flood CALLS|fork|exit CODE|reconnect|"
+               "usage: iovec_traffic script|scribble|truncate|errno|threads N M|flood "
+               "CALLS|fork|exit CODE|reconnect|"
                "stream SECONDS|pingpong SECONDS [--wait]\n");
   return 2;
 }

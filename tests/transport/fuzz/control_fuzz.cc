@@ -2,7 +2,7 @@
 // text a user gives. Bytes are parsed as each control-plane message a server or
 // client receives (HandshakeRequest, ReconfigureRequest, HandshakeResponse,
 // StatsResponse) and go through the same conversions and checks the engine
-// applies (FromKnobs, WithLocalVerbsKnobs, ValidateConfig, the geometry, FromProto);
+// applies (FromKnobs, WithLocalKnobs, ValidateConfig, the geometry, FromProto);
 // then as "name=value" knob text through SetKnob. Properties checked: a config
 // that validates survives the wire unchanged, and its TOML and text forms parse
 // back to the same config.
@@ -29,7 +29,7 @@ void Require(bool condition) {
 
 void CheckKnobs(const control::Knobs& knobs) {
   const Config local;
-  Config config = WithLocalVerbsKnobs(FromKnobs(knobs), local);
+  Config config = WithLocalKnobs(FromKnobs(knobs), local);
   if (!ValidateConfig(config).ok()) return;
   // What the engine derives from a config it accepted must be usable.
   const Geometry geometry = GeometryFor(config);
@@ -37,7 +37,7 @@ void CheckKnobs(const control::Knobs& knobs) {
   const Config clamped = ClampToGeometry(config, geometry);
   Require(ValidateConfig(clamped).ok());
   // The wire round trip keeps every negotiated knob.
-  const Config back = WithLocalVerbsKnobs(FromKnobs(ToKnobs(config)), local);
+  const Config back = WithLocalKnobs(FromKnobs(ToKnobs(config)), local);
   Require(ConfigToMap(back) == ConfigToMap(config));
   // Every knob's text parses back to the same value.
   Config reparsed;

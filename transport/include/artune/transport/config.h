@@ -53,6 +53,10 @@ struct Config {
   // Default per-call deadline; a call may set its own.
   uint32_t timeout_ms = 10000;
   HandlerInline handler_inline = HandlerInline::kAuto;
+  // Server: a data connection with no call in flight that receives nothing for
+  // this long is closed (within twice this), giving back its receive pool; its
+  // client opens a new one on its next call. Local to each end, set at start.
+  uint32_t idle_timeout_ms = 300'000;
 
   // Verbs fabric (fabric/verbs/). Local to each end: never negotiated over the
   // control plane (each host names its own device), so a client keeps its own.
