@@ -106,8 +106,8 @@ Result<uint16_t> ParseListenPort(const std::string& listen_address) {
 }
 
 void ApplyControlPlaneLimits(grpc::ServerBuilder& builder) {
-  // Checked against the message's length prefix: a larger request is refused
-  // (RESOURCE_EXHAUSTED) before it is parsed and before the token is looked at.
+  // A larger request is refused (RESOURCE_EXHAUSTED) by gRPC's message-size
+  // check, before it is parsed into a message and before the token is looked at.
   builder.SetMaxReceiveMessageSize(kMaxControlRequestBytes);
   builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, kControlHandshakeTimeoutMs);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, kControlIdleTimeoutMs);
