@@ -1,6 +1,7 @@
 // artune: profile gRPC tensor traffic and tune the RDMA transport that carries it.
 #include <iostream>
 
+#include "artune/transport/transport.h"
 #include "command.h"
 
 namespace artune::cli {
@@ -12,6 +13,10 @@ void RegisterRun(CLI::App& root, Context& context);
 
 int main(int argc, char** argv) {
   using namespace artune::cli;
+  // Servers, benchmarks and the probe hold many sockets: the soft limit of 1024
+  // is far below what the administrator allows (transport.h). Failing to raise
+  // it is not fatal: the servers refuse and pause past it instead of dying.
+  (void)artune::transport::RaiseDescriptorLimit();
   Context context;
   CLI::App app{"artune: profile gRPC tensor traffic and tune the RDMA transport that carries it"};
   app.name("artune");

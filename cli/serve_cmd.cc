@@ -5,7 +5,8 @@
 // server i of the embedded transport listens on PORT+2i (its gRPC control plane;
 // the fabric picks its own data port during the handshake) and the stock gRPC
 // server i on PORT+2i+1. Loopback unless --listen names another address; then
-// authenticated (transport/credentials.h).
+// authenticated (transport/credentials.h). On loopback without a token, the
+// embedded transport serves this user and root only.
 #include <pthread.h>
 #include <signal.h>
 
@@ -91,7 +92,7 @@ Status Serve(const ServeFlags& flags) {
     std::cout << "artune serve: "
               << (credentials.has_token()
                       ? "clients must present the token in " + credentials.token_source
-                      : std::string("no token: loopback clients only"))
+                      : std::string("no token: loopback clients of this user (and root) only"))
               << (credentials.server_tls() ? ", control plane over TLS" : "") << "\n";
     std::cout << "artune serve: ready; bench with: artune bench --peer " << base
               << " --transport both (Ctrl-C stops)\n";
@@ -117,7 +118,8 @@ void RegisterServe(CLI::App& root, Context& context) {
       ->add_option("--listen", flags->listen,
                    "HOST:PORT. Server i of the embedded transport listens on PORT+2i, stock "
                    "gRPC server i on PORT+2i+1; port 0 picks a free base port below the ephemeral "
-                   "range. Beyond "
+                   "range. On loopback without a token, the embedded transport serves this "
+                   "user (and root) only. Beyond "
                    "loopback every call must carry the token of the token file "
                    "(ARTUNE_TOKEN_FILE, else ~/.config/artune/token), created 0600 on first "
                    "use; TLS for the control plane with ARTUNE_TLS_CERT and ARTUNE_TLS_KEY")

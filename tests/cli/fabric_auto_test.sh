@@ -3,7 +3,9 @@
 # listens on shm (and says where in --json), and a bench client on this host takes
 # it (same boot, network namespace and user), while a client of another user
 # (nobody, as root) cannot use the server's shm listener and stays on tcp; both
-# calls are validated.
+# calls are validated. The server has a token: without one, a loopback server
+# serves only its own user (issue 26; serve_auth_test.sh checks that refusal), so
+# the other user reaches it with a copy of the token, as a remote client would.
 #   fabric_auto_test.sh ARTUNE
 set -uo pipefail
 artune=${1:?usage: fabric_auto_test.sh ARTUNE}
@@ -25,7 +27,9 @@ check() {  # description, then the command; passes when it exits 0
 }
 
 export XDG_CONFIG_HOME=$dir/config
-unset ARTUNE_TOKEN_FILE ARTUNE_FABRIC
+unset ARTUNE_FABRIC
+export ARTUNE_TOKEN_FILE=$dir/token
+(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$ARTUNE_TOKEN_FILE")
 "$artune" --db "$dir/serve.db" serve --json --servers 1 --transport artune \
   --listen 127.0.0.1:0 >"$dir/serve.json" 2>"$dir/serve.err" &
 server_pid=$!
@@ -53,7 +57,11 @@ if [[ $(id -u) -ne 0 ]] || ! command -v runuser >/dev/null; then
   ((failures == 0)) && exit 77
   exit 1
 fi
-other_user=$(bench runuser -u nobody --)
+# The token file must be the reader's own and private (credentials.h).
+cp "$ARTUNE_TOKEN_FILE" "$dir/nobody-token"
+chown nobody "$dir/nobody-token"
+chmod 0600 "$dir/nobody-token"
+other_user=$(bench runuser -u nobody -- env ARTUNE_TOKEN_FILE="$dir/nobody-token")
 check "a client of another user stays on tcp (saw '$other_user')" test "$other_user" = tcp
 if ((failures > 0)); then
   echo "--- serve.err"

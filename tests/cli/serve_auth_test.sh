@@ -75,6 +75,31 @@ check "... and says the address is in use" grep -q "address in use" "$dir/second
 # An unset variable in a script must not turn into a loopback benchmark.
 check "bench --peer '' is a usage error" \
   bash -c "'$artune' --db '$dir/x.db' bench --peer '' >/dev/null 2>&1; test \$? = 2"
+# Loopback alone is no boundary between users (issue 26, 4): another user's
+# `apply config --live` (timeout_ms=1, the reported attack) is refused, exit 4,
+# and changes nothing; the owner's own works.
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null; then
+  other=$(mktemp -d "${TMPDIR:-/tmp}/artune-serve-other-XXXXXX")
+  chmod 0777 "$other"
+  HOME=$other XDG_CONFIG_HOME=$other timeout 60 \
+    setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$artune" --db "$other/other.db" apply config --live "$taken" --set timeout_ms=1 \
+    >"$dir/live-other.out" 2>&1
+  other_rc=$?
+  rm -rf "$other"
+  check "apply config --live by another user exits 4 (saw $other_rc)" test "$other_rc" = 4
+  check "... and says who this server serves" grep -q "serves only its own user" \
+    "$dir/live-other.out"
+  timeout 60 "$artune" --db "$dir/owner.db" apply config --live "$taken" \
+    --set timeout_ms=7777 >"$dir/live-owner.out" 2>&1
+  owner_rc=$?
+  check "the owner's apply config --live works (saw $owner_rc)" test "$owner_rc" = 0
+  check "... and found the other user's timeout_ms=1 not applied" \
+    grep -Eq "^timeout_ms +10000 " "$dir/live-owner.out"
+  check "the server logged the refusal" grep -q "belongs to uid 65534" "$dir/serve.err"
+else
+  echo "skip: the other-user checks need root and setpriv (util-linux)"
+fi
 stop_serve
 
 # 2. Beyond loopback: a token, and nothing for whoever lacks it.

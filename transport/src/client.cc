@@ -327,7 +327,17 @@ class ClientImpl final : public Client {
     grpc::ClientContext context;
     PrepareContext(context);
     grpc::Status status = stub_->Handshake(&context, request, &response);
-    if (!status.ok()) return FromGrpc(status, "handshake with " + server_address_);
+    if (!status.ok()) {
+      Status failed = FromGrpc(status, "handshake with " + server_address_);
+      // A loopback server without a token closes other users' connections at once.
+      if (failed.code() == ErrorCode::kUnavailable && token_.empty() &&
+          IsLoopbackHost(server_address_.substr(0, server_address_.rfind(':')))) {
+        return Status::Unavailable(failed.message() +
+                                   " (is the server running, and as your user? A loopback "
+                                   "server without a token serves only its own user and root)");
+      }
+      return failed;
+    }
     if (response.wire_version() != wire::kWireVersion) {
       return Status::Unsupported("server " + server_address_ + " speaks wire version " +
                                  std::to_string(response.wire_version()) + ", this client " +
@@ -345,7 +355,9 @@ class ClientImpl final : public Client {
     if (response.local_endpoint().empty()) return false;
     if (requested.fabric != FabricKind::kAuto && requested.fabric != FabricKind::kShm) return false;
     Result<std::string> identity = fabric::shm::HostIdentity();
-    return identity.ok() && *identity == response.local_identity();
+    return identity.ok() && !response.local_identity().empty() &&
+           fabric::shm::HostIdentityDigest(*identity, response.data_ticket()) ==
+               response.local_identity();
   }
 
   // The server's packets carry its config epoch; a newer one means the server was

@@ -21,8 +21,10 @@
 #include "connection.h"
 #include "control.grpc.pb.h"
 #include "control_codec.h"
+#include "control_listener.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
+#include "refusal_log.h"
 #include "stats.h"
 #include "timer.h"
 #include "wire.h"
@@ -229,6 +231,8 @@ class ServerImpl final : public Server, public control::Control::Service {
           " (0600; `artune serve --listen` creates it) and give the same file to the clients, "
           "or listen on 127.0.0.1");
     }
+    // Loopback without a token: the data listener admits this user (and root) only.
+    if (!credentials_.has_token()) fabric_->AdmitOwnUserOnly();
     ARTUNE_ASSIGN_OR_RETURN(data_endpoint_,
                             fabric_->Listen(host, [this](std::shared_ptr<fabric::Endpoint> endpoint,
                                                          std::span<const std::byte> private_data) {
@@ -258,25 +262,31 @@ class ServerImpl final : public Server, public control::Control::Service {
       // only clients on this host can use it.)
       data_endpoint_ = data_endpoint_.substr(data_endpoint_.rfind(':'));
     }
+    // The control plane's socket and accept loop are ours (control_listener.h);
+    // gRPC gets each admitted connection.
+    ARTUNE_ASSIGN_OR_RETURN(const uint16_t requested_port, ParseListenPort(listen_address));
+    ARTUNE_ASSIGN_OR_RETURN(
+        control_listener_,
+        ControlListener::Bind(listen_address.substr(0, colon), requested_port,
+                              {ControlConnectionCap(), !credentials_.has_token()}));
     grpc::ServerBuilder builder;
-    // No SO_REUSEPORT (gRPC's default): a second server on a taken port would
-    // share it silently, clients landing on either at random.
-    builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    int port = 0;
     std::shared_ptr<grpc::ServerCredentials> transport_security = grpc::InsecureServerCredentials();
     if (credentials_.server_tls()) {
       grpc::SslServerCredentialsOptions tls;
       tls.pem_key_cert_pairs.push_back({credentials_.tls_key_pem, credentials_.tls_cert_pem});
       transport_security = grpc::SslServerCredentials(tls);
     }
-    builder.AddListeningPort(listen_address, transport_security, &port);
+    auto acceptor = builder.experimental().AddExternalConnectionAcceptor(
+        grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+        transport_security);
+    ApplyControlPlaneLimits(builder);
     builder.RegisterService(this);
     grpc_server_ = builder.BuildAndStart();
-    if (!grpc_server_ || port == 0) {
-      return Status::Unavailable("cannot start the control plane on " + listen_address +
-                                 " (address in use or not local?)");
+    if (!grpc_server_) {
+      return Status::Unavailable("cannot start the control plane on " + listen_address);
     }
-    address_ = listen_address.substr(0, colon) + ":" + std::to_string(port);
+    control_listener_->Start(std::move(acceptor));
+    address_ = listen_address.substr(0, colon) + ":" + std::to_string(control_listener_->port());
     return Status::Ok();
   }
 
@@ -334,6 +344,7 @@ class ServerImpl final : public Server, public control::Control::Service {
     std::lock_guard shutdown_lock(shutdown_mutex_);
     if (shut_down_) return;
     shut_down_ = true;
+    if (control_listener_) control_listener_->Stop();
     if (grpc_server_) {
       grpc_server_->Shutdown(std::chrono::system_clock::now());
       grpc_server_->Wait();
@@ -390,9 +401,8 @@ class ServerImpl final : public Server, public control::Control::Service {
     }
     return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                         it == metadata.end()
-                            ? "this server requires a token: give the client the server's token "
-                              "file (ARTUNE_TOKEN_FILE or " +
-                                  DefaultTokenPath() + ")"
+                            ? "this server requires a token: give this client a copy of the "
+                              "server's token file (ARTUNE_TOKEN_FILE=PATH)"
                             : "the token does not match the server's");
   }
 
@@ -425,7 +435,8 @@ class ServerImpl final : public Server, public control::Control::Service {
               " connections hold " + std::to_string(pools_in_use_ >> 20) + " of " +
               std::to_string(kReceivePoolBudget >> 20) + " MiB); try again when some have closed");
     }
-    response->set_data_ticket(tickets_.Issue(pool));
+    const std::string ticket = tickets_.Issue(pool);
+    response->set_data_ticket(ticket);
     response->set_wire_version(wire::kWireVersion);
     *response->mutable_knobs() = ToKnobs(config_);
     response->set_config_epoch(epoch_);
@@ -433,7 +444,7 @@ class ServerImpl final : public Server, public control::Control::Service {
     response->set_data_endpoint(data_endpoint_);
     if (!local_endpoint_.empty()) {
       response->set_local_endpoint(local_endpoint_);
-      response->set_local_identity(local_identity_);
+      response->set_local_identity(fabric::shm::HostIdentityDigest(local_identity_, ticket));
     }
     return grpc::Status::OK;
   }
@@ -498,8 +509,7 @@ class ServerImpl final : public Server, public control::Control::Service {
   // Logs a refused data connection (the peer sees only the connection close) and
   // returns the reason.
   static Status Refused(Status why) {
-    std::fprintf(stderr, "artune transport: refused a data connection: %s\n",
-                 why.message().c_str());
+    LogRefusal("refused a data connection: " + why.message());
     return why;
   }
 
@@ -574,6 +584,7 @@ class ServerImpl final : public Server, public control::Control::Service {
   std::unordered_map<std::string, std::shared_ptr<const Registered>> handlers_;
   // config_.handler_inline == kAuto, read per request without the lock.
   std::atomic<bool> inline_handlers_{true};
+  std::unique_ptr<ControlListener> control_listener_;
   std::unique_ptr<grpc::Server> grpc_server_;
   std::string address_;
   std::string data_endpoint_;
@@ -594,6 +605,7 @@ Result<std::unique_ptr<Server>> Server::Start(const Config& config,
                                               const std::string& listen_address,
                                               const Credentials& credentials) {
   ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
+  ARTUNE_RETURN_IF_ERROR(RaiseDescriptorLimit());
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<fabric::Fabric> fabric,
                           fabric::MakeFabric(config.fabric, config));
   // fabric = auto also serves clients on this host over shared memory (they

@@ -151,6 +151,11 @@ class Fabric {
   // Server side: starts accepting on `host` (port chosen by the system); returns
   // the endpoint description a client passes to Connect ("host:port" for tcp).
   virtual Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) = 0;
+  // Server side, before Listen: admit only connections of this process's user and
+  // root, checked at accept (a loopback server without a token; credentials.h).
+  // tcp looks the peer up with sock_diag, shm always checks SO_PEERCRED; verbs
+  // cannot tell a peer's user, so there the one-time ticket is the only check.
+  virtual void AdmitOwnUserOnly() {}
   // Client side: connects and sends `private_data` (<= 256 bytes).
   virtual Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                                     std::span<const std::byte> private_data) = 0;

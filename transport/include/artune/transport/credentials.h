@@ -7,6 +7,23 @@
 // non-loopback address only with a token (Server::Start refuses otherwise): on a
 // shared cluster, loopback is the default and anything wider is authenticated.
 //
+// A loopback server without a token serves only its own user and root (issue 26:
+// another local user could `apply config --live` it). Each of its listeners
+// checks the peer's user when it accepts a connection: the control plane and the
+// tcp data listener look up the owner of the peer socket with the kernel's
+// sock_diag (the accepted socket's 4-tuple reversed, same network namespace),
+// the shm listener asks SO_PEERCRED (its own uid only, as before at the hello);
+// another user's connection is closed at once, before gRPC or the wire protocol
+// reads a byte of it. A verbs data connection cannot be traced to a user; its
+// one-time ticket still comes from a control plane that checked.
+//   Why the peer's uid and not a token on loopback too: it costs the user
+// nothing (no file to create, copy or pass to every tool), it is the boundary
+// the kernel already enforces between users, and it holds for every process of
+// the user, which is exactly who may already read the user's token file. Root is
+// admitted: it can become any user, read any token and ptrace any process, so
+// refusing it protects nothing and would only stop `sudo artune apply --live`.
+// A server that wants other users (or hosts) gives itself a token.
+//
 // Secrets are not knobs: they never pass through the knob table, the TOML config,
 // ARTUNE_<KNOB> variables, the command line or the store. The token lives in a file
 // that only its owner may read (0600); ARTUNE_TOKEN_FILE names it, else

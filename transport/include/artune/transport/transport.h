@@ -168,8 +168,12 @@ class Server {
   // the fabric's data endpoint, and starts serving. Handlers may be registered
   // before or after Start. With a token in `credentials` every control call and
   // data connection is authenticated (credentials.h); an address beyond loopback
-  // without one is refused (kInvalidArgument, saying where the token goes). The
-  // overload without credentials takes CredentialsFromEnvironment().
+  // without one is refused (kInvalidArgument, saying where the token goes), and a
+  // loopback server without one serves its own user and root only (credentials.h).
+  // The overload without credentials takes CredentialsFromEnvironment().
+  // Raises the process's soft RLIMIT_NOFILE to the hard limit first
+  // (RaiseDescriptorLimit). The control plane's connections are capped, paused on
+  // descriptor exhaustion and closed when idle (control_listener.h).
   static Result<std::unique_ptr<Server>> Start(const Config& config,
                                                const std::string& listen_address);
   static Result<std::unique_ptr<Server>> Start(const Config& config,
@@ -238,6 +242,12 @@ class Client {
   virtual Result<Stats> ServerStats() = 0;
   virtual Allocator& allocator() = 0;
 };
+
+// Raises this process's soft RLIMIT_NOFILE to its hard limit (1024 is the usual
+// soft default, far below what a server with many peers needs; the hard limit is
+// what the administrator allows). Server::Start calls it, and so does artune's
+// main. Idempotent and thread-safe; kIoError when setrlimit refuses.
+Status RaiseDescriptorLimit();
 
 // The counters of the server at `address` over the control plane alone, without a
 // data connection (a dashboard's poll). Errors: kUnavailable (nobody answered

@@ -137,6 +137,7 @@ void ShmFabric::NoteOneCopyRefused(const std::string& peer, int error) {
 void ShmFabric::WaitForEvents(int timeout_ms) {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
+  timeout_ms = ResumeAcceptingIfDue(timeout_ms);
   const int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
   for (int i = 0; i < n; ++i) {
     const uint64_t data = events[i].data.u64;

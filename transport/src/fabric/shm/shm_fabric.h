@@ -91,6 +91,12 @@ ShmReadCounters& ReadCounters();
 // identities can connect over shm. kUnavailable when /proc does not say.
 Result<std::string> HostIdentity();
 
+// What a server tells its clients of its identity (issue 26, 10: not the boot id,
+// netns and uid themselves): the hex SHA-256 of `salt` (the handshake's one-time
+// data ticket) and `identity`. A client with the same identity computes the same
+// digest; nobody learns the identity from it, nor links two handshakes' digests.
+std::string HostIdentityDigest(const std::string& identity, const std::string& salt);
+
 // A registered region (lkey -> range). An owner-side copy holds a reference and
 // copies under `mutex`, so Deregister stops it between fragments (fabric.h: no
 // fabric operation touches the region after Deregister returns).
@@ -303,6 +309,9 @@ class ShmFabric final : public Fabric {
   // caller's (WaitPass). Requires progress_mutex_.
   void SleepLocked(int timeout_ms, bool caller);
   void AcceptAll();
+  // Watches the listener again once an accept pause (AcceptAll) is over; returns
+  // `timeout_ms` shortened to the pause's end. Requires progress_mutex_.
+  int ResumeAcceptingIfDue(int timeout_ms);
   void OnHello(int fd);
   Status AcceptHello(int fd);
   void Wake();
@@ -338,6 +347,9 @@ class ShmFabric final : public Fabric {
   std::vector<std::shared_ptr<ShmEndpoint>> graveyard_;
   // Accepted sockets whose hello has not arrived (in a pass).
   std::unordered_map<int, std::chrono::steady_clock::time_point> half_open_;
+  // Set while accepting is paused for want of descriptors (in a pass).
+  std::optional<std::chrono::steady_clock::time_point> accept_resume_at_;
+  std::chrono::milliseconds accept_pause_{0};
 };
 
 }  // namespace artune::transport::fabric::shm

@@ -3,6 +3,7 @@
 // connection's segment and eventfds (shm_fabric.h says why each step is there);
 // and the host identity a client must share to use a server's listener.
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -12,11 +13,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <span>
 
 #include "fabric/shm/shm_fabric.h"
+#include "refusal_log.h"
 
 namespace artune::transport::fabric::shm {
 namespace {
@@ -27,6 +31,9 @@ constexpr uint32_t kSetupVersion = 2;
 constexpr size_t kMaxPrivateBytes = 256;
 // An accepted connection must say hello within this time, or it is closed.
 constexpr auto kHelloTimeout = std::chrono::seconds(10);
+// Pauses of the listener after accept failed for want of descriptors or memory.
+constexpr auto kMinAcceptPause = std::chrono::milliseconds(50);
+constexpr auto kMaxAcceptPause = std::chrono::milliseconds(1000);
 // How long Connect waits for the server's answer.
 constexpr int kWelcomeTimeoutSeconds = 10;
 
@@ -132,6 +139,22 @@ Result<std::string> HostIdentity() {
         "random/boot_id, /proc/self/ns/net)");
   }
   return boot_id + "/" + std::to_string(netns.st_ino) + "/" + std::to_string(::geteuid());
+}
+
+std::string HostIdentityDigest(const std::string& identity, const std::string& salt) {
+  const std::string salted = salt + identity;
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(salted.data(), salted.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    return "";  // matches no client: it takes the main fabric
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (unsigned char byte : std::span(digest, length)) {
+    text += kHex[byte >> 4];
+    text += kHex[byte & 15];
+  }
+  return text;
 }
 
 Result<std::string> ShmFabric::Listen(const std::string& /*host*/, AcceptHandler on_accept) {
@@ -255,7 +278,28 @@ Result<std::shared_ptr<Endpoint>> ShmFabric::Connect(const std::string& endpoint
 void ShmFabric::AcceptAll() {
   while (true) {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or out of descriptors: the next wake-up retries
+    if (fd < 0) {
+      const int error = errno;
+      // Out of descriptors or memory: the connection stays queued and the listener
+      // readable, so waiting on it again would spin (21 797 failed accepts in 5 s,
+      // issue 26). Stop watching it for a while instead (WaitForEvents resumes).
+      if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
+        accept_pause_ = std::clamp(accept_pause_ * 2, kMinAcceptPause, kMaxAcceptPause);
+        accept_resume_at_ = std::chrono::steady_clock::now() + accept_pause_;
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        LogRefusal(std::string("shm listener: cannot accept (") + std::strerror(error) +
+                   "); pausing accepts for " + std::to_string(accept_pause_.count()) + " ms");
+      }
+      return;  // EAGAIN, or a transient error: the next wake-up retries
+    }
+    accept_pause_ = std::chrono::milliseconds(0);
+    // Another user's connection is closed at once, before it can hold anything
+    // (a descriptor, a hello slot) of this server.
+    if (Result<ucred> peer = PeerCredentials(fd); !peer.ok()) {
+      LogRefusal("shm connection refused at accept: " + peer.status().message());
+      ::close(fd);
+      continue;
+    }
     epoll_event event{};
     event.events = EPOLLIN | EPOLLRDHUP;
     event.data.u64 = (static_cast<uint64_t>(fd) << 3) | kTagHello;
@@ -267,14 +311,27 @@ void ShmFabric::AcceptAll() {
   }
 }
 
+int ShmFabric::ResumeAcceptingIfDue(int timeout_ms) {
+  if (!accept_resume_at_) return timeout_ms;
+  const auto now = std::chrono::steady_clock::now();
+  if (*accept_resume_at_ <= now) {
+    accept_resume_at_.reset();
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.u64 = kTagListener;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &event);
+    return timeout_ms;
+  }
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(*accept_resume_at_ - now).count();
+  const int until = static_cast<int>(std::clamp<long long>(wait, 0, 1000));
+  return timeout_ms < 0 ? until : std::min(timeout_ms, until);
+}
+
 void ShmFabric::OnHello(int fd) {
   half_open_.erase(fd);
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
   Status status = AcceptHello(fd);
-  if (!status.ok()) {
-    std::fprintf(stderr, "artune transport: shm connection refused: %s\n",
-                 status.ToString().c_str());
-  }
+  if (!status.ok()) LogRefusal("shm connection refused: " + status.ToString());
 }
 
 Status ShmFabric::AcceptHello(int fd) {

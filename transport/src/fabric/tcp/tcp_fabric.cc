@@ -18,6 +18,8 @@
 #include <cstring>
 
 #include "fabric/spin_governor.h"
+#include "peer_credentials.h"
+#include "refusal_log.h"
 
 namespace artune::transport::fabric::tcp {
 namespace {
@@ -257,6 +259,13 @@ void TcpFabric::AcceptAll() {
       return;  // EAGAIN, or a transient error: the next wake-up retries
     }
     accept_backoff_ = std::chrono::milliseconds(0);
+    if (own_user_only_) {
+      if (Status admitted = AdmitLocalTcpPeer(fd); !admitted.ok()) {
+        LogRefusal("tcp data listener: " + admitted.message());
+        ::close(fd);
+        continue;
+      }
+    }
     size_t open = 0;
     {
       std::lock_guard lock(endpoints_mutex_);
@@ -274,9 +283,9 @@ void TcpFabric::AcceptAll() {
     }
     if (open >= max_endpoints_) {
       ::close(fd);
-      LogThrottled("refusing data connections from " + AddressText(address) +
-                   " and others: " + std::to_string(open) +
-                   " open, the limit for this process's descriptors (ulimit -n)");
+      LogRefusal("refusing data connections from " + AddressText(address) +
+                 " and others: " + std::to_string(open) +
+                 " open, the limit for this process's descriptors (ulimit -n)");
       continue;
     }
     TuneSocket(fd);
@@ -297,15 +306,8 @@ void TcpFabric::PauseAccepting(int error) {
                                std::chrono::milliseconds(kMaxAcceptPause));
   accept_resume_at_ = SteadyClock::now() + accept_backoff_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
-  LogThrottled(std::string("cannot accept data connections (") + std::strerror(error) +
-               "); pausing accepts for " + std::to_string(accept_backoff_.count()) + " ms");
-}
-
-void TcpFabric::LogThrottled(const std::string& line) {
-  const auto now = SteadyClock::now();
-  if (now - last_refusal_log_ < std::chrono::seconds(10)) return;
-  last_refusal_log_ = now;
-  std::fprintf(stderr, "artune transport: %s\n", line.c_str());
+  LogRefusal(std::string("cannot accept data connections (") + std::strerror(error) +
+             "); pausing accepts for " + std::to_string(accept_backoff_.count()) + " ms");
 }
 
 int TcpFabric::ExpireAndResume(int timeout_ms) {

@@ -164,6 +164,7 @@ class TcpFabric final : public Fabric {
   Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
   void Deregister(const MemoryKeys& keys) override;
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
+  void AdmitOwnUserOnly() override { own_user_only_ = true; }
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
   void SetPolling(PollingMode mode) override;
@@ -199,9 +200,6 @@ class TcpFabric final : public Fabric {
   int ExpireAndResume(int timeout_ms);
   // Progress thread: stops watching the listener for a while (out of descriptors).
   void PauseAccepting(int error);
-  // Progress thread: one line on stderr, at most one every 10 s (an attack must
-  // not flood the log).
-  void LogThrottled(const std::string& line);
 
   using SteadyClock = std::chrono::steady_clock;
   // Accepted connections awaiting their hello, by deadline (progress thread).
@@ -212,7 +210,7 @@ class TcpFabric final : public Fabric {
   // Data connections at most at once: a share of RLIMIT_NOFILE, so that running
   // out of descriptors here leaves the gRPC control plane room to accept.
   size_t max_endpoints_ = 0;
-  SteadyClock::time_point last_refusal_log_{};
+  bool own_user_only_ = false;  // set before Listen
 
   std::atomic<PollingMode> polling_;
   std::atomic<uint32_t> poll_spin_us_{0};

@@ -1,0 +1,109 @@
+// The control plane's listening socket and accept loop, owned here instead of by
+// gRPC (issue 26, 1): gRPC 1.51's listener closes itself for good after one
+// accept4 fails with EMFILE, so one peer holding a thousand idle connections took
+// the control port down until restart. Here:
+//   * out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), accepting pauses with
+//     a back-off (50 ms doubling to 1 s; no spin, no death) and resumes by itself;
+//   * connections are capped per listener (ControlConnectionCap); past the cap a
+//     connection is closed at once and the refusal logged (refusal_log.h);
+//   * a loopback server without a token admits only its own user's (and root's)
+//     connections, checked at accept (peer_credentials.h, credentials.h);
+//   * each admitted descriptor goes to gRPC through an external connection
+//     acceptor (ServerBuilder::experimental().AddExternalConnectionAcceptor), which
+//     also speaks TLS when the server credentials ask for it.
+// ApplyControlPlaneLimits bounds what gRPC does with them: the request size
+// (checked before a request is parsed or authenticated), the time to finish the
+// HTTP/2 handshake and the time a connection may stay idle.
+//
+// Threading: Bind and Start on one thread; the accept loop runs on its own thread
+// until Stop (or the destructor), which joins it. Errors are returned, never thrown.
+#pragma once
+
+#include <grpcpp/server_builder.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "artune/status.h"
+
+namespace artune::transport {
+
+// The largest control request a server reads: a Handshake or Reconfigure carries
+// one Knobs message (11 varints, under 150 bytes); 4 KiB leaves room for new knobs.
+inline constexpr int kMaxControlRequestBytes = 4096;
+// A connection must finish the HTTP/2 handshake (and TLS) within this time.
+inline constexpr int kControlHandshakeTimeoutMs = 10'000;
+// A connection with no call for this long is closed (clients reconnect by themselves).
+inline constexpr int kControlIdleTimeoutMs = 60'000;
+
+// The port of "host:port" (0 to 65535; kInvalidArgument otherwise).
+Result<uint16_t> ParseListenPort(const std::string& listen_address);
+
+// Request size, handshake timeout and idle timeout of the control plane's gRPC
+// server (see above).
+void ApplyControlPlaneLimits(grpc::ServerBuilder& builder);
+
+// Connections one control listener holds at most: 256, or fewer when the soft
+// RLIMIT_NOFILE leaves less (a quarter of what exceeds a reserve of 128, at least 8).
+size_t ControlConnectionCap();
+
+class ControlListener {
+ public:
+  struct Options {
+    size_t max_connections = 256;
+    // Admit only connections of this process's user and root (a loopback server
+    // without a token).
+    bool own_user_only = false;
+  };
+
+  // Binds and listens on `host`:`port` ("" or 0.0.0.0: every IPv4 interface; "::"
+  // every interface; port 0 picks one). Accepts nothing before Start. kUnavailable
+  // when the address is taken or not local, kInvalidArgument for a bad address.
+  static Result<std::unique_ptr<ControlListener>> Bind(const std::string& host, uint16_t port,
+                                                       const Options& options);
+  ~ControlListener();
+  ControlListener(const ControlListener&) = delete;
+  ControlListener& operator=(const ControlListener&) = delete;
+
+  uint16_t port() const { return port_; }
+
+  // Starts the accept loop; each admitted connection goes to `acceptor`, from a
+  // server already started (connections handed before that would be closed).
+  void Start(std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor);
+
+  // Stops accepting and closes the listening socket (connections already handed
+  // to gRPC are gRPC's). Idempotent.
+  void Stop();
+
+ private:
+  ControlListener(int listen_fd, int stop_fd, uint16_t port, const Options& options);
+  void AcceptLoop();
+  // Waits until the listener is readable or Stop is called (then false), for at
+  // most `timeout_ms` (-1: no limit).
+  bool WaitReadable(int timeout_ms);
+  // Admits `fd` (then hands it to gRPC) or closes it with a logged refusal.
+  void Admit(int fd);
+  // Forgets connections gRPC has closed since they were handed over.
+  void ForgetClosedConnections();
+
+  const int listen_fd_;
+  const int stop_fd_;  // eventfd: written by Stop
+  const uint16_t port_;
+  const Options options_;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor> acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stopped_{false};
+  // The connections handed to gRPC (accept thread): a descriptor is still one of
+  // them while it names the same socket inode.
+  struct Handed {
+    int fd;
+    uint64_t inode;
+  };
+  std::vector<Handed> handed_;
+};
+
+}  // namespace artune::transport
