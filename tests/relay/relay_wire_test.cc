@@ -2,6 +2,8 @@
 // and one payload slice per message; a malformed request is refused, not guessed.
 #include "relay_wire.h"
 
+#include "engine_access.h"  // a test double of the engine's allocator and messages
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,15 +14,17 @@ namespace {
 using Bytes = std::vector<std::byte>;
 
 // Heap memory as "registered" buffers; refuses past `limit` bytes per buffer.
-class HeapAllocator : public transport::Allocator, public transport::Buffer::Owner {
+using transport::internal::EngineAccess;
+
+class HeapAllocator : public transport::Allocator, public EngineAccess::BufferOwner {
  public:
   explicit HeapAllocator(size_t limit) : limit_(limit) {}
   Result<transport::Buffer> Allocate(size_t size) override {
     if (size == 0 || size > limit_) return Status::ResourceExhausted("test limit");
-    return transport::Buffer(new std::byte[size], size, self_);
+    return EngineAccess::MakeBuffer(new std::byte[size], size, self_);
   }
   void Release(std::byte* data, size_t) override { delete[] data; }
-  std::shared_ptr<Owner> self_{this, [](Owner*) {}};
+  std::shared_ptr<EngineAccess::BufferOwner> self_{this, [](EngineAccess::BufferOwner*) {}};
 
  private:
   size_t limit_;
@@ -28,7 +32,7 @@ class HeapAllocator : public transport::Allocator, public transport::Buffer::Own
 
 transport::Message AsMessage(const Chunk& chunk) {
   transport::Message message;
-  for (const auto& slice : chunk.slices) message.AddSlice(slice);
+  for (const auto& slice : chunk.slices) EngineAccess::AddSlice(message, slice);
   return message;
 }
 
@@ -70,12 +74,12 @@ TEST(RelayWireTest, MalformedRequestsAreProtocolErrors) {
   ASSERT_TRUE(chunk.ok());
   // A payload slice shorter than the table says.
   transport::Message short_payload;
-  short_payload.AddSlice(chunk->slices[0]);
-  short_payload.AddSlice(chunk->slices[1].first(79));
+  EngineAccess::AddSlice(short_payload, chunk->slices[0]);
+  EngineAccess::AddSlice(short_payload, chunk->slices[1].first(79));
   EXPECT_EQ(DecodeChunk(short_payload).status().code(), ErrorCode::kProtocolError);
   // A missing payload slice.
   transport::Message missing;
-  missing.AddSlice(chunk->slices[0]);
+  EngineAccess::AddSlice(missing, chunk->slices[0]);
   EXPECT_EQ(DecodeChunk(missing).status().code(), ErrorCode::kProtocolError);
   // Random damage to the head never crashes and never yields other bytes silently
   // of another length.
@@ -85,8 +89,8 @@ TEST(RelayWireTest, MalformedRequestsAreProtocolErrors) {
     head[random() % head.size()] = static_cast<std::byte>(random());
     if (round % 3 == 0) head.resize(random() % head.size());
     transport::Message damaged;
-    damaged.AddSlice(head);
-    damaged.AddSlice(chunk->slices[1]);
+    EngineAccess::AddSlice(damaged, head);
+    EngineAccess::AddSlice(damaged, chunk->slices[1]);
     auto decoded = DecodeChunk(damaged);
     if (decoded.ok()) {
       EXPECT_EQ(decoded->bytes.size(), 100u);
@@ -98,7 +102,7 @@ TEST(RelayWireTest, OpenAndAckRoundTrip) {
   const OpenRequest open{1, 2, "10.0.0.1:4000", "10.0.0.2", 50051};
   Bytes encoded = EncodeOpen(open);
   transport::Message message;
-  message.AddSlice(encoded);
+  EngineAccess::AddSlice(message, encoded);
   auto decoded = DecodeOpen(message);
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->origin_address, "10.0.0.1:4000");
@@ -106,12 +110,12 @@ TEST(RelayWireTest, OpenAndAckRoundTrip) {
   EXPECT_EQ(decoded->port, 50051);
   encoded.pop_back();
   transport::Message truncated;
-  truncated.AddSlice(encoded);
+  EngineAccess::AddSlice(truncated, encoded);
   EXPECT_FALSE(DecodeOpen(truncated).ok());
 
   Bytes ack = EncodeAck({Toward::kTarget, 3, 4, 5000});
   transport::Message ack_message;
-  ack_message.AddSlice(ack);
+  EngineAccess::AddSlice(ack_message, ack);
   auto decoded_ack = DecodeAck(ack_message);
   ASSERT_TRUE(decoded_ack.ok());
   EXPECT_EQ(decoded_ack->written, 5000u);

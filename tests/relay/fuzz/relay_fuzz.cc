@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "engine_access.h"
 #include "grpc_splitter.h"
 #include "relay_wire.h"
 
@@ -16,6 +17,7 @@ namespace {
 
 using artune::relay::ByteRun;
 using artune::relay::GrpcSplitter;
+using artune::transport::internal::EngineAccess;
 
 // Refuses every allocation: payloads go from heap memory.
 class NoAllocator : public artune::transport::Allocator {
@@ -48,7 +50,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto chunk = artune::relay::BuildChunk({}, {bytes, length}, runs, allocator);
   if (!chunk.ok()) std::abort();
   artune::transport::Message message;
-  for (const auto& slice : chunk->slices) message.AddSlice(slice);
+  for (const auto& slice : chunk->slices) EngineAccess::AddSlice(message, slice);
   auto decoded = artune::relay::DecodeChunk(message);
   if (!decoded.ok() || decoded->bytes.size() != length ||
       (length > 0 && std::memcmp(decoded->bytes.data(), bytes, length) != 0)) {
@@ -56,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   artune::transport::Message raw;
-  raw.AddSlice({bytes, length});
+  EngineAccess::AddSlice(raw, {bytes, length});
   auto hostile = artune::relay::DecodeChunk(raw);
   if (hostile.ok() && hostile->bytes.size() > length) std::abort();
   return 0;
