@@ -170,8 +170,9 @@ class ClientImpl final : public Client {
     const auto started = polling == PollingMode::kAdaptive
                              ? std::chrono::steady_clock::now()
                              : std::chrono::steady_clock::time_point{};
-    if (polling == PollingMode::kAdaptive && !fabric::SpinGovernor::Process().MaySpin(started) &&
-        fabric_->caller_waiting()) {
+    // A busy host: wait as event polling does (over verbs, which has no caller
+    // wait, the caller sleeps until the fabric's thread completes the call).
+    if (polling == PollingMode::kAdaptive && !fabric::SpinGovernor::Process().MaySpin(started)) {
       polling = PollingMode::kEvent;
     }
     // Shared with the completion, which may run on this thread (in Poll) or on

@@ -173,7 +173,6 @@ ControlListener::ControlListener(int listen_fd, int stop_fd, uint16_t port, cons
 
 ControlListener::~ControlListener() {
   Stop();
-  ::close(listen_fd_);
   ::close(stop_fd_);
 }
 
@@ -188,6 +187,12 @@ void ControlListener::Stop() {
   const uint64_t one = 1;
   (void)!::write(stop_fd_, &one, sizeof(one));
   if (thread_.joinable()) thread_.join();
+  // A stopped server refuses new connections at once, as gRPC's own listener did
+  // at Shutdown: left open, the port would take them into its backlog and every
+  // client would wait out its deadline (kTimeout) instead of learning that the
+  // server is gone (kUnavailable). Those already in the backlog are reset.
+  ::close(listen_fd_);
+  listen_fd_ = -1;
 }
 
 bool ControlListener::WaitReadable(int timeout_ms) {

@@ -90,7 +90,7 @@ class ControlListener {
   // Forgets connections gRPC has closed since they were handed over.
   void ForgetClosedConnections();
 
-  const int listen_fd_;
+  int listen_fd_;      // -1 once Stop closed it
   const int stop_fd_;  // eventfd: written by Stop
   const uint16_t port_;
   const Options options_;
