@@ -63,10 +63,14 @@ cmake -S "$root/examples/echo" -B "$work/cmake-static-echo" -DCMAKE_BUILD_TYPE=R
   -DCMAKE_PREFIX_PATH="$prefix" -DARTUNE_EXAMPLES_STATIC=ON >/dev/null ||
   fail "configuring echo with find_package(... COMPONENTS static)"
 cmake --build "$work/cmake-static-echo" >/dev/null || fail "building echo statically"
-ldd "$work/cmake-echo/echo_client" | grep -q "$libdir/$soname" ||
-  fail "echo_client (find_package) does not load $libdir/$soname"
-ldd "$work/cmake-static-echo/echo_client" | grep -q libartune_transport &&
-  fail "the static echo_client still loads the shared library"
+# ldd's whole output is read before matching: under pipefail, `ldd | grep -q`
+# fails at random when grep exits first and ldd dies of SIGPIPE.
+shared_deps=$(ldd "$work/cmake-echo/echo_client")
+grep -q "$libdir/$soname" <<<"$shared_deps" ||
+  fail "echo_client (find_package) does not load $libdir/$soname: $shared_deps"
+static_deps=$(ldd "$work/cmake-static-echo/echo_client")
+grep -q libartune_transport <<<"$static_deps" &&
+  fail "the static echo_client still loads the shared library: $static_deps"
 
 # Runs SERVER in the background, waits (at most 20 s) for its "listening on"
 # line, runs CLIENT ADDRESS ARGS..., stops the server and checks both outputs.
