@@ -21,6 +21,7 @@
 #include "artune/transport/transport.h"
 #include "peer_credentials.h"
 #include "refusal_log.h"
+#include "thread_name.h"
 
 namespace artune::transport {
 namespace {
@@ -208,6 +209,7 @@ bool ControlListener::WaitReadable(int timeout_ms) {
 }
 
 void ControlListener::AcceptLoop() {
+  NameThisThread("artune-control");
   int pause_ms = 0;
   while (WaitReadable(-1)) {
     while (!stopped_.load()) {

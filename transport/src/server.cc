@@ -26,6 +26,7 @@
 #include "fabric/shm/shm_fabric.h"
 #include "refusal_log.h"
 #include "stats.h"
+#include "thread_name.h"
 #include "timer.h"
 #include "wire.h"
 
@@ -63,6 +64,7 @@ class WorkerPool {
 
  private:
   void Run() {
+    NameThisThread("artune-handler");
     std::unique_lock lock(mutex_);
     while (true) {
       wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });

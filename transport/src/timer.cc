@@ -1,4 +1,5 @@
 #include "timer.h"
+#include "thread_name.h"
 
 namespace artune::transport {
 
@@ -35,6 +36,7 @@ void Timer::Cancel(const Handle& handle) {
 }
 
 void Timer::Run() {
+  NameThisThread("artune-timer");
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     if (pending_.empty()) {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "fabric/spin_governor.h"
+#include "thread_name.h"
 
 namespace artune::transport::fabric::shm {
 namespace {
@@ -220,6 +221,7 @@ void ShmFabric::SleepLocked(int timeout_ms, bool caller) {
 }
 
 void ShmFabric::ProgressLoop() {
+  NameThisThread("artune-shm");
   using Clock = std::chrono::steady_clock;
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;

@@ -20,6 +20,7 @@
 #include "fabric/spin_governor.h"
 #include "peer_credentials.h"
 #include "refusal_log.h"
+#include "thread_name.h"
 
 namespace artune::transport::fabric::tcp {
 namespace {
@@ -340,6 +341,7 @@ int TcpFabric::ExpireAndResume(int timeout_ms) {
 }
 
 void TcpFabric::ProgressLoop() {
+  NameThisThread("artune-tcp");
   auto last_activity = SteadyClock::now();
   auto last_parked_pass = last_activity;
   SpinWatch spin_watch;

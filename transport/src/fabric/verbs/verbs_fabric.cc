@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "fabric/verbs/verbs_util.h"
+#include "thread_name.h"
 
 namespace artune::transport::fabric::verbs {
 namespace {
@@ -416,6 +417,7 @@ Status VerbsFabric::AcceptRequest(rdma_cm_id* id, std::span<const std::byte> pri
 }
 
 void VerbsFabric::CmLoop() {
+  NameThisThread("artune-verbs-cm");
   while (!stopping_.load(std::memory_order_relaxed)) {
     pollfd fd{cm_channel_->fd, POLLIN, 0};
     // A bounded wait so Shutdown is noticed without a second wake-up descriptor.

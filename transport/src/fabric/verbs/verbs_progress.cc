@@ -12,6 +12,7 @@
 #include "fabric/spin_governor.h"
 #include "fabric/verbs/verbs_fabric.h"
 #include "fabric/verbs/verbs_util.h"
+#include "thread_name.h"
 
 namespace artune::transport::fabric::verbs {
 namespace {
@@ -87,6 +88,7 @@ void VerbsFabric::SleepForEvents() {
 }
 
 void VerbsFabric::ProgressLoop() {
+  NameThisThread("artune-verbs");
   using Clock = std::chrono::steady_clock;
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;
