@@ -149,6 +149,7 @@ class ClientImpl final : public Client {
     slots_ = std::make_shared<Slots>(agreed.max_outstanding);
     std::lock_guard lock(mutex_);
     ticket_ = response.data_ticket();
+    server_idle_ms_ = response.idle_timeout_ms();
     return ApplyLocked(agreed, response.config_epoch());
   }
 
@@ -293,6 +294,7 @@ class ClientImpl final : public Client {
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
     ticket_ = response.data_ticket();
+    server_idle_ms_ = response.idle_timeout_ms();
     return ApplyLocked(agreed, response.config_epoch());
   }
 
@@ -366,25 +368,39 @@ class ClientImpl final : public Client {
   // (the server closes idle ones) is replaced the same way.
   Status RefreshIfStale() {
     uint32_t seen = 0;
+    bool retire = false;
     {
       std::lock_guard lock(mutex_);
       seen = current_->peer_epoch();
-      if (seen <= epoch_ && !current_->closed()) return Status::Ok();
+      retire = ServerMayCloseLocked();
+      if (seen <= epoch_ && !current_->closed() && !retire) return Status::Ok();
     }
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(agreed).WithContext("config from the server"));
     std::lock_guard lock(mutex_);
-    if (response.config_epoch() <= epoch_ && !current_->closed()) return Status::Ok();
+    // Another caller may have replaced the connection meanwhile.
+    retire = retire && ServerMayCloseLocked();
+    if (response.config_epoch() <= epoch_ && !current_->closed() && !retire) return Status::Ok();
     ticket_ = response.data_ticket();
-    return ApplyLocked(agreed, response.config_epoch());
+    server_idle_ms_ = response.idle_timeout_ms();
+    return ApplyLocked(agreed, response.config_epoch(), /*new_connection=*/retire);
   }
 
-  // Uses `config` for new calls: same buffer geometry -> the current connection
-  // switches; another geometry -> a new connection, the old one drains and closes.
-  Status ApplyLocked(const Config& config, uint32_t epoch) {
+  // The server closes a data connection quiet for its idle_timeout_ms, measured
+  // from the same events (a call started or finished); a call sent just then would
+  // fail. So a connection quiet for three quarters of it is replaced before the
+  // next call: the server's close can then only meet a connection no call uses.
+  bool ServerMayCloseLocked() const {
+    if (server_idle_ms_ == 0 || current_->closed()) return false;
+    return current_->QuietFor(std::chrono::milliseconds(server_idle_ms_ / 4 * 3));
+  }
+
+  // Uses `config` for new calls: same buffer geometry (and no `new_connection`) -> the current
+  // connection switches; another geometry -> a new connection, the old one drains and closes.
+  Status ApplyLocked(const Config& config, uint32_t epoch, bool new_connection = false) {
     const Geometry geometry = GeometryFor(config);
-    const bool same = current_ && !current_->closed() &&
+    const bool same = !new_connection && current_ && !current_->closed() &&
                       current_->geometry().buffer_bytes == geometry.buffer_bytes &&
                       current_->geometry().buffer_count == geometry.buffer_count &&
                       current_->geometry().max_outstanding == geometry.max_outstanding;
@@ -404,12 +420,15 @@ class ClientImpl final : public Client {
       }
       std::memcpy(params.ticket, ticket_.data(), sizeof(params.ticket));
       ticket_.clear();
+      // Before the dial: the server's idle watch starts after it (QuietFor).
+      const auto dialled = std::chrono::steady_clock::now();
       ARTUNE_ASSIGN_OR_RETURN(
           std::shared_ptr<fabric::Endpoint> endpoint,
           fabric_->Connect(data_endpoint_, std::as_bytes(std::span(&params, 1))));
       auto connection =
           std::make_shared<Connection>(Role::kClient, std::move(endpoint), *allocator_, stats_,
                                        geometry, config, epoch, timer_.get(), nullptr, nullptr);
+      connection->MarkActiveAt(dialled);
       ARTUNE_RETURN_IF_ERROR(connection->Start());
       if (current_) retiring_.push_back(std::move(current_));
       current_ = std::move(connection);
@@ -447,7 +466,8 @@ class ClientImpl final : public Client {
   uint32_t epoch_ = 0;
   std::shared_ptr<Connection> current_;
   std::vector<std::shared_ptr<Connection>> retiring_;
-  std::string ticket_;  // from the last handshake or reconfigure, until spent
+  std::string ticket_;           // from the last handshake or reconfigure, until spent
+  uint32_t server_idle_ms_ = 0;  // the server's idle_timeout_ms (0: it never closes)
 };
 
 }  // namespace

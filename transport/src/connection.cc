@@ -81,7 +81,9 @@ void Connection::ArmIdleWatchLocked() {
 void Connection::OnIdleWatch() {
   std::lock_guard lock(mutex_);
   if (disconnected_ || closed_) return;
-  if (calls_.empty() && packets_received_ == packets_at_idle_check_) {
+  const auto quiet = std::chrono::steady_clock::now() - last_activity_;
+  if (calls_.empty() && packets_received_ == packets_at_idle_check_ &&
+      quiet >= std::chrono::milliseconds(config_.idle_timeout_ms)) {
     FailLocked(Status::Cancelled("closed the data connection of " + peer() + ": no call for " +
                                  std::to_string(config_.idle_timeout_ms) +
                                  " ms (idle_timeout_ms); its client reconnects when it calls"));
@@ -89,6 +91,16 @@ void Connection::OnIdleWatch() {
   }
   packets_at_idle_check_ = packets_received_;
   ArmIdleWatchLocked();
+}
+
+bool Connection::QuietFor(std::chrono::milliseconds quiet) const {
+  std::lock_guard lock(mutex_);
+  return calls_.empty() && std::chrono::steady_clock::now() - last_activity_ >= quiet;
+}
+
+void Connection::MarkActiveAt(std::chrono::steady_clock::time_point when) {
+  std::lock_guard lock(mutex_);
+  last_activity_ = when;
 }
 
 void Connection::SetConfig(const Config& config, uint32_t epoch) {
@@ -143,6 +155,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
                                   : close_reason_;
     } else {
       const uint64_t id = next_call_id_++;
+      last_activity_ = std::chrono::steady_clock::now();
       auto owned = std::make_unique<Call>();
       Call& call = *owned;
       call.id = id;
@@ -245,6 +258,7 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   if (call.awaiting_fin && !disconnected_) return;
   for (const auto& transfer : call.in.transfers) LeaveWindowLocked(*transfer);
   calls_.erase(it);
+  last_activity_ = std::chrono::steady_clock::now();
 }
 
 void Connection::ReleaseSentLocked(Call& call) {

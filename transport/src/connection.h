@@ -98,6 +98,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The largest config epoch seen in the peer's packets.
   uint32_t peer_epoch() const { return peer_epoch_.load(std::memory_order_relaxed); }
   bool closed() const { return closed_.load(std::memory_order_relaxed); }
+  // True when no call is in flight and none started or finished for `quiet`:
+  // a client asks before a call whether the server may be closing it as idle.
+  bool QuietFor(std::chrono::milliseconds quiet) const;
+  // Counts the connection active at `when` (a client: the moment it began to dial,
+  // which is before the server's idle watch started).
+  void MarkActiveAt(std::chrono::steady_clock::time_point when);
   size_t calls_in_flight() const;
   std::string peer() const { return endpoint_->peer(); }
 
@@ -205,7 +211,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnReadWatch();
   // Server: the idle watch, one timer per connection re-armed every
   // idle_timeout_ms, closes a connection with no call that received nothing
-  // since the last check.
+  // since the last check and had no call start or finish for idle_timeout_ms.
   void ArmIdleWatchLocked();
   void OnIdleWatch();
   void MaybeFinishAssembly(Call& call, Callbacks& callbacks);
@@ -253,6 +259,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool read_watch_armed_ = false;
   uint64_t packets_received_ = 0;
   uint64_t packets_at_idle_check_ = 0;
+  // When a call last started or finished (or the connection was made): both
+  // ends measure idleness from it, so a client can retire a connection before
+  // the server's idle watch could close it under a call (Client::RefreshIfStale).
+  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   std::vector<Buffer> recv_buffers_;
   // Flow control (see the header comment).
   uint32_t send_credits_ = 0;

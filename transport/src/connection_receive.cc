@@ -158,6 +158,7 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
       owned->state = wire::CallState::kReceivingRequest;
       owned->config = config_;
       it = calls_.emplace(header.call_id, std::move(owned)).first;
+      last_activity_ = std::chrono::steady_clock::now();
       stats_.CallStarted();
     } else if (it->second->state != wire::CallState::kReceivingRequest) {
       return Malformed(from, "request data for call " + std::to_string(header.call_id) +
@@ -382,6 +383,10 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
   Status reason = close_reason_.ok() ? why : close_reason_;
   if (reason.ok()) reason = Status::Unavailable("connection to " + peer() + " closed");
   if (reason.code() == ErrorCode::kIoError) reason = Status::Unavailable(reason.message());
+  // The peer closed a connection no call was using (a client that retired it or
+  // exited): an orderly end, not a broken connection, for the closed sink's count.
+  const bool orderly =
+      calls_.empty() && close_reason_.ok() && reason.code() == ErrorCode::kUnavailable;
   std::vector<uint64_t> ids;
   for (auto& [id, call] : calls_) ids.push_back(id);
   for (uint64_t id : ids) {
@@ -395,6 +400,7 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
   reading_bytes_ = 0;
   pending_.clear();
   recv_buffers_.clear();
+  if (orderly) reason = Status::Cancelled(reason.message() + " (no call in flight)");
   if (on_closed_) {
     callbacks.push_back(
         [sink = on_closed_, self = shared_from_this(), reason] { sink(*self, reason); });

@@ -442,6 +442,7 @@ class ServerImpl final : public Server, public control::Control::Service {
     response->set_wire_version(wire::kWireVersion);
     *response->mutable_knobs() = ToKnobs(config_);
     response->set_config_epoch(epoch_);
+    response->set_idle_timeout_ms(config_.idle_timeout_ms);
     response->set_fabric(static_cast<uint32_t>(fabric_->kind()));
     response->set_data_endpoint(data_endpoint_);
     if (!local_endpoint_.empty()) {

@@ -151,7 +151,7 @@ struct Stats {
   uint64_t calls_completed = 0;
   uint64_t calls_failed = 0;
   uint64_t connections_accepted = 0;
-  uint64_t connections_dropped = 0;  // broken or protocol errors
+  uint64_t connections_dropped = 0;  // broken (closed under a call) or protocol errors
   // shm fabric rendezvous reads in this process (all its servers and clients): by
   // process_vm_readv (one copy), or copied by the owner through the ring because
   // process_vm_readv was refused (no ptrace rights: shm_one_copy_refused counts the
