@@ -19,6 +19,9 @@ namespace {
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
 constexpr auto kPingTimeout = std::chrono::milliseconds(750);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
+// How long the Open handler waits for the loop's verdict (which may include
+// dialling the origin relay back: the transport's connect deadline bounds that).
+constexpr auto kOpenVerdictWait = std::chrono::seconds(15);
 
 std::string HostOf(const std::string& address) {
   std::string host = address.substr(0, address.rfind(':'));
@@ -61,6 +64,26 @@ bool IsLocalAddress(const std::string& host) {
   }
   freeifaddrs(list);
   return found;
+}
+
+void OpenVerdict::Decide(Status verdict) {
+  {
+    std::lock_guard lock(mutex);
+    if (status.has_value()) return;
+    status = std::move(verdict);
+  }
+  decided.notify_all();
+}
+
+Status OpenVerdict::Await(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex);
+  if (!decided.wait_for(lock, wait, [this] { return status.has_value(); })) {
+    return Status::Unavailable("relay: no verdict on the connection within " +
+                               std::to_string(wait.count()) +
+                               " ms (the relay is stopping or "
+                               "stuck); retry");
+  }
+  return *status;
 }
 
 Result<std::unique_ptr<Relay>> Relay::Start(RelayOptions options) {
@@ -164,6 +187,9 @@ void RelayImpl::Log(const std::string& line) const {
 // Handlers run on the transport's progress thread: they decode, queue and return.
 void RelayImpl::RegisterHandlers(transport::Server& server) {
   transport::HandlerOptions non_blocking{.non_blocking = true};
+  // Open blocks (a worker thread) until the loop has the connection and a way
+  // back to the origin, or says why not: the origin sends the program's bytes only
+  // after this reply, and resets the program's connection on an error.
   server.RegisterHandler(
       std::string(kOpenMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
@@ -174,10 +200,10 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
                                           " is not an address of this host; a relay only "
                                           "dials servers on its own host");
         }
-        Post(OpenEvent{std::move(open)});
-        return Status::Ok();
-      },
-      non_blocking);
+        auto verdict = std::make_shared<OpenVerdict>();
+        Post(OpenEvent{std::move(open), verdict});
+        return verdict->Await(kOpenVerdictWait);
+      });
   server.RegisterHandler(
       std::string(kDataMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
@@ -333,17 +359,21 @@ Result<std::string> RelayImpl::ReturnAddressToward(const std::string& host) {
   return address;
 }
 
-void RelayImpl::Handle(OpenEvent& event) {
-  const OpenRequest& open = event.open;
-  if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return;  // a replay
+void RelayImpl::Handle(OpenEvent& event) { event.verdict->Decide(OpenTargetConn(event.open)); }
+
+// Ok once the connection exists (a server that refuses it is told through the
+// data path, as a reset); kUnavailable when the origin relay cannot be reached.
+Status RelayImpl::OpenTargetConn(const OpenRequest& open) {
+  if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return Status::Ok();
   auto conn = std::make_unique<Conn>(Toward::kTarget, GrpcSplitter::Side::kServer);
   conn->session = open.session;
   conn->id = open.conn;
   auto peer = PeerFor(open.origin_address);
   if (!peer.ok()) {
-    Log("relay: cannot reach the origin relay " + open.origin_address +
-        " to carry a connection back: " + peer.status().ToString());
-    return;
+    const std::string why = "relay: cannot reach the origin relay " + open.origin_address +
+                            " to carry a connection back: " + peer.status().ToString();
+    Log(why);
+    return Status::Unavailable(why);
   }
   conn->peer = *peer;
   sockaddr_storage target{};
@@ -374,9 +404,10 @@ void RelayImpl::Handle(OpenEvent& event) {
   Conn& added = AddConn(std::move(conn));
   if (added.fd < 0) {
     CloseConn(added, true, true);
-    return;
+    return Status::Ok();
   }
   UpdateInterest(added);
+  return Status::Ok();
 }
 
 void RelayImpl::Handle(DataEvent& event) {

@@ -8,6 +8,8 @@
 #              shows the big messages by rendezvous/chunked.
 #   many       16 connections at once, each its own contents: no byte crosses over.
 #   refused    no server behind the relay: the call fails UNAVAILABLE, promptly.
+#   returnpath the target relay cannot dial the origin relay back (its SYNs are
+#              rejected in the origin's namespace): the same, no hang.
 #   crash      the server dies mid-call: the client's call fails promptly.
 #   stall      the target relay stops (SIGSTOP) during a call: the origin relay's
 #              pings go unanswered and the call fails promptly.
@@ -154,6 +156,22 @@ refused)
   expect_prompt_failure refused
   check "it was carried (the relay, not the client, met the refusal)" \
     jq -e '.carried.connections >= 1' "$dir/refused.carried.json"
+  ;;
+returnpath)
+  command -v nft >/dev/null || { echo "skip: needs nft (nftables) to reject the dial back"; exit 77; }
+  start_server serve
+  # Host A rejects every connection opened toward it; its own connections out work.
+  ip netns exec "$a" nft -f - <<'EOF' || exit 1
+table inet reject_in {
+  chain input {
+    type filter hook input priority 0;
+    iifname != "lo" tcp flags & (syn | ack) == syn reject with tcp reset
+  }
+}
+EOF
+  run_client returnpath unary --within "$within"
+  wait_client
+  expect_prompt_failure returnpath
   ;;
 crash)
   start_server serve
