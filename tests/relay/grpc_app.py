@@ -13,8 +13,8 @@ nothing is generated at build time.
       streaming, keepalive across an idle spell, GOAWAY and reconnect.
   grpc_app.py many --server HOST:PORT --channels N
       N channels (each its own TCP connection) at once, each its own contents.
-  grpc_app.py crash --server HOST:PORT      the server dies mid-call: the call
-      fails (UNAVAILABLE) within --within seconds.
+  grpc_app.py crash --server HOST:PORT      the server dies mid-call (it prints
+      when: dying_at) and the call fails UNAVAILABLE (the client prints failed_at).
   grpc_app.py unary --server HOST:PORT      one small call must fail UNAVAILABLE
       within --within seconds (no server behind the relay).
   grpc_app.py stall --server HOST:PORT      a call in progress while the test
@@ -129,7 +129,8 @@ class App:
     def crash(self, request, context):
         yield b"x" * 1024
         yield b"y" * (1 << 20)
-        time.sleep(0.3)  # the client is waiting for the next message
+        time.sleep(0.5)  # the client is waiting for the next message
+        print(json.dumps({"dying_at": time.time()}), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -268,7 +269,8 @@ def expect_unavailable(args, call):
     except grpc.RpcError as error:
         code = error.code()
     elapsed = time.monotonic() - start
-    report("the call failed UNAVAILABLE", code == grpc.StatusCode.UNAVAILABLE, code=str(code))
+    report("the call failed UNAVAILABLE", code == grpc.StatusCode.UNAVAILABLE, code=str(code),
+           failed_at=time.time())
     report(f"within {args.within} s", elapsed < args.within, elapsed_s=round(elapsed, 3))
 
 
