@@ -19,6 +19,8 @@ namespace {
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
 constexpr auto kPingTimeout = std::chrono::milliseconds(750);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
+// How long a dropped peer's client lives on, so the resets just sent to it go out.
+constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
 // How long the Open handler waits for the loop's verdict (which may include
 // dialling the origin relay back: the transport's connect deadline bounds that).
 constexpr auto kOpenVerdictWait = std::chrono::seconds(15);
@@ -166,6 +168,7 @@ void RelayImpl::Shutdown() {
   for (auto& [fd, listener] : listeners_) close(fd);
   listeners_.clear();
   for (auto& [host, server] : servers_) server->Shutdown();
+  retired_peers_.clear();
   {
     std::lock_guard lock(stats_mutex_);
     for (auto& [address, peer] : peers_) AddStats(dropped_stats_, peer->client->stats());
@@ -270,6 +273,9 @@ void RelayImpl::DrainInbox() {
 
 void RelayImpl::PingPeers() {
   last_ping_ = std::chrono::steady_clock::now();
+  std::erase_if(retired_peers_, [this](const auto& retired) {
+    return last_ping_ - retired.first > kRetiredPeerLife;
+  });
   for (auto& [address, peer] : peers_) {
     if (peer->conns == 0 || peer->ping_in_flight) continue;
     peer->ping_in_flight = true;
@@ -302,6 +308,7 @@ void RelayImpl::DropPeer(const std::string& address) {
   auto it = peers_.find(address);
   if (it == peers_.end()) return;
   AddStats(dropped_stats_, it->second->client->stats());
+  retired_peers_.emplace_back(std::chrono::steady_clock::now(), std::move(it->second));
   peers_.erase(it);
 }
 
@@ -446,7 +453,10 @@ void RelayImpl::Handle(PeerDeadEvent& event) {
   for (auto& [key, conn] : target_conns_) {
     if (conn->peer == peer) doomed.push_back(conn.get());
   }
-  for (Conn* conn : doomed) CloseConn(*conn, true, false);
+  // Each reset is also sent to the peer: one that was only slow (a loaded host, a
+  // stopped process) learns that its side of the connection is gone, instead of
+  // leaving its program waiting on a connection nobody carries any more.
+  for (Conn* conn : doomed) CloseConn(*conn, true, true);
   // Listeners toward it go too: the next connect asks again.
   for (auto listener = listeners_.begin(); listener != listeners_.end();) {
     if (listener->second.peer == peer) {

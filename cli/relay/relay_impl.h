@@ -185,6 +185,9 @@ class RelayImpl final : public Relay {
   std::map<int, Listener> listeners_;                                      // by fd
   std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
   std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when
+  // Peers dropped a moment ago, kept until the resets sent to them are out.
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<Peer>>>
+      retired_peers_;
   uint64_t next_conn_ = 1;
   std::chrono::steady_clock::time_point last_ping_{};
 

@@ -13,6 +13,9 @@
 #   crash      the server dies mid-call: the client's call fails promptly.
 #   stall      the target relay stops (SIGSTOP) during a call: the origin relay's
 #              pings go unanswered and the call fails promptly.
+#   stallorigin the origin relay (artune run) stops for 1.5 s during a call: the
+#              target relay gives it up and resets the server's side; once the origin
+#              runs again the program's call fails promptly, it does not hang.
 #   slow       a plain TCP reader stops reading while its peer writes 512 MiB: both
 #              relays' RSS stays bounded (backpressure), then every byte arrives.
 # "Promptly": FAULT_WITHIN seconds (default 2: "within a second" on a quiet host,
@@ -197,6 +200,27 @@ stall)
   expect_prompt_failure stall
   check "the origin relay said its peer stopped answering" grep -q "stopped answering" \
     "$dir/stall.err"
+  ;;
+stallorigin)
+  start_server serve
+  run_client stallorigin stall --within 60
+  wait_for "$dir/stallorigin.out" waiting
+  sleep 0.5  # the Sleep call is under way
+  # The origin relay (artune run) stops answering long enough for the target relay
+  # to give it up and reset the server's side; then it runs again and must learn
+  # of the reset: its program's call fails instead of waiting for a reply that
+  # will never come.
+  kill -STOP "$client_pid"
+  sleep 1.5
+  resumed=$(date +%s.%N)
+  kill -CONT "$client_pid"
+  wait_client
+  failed=$(jq -r 'select(.failed_at) | .failed_at' "$dir/stallorigin.out")
+  took=$($python -c "print(round(${failed:-1e12} - $resumed, 3))")
+  check "the target relay gave the stopped origin up" grep -q "stopped answering" "$dir/relay.err"
+  check "the call failed UNAVAILABLE (exit $rc)" all_checks_pass "$dir/stallorigin.out"
+  check "within ${within} s of the origin running again (${took} s)" \
+    within_bound "$took" "$within"
   ;;
 slow)
   start_server blast
