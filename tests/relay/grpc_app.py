@@ -156,6 +156,8 @@ def serve(args):
     app.start()
     print(json.dumps({"listening": args.listen}), flush=True)
     signal.sigwait({signal.SIGTERM, signal.SIGINT})
+    # At once: a handler still sleeping (Sleep) would hold the interpreter's exit.
+    os._exit(0)
 
 
 # ---------------------------------------------------------------- client
