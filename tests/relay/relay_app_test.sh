@@ -17,7 +17,7 @@
 #              target relay gives it up and resets the server's side; once the origin
 #              runs again the program's call fails promptly, it does not hang.
 #   slow       a plain TCP reader stops reading while its peer writes 512 MiB: both
-#              relays' RSS stays bounded (backpressure), then every byte arrives.
+#              relays' RSS stays under 160 MiB (backpressure), then every byte arrives.
 # "Promptly": FAULT_WITHIN seconds (default 2: "within a second" on a quiet host,
 # with room for a loaded CI host; the measured time is printed).
 # Needs root (ip netns) and python3-grpcio; skips (77) without.
@@ -224,11 +224,8 @@ stallorigin)
   ;;
 slow)
   start_server blast
-  before_target=$(rss_kib "$relay_pid")
   run_client slow slowread --mib 512 --idle 6
   origin_pid=$client_pid
-  sleep 0.3
-  before_origin=$(rss_kib "$origin_pid")
   wait_for "$dir/slow.out" stalled
   peak_target=0 peak_origin=0
   for _ in $(seq 25); do  # 5 s of the reader's 6 s stall
@@ -238,13 +235,13 @@ slow)
     sleep 0.2
   done
   wait_client
-  grown_target=$(((peak_target - before_target) / 1024))
-  grown_origin=$(((peak_origin - before_origin) / 1024))
-  echo "relay RSS: target ${before_target} -> ${peak_target} KiB, origin ${before_origin} -> ${peak_origin} KiB"
-  # The window is 16 MiB per direction; 512 MiB is written while the reader stalls.
-  check "the target relay grew by ${grown_target} MiB (< 96) while 512 MiB waited" \
-    test "$grown_target" -lt 96
-  check "the origin relay grew by ${grown_origin} MiB (< 96)" test "$grown_origin" -lt 96
+  # An idle relay holds about 20 MiB; the window is 16 MiB per direction, and
+  # 512 MiB is written while the reader stalls (without the window the origin
+  # relay reached 570 MiB).
+  check "the target relay's RSS peaked at $((peak_target / 1024)) MiB (< 160)" \
+    test "$peak_target" -lt $((160 << 10))
+  check "the origin relay's RSS peaked at $((peak_origin / 1024)) MiB (< 160)" \
+    test "$peak_origin" -lt $((160 << 10))
   check "then every byte arrived, in order (exit $rc)" all_checks_pass "$dir/slow.out"
   check "the reader exited 0" test "$rc" = 0
   ;;
