@@ -19,6 +19,11 @@ namespace {
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
 constexpr auto kPingTimeout = std::chrono::milliseconds(750);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
+// How long a dropped peer's client lives on, so the resets just sent to it go out.
+constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
+// How long the Open handler waits for the loop's verdict (which may include
+// dialling the origin relay back: the transport's connect deadline bounds that).
+constexpr auto kOpenVerdictWait = std::chrono::seconds(15);
 
 std::string HostOf(const std::string& address) {
   std::string host = address.substr(0, address.rfind(':'));
@@ -61,6 +66,26 @@ bool IsLocalAddress(const std::string& host) {
   }
   freeifaddrs(list);
   return found;
+}
+
+void OpenVerdict::Decide(Status verdict) {
+  {
+    std::lock_guard lock(mutex);
+    if (status.has_value()) return;
+    status = std::move(verdict);
+  }
+  decided.notify_all();
+}
+
+Status OpenVerdict::Await(std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex);
+  if (!decided.wait_for(lock, wait, [this] { return status.has_value(); })) {
+    return Status::Unavailable("relay: no verdict on the connection within " +
+                               std::to_string(wait.count()) +
+                               " ms (the relay is stopping or "
+                               "stuck); retry");
+  }
+  return *status;
 }
 
 Result<std::unique_ptr<Relay>> Relay::Start(RelayOptions options) {
@@ -143,6 +168,7 @@ void RelayImpl::Shutdown() {
   for (auto& [fd, listener] : listeners_) close(fd);
   listeners_.clear();
   for (auto& [host, server] : servers_) server->Shutdown();
+  retired_peers_.clear();
   {
     std::lock_guard lock(stats_mutex_);
     for (auto& [address, peer] : peers_) AddStats(dropped_stats_, peer->client->stats());
@@ -164,6 +190,9 @@ void RelayImpl::Log(const std::string& line) const {
 // Handlers run on the transport's progress thread: they decode, queue and return.
 void RelayImpl::RegisterHandlers(transport::Server& server) {
   transport::HandlerOptions non_blocking{.non_blocking = true};
+  // Open blocks (a worker thread) until the loop has the connection and a way
+  // back to the origin, or says why not: the origin sends the program's bytes only
+  // after this reply, and resets the program's connection on an error.
   server.RegisterHandler(
       std::string(kOpenMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
@@ -174,10 +203,10 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
                                           " is not an address of this host; a relay only "
                                           "dials servers on its own host");
         }
-        Post(OpenEvent{std::move(open)});
-        return Status::Ok();
-      },
-      non_blocking);
+        auto verdict = std::make_shared<OpenVerdict>();
+        Post(OpenEvent{std::move(open), verdict});
+        return verdict->Await(kOpenVerdictWait);
+      });
   server.RegisterHandler(
       std::string(kDataMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
@@ -244,6 +273,9 @@ void RelayImpl::DrainInbox() {
 
 void RelayImpl::PingPeers() {
   last_ping_ = std::chrono::steady_clock::now();
+  std::erase_if(retired_peers_, [this](const auto& retired) {
+    return last_ping_ - retired.first > kRetiredPeerLife;
+  });
   for (auto& [address, peer] : peers_) {
     if (peer->conns == 0 || peer->ping_in_flight) continue;
     peer->ping_in_flight = true;
@@ -276,6 +308,7 @@ void RelayImpl::DropPeer(const std::string& address) {
   auto it = peers_.find(address);
   if (it == peers_.end()) return;
   AddStats(dropped_stats_, it->second->client->stats());
+  retired_peers_.emplace_back(std::chrono::steady_clock::now(), std::move(it->second));
   peers_.erase(it);
 }
 
@@ -333,17 +366,21 @@ Result<std::string> RelayImpl::ReturnAddressToward(const std::string& host) {
   return address;
 }
 
-void RelayImpl::Handle(OpenEvent& event) {
-  const OpenRequest& open = event.open;
-  if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return;  // a replay
+void RelayImpl::Handle(OpenEvent& event) { event.verdict->Decide(OpenTargetConn(event.open)); }
+
+// Ok once the connection exists (a server that refuses it is told through the
+// data path, as a reset); kUnavailable when the origin relay cannot be reached.
+Status RelayImpl::OpenTargetConn(const OpenRequest& open) {
+  if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return Status::Ok();
   auto conn = std::make_unique<Conn>(Toward::kTarget, GrpcSplitter::Side::kServer);
   conn->session = open.session;
   conn->id = open.conn;
   auto peer = PeerFor(open.origin_address);
   if (!peer.ok()) {
-    Log("relay: cannot reach the origin relay " + open.origin_address +
-        " to carry a connection back: " + peer.status().ToString());
-    return;
+    const std::string why = "relay: cannot reach the origin relay " + open.origin_address +
+                            " to carry a connection back: " + peer.status().ToString();
+    Log(why);
+    return Status::Unavailable(why);
   }
   conn->peer = *peer;
   sockaddr_storage target{};
@@ -374,9 +411,10 @@ void RelayImpl::Handle(OpenEvent& event) {
   Conn& added = AddConn(std::move(conn));
   if (added.fd < 0) {
     CloseConn(added, true, true);
-    return;
+    return Status::Ok();
   }
   UpdateInterest(added);
+  return Status::Ok();
 }
 
 void RelayImpl::Handle(DataEvent& event) {
@@ -415,7 +453,10 @@ void RelayImpl::Handle(PeerDeadEvent& event) {
   for (auto& [key, conn] : target_conns_) {
     if (conn->peer == peer) doomed.push_back(conn.get());
   }
-  for (Conn* conn : doomed) CloseConn(*conn, true, false);
+  // Each reset is also sent to the peer: one that was only slow (a loaded host, a
+  // stopped process) learns that its side of the connection is gone, instead of
+  // leaving its program waiting on a connection nobody carries any more.
+  for (Conn* conn : doomed) CloseConn(*conn, true, true);
   // Listeners toward it go too: the next connect asks again.
   for (auto listener = listeners_.begin(); listener != listeners_.end();) {
     if (listener->second.peer == peer) {

@@ -8,11 +8,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -62,8 +64,25 @@ struct Conn {
   bool write_closed = false;
 };
 
+// The Open handler waits for the loop's verdict, so the origin learns whether the
+// connection can be carried back before it sends any of the program's bytes.
+struct OpenVerdict {
+  // Sets the verdict once and wakes the waiter.
+  void Decide(Status status);
+  // The verdict, or kUnavailable when none came within `wait`.
+  Status Await(std::chrono::milliseconds wait);
+
+  std::mutex mutex;
+  std::condition_variable decided;
+  std::optional<Status> status;
+};
 struct OpenEvent {
   OpenRequest open;
+  std::shared_ptr<OpenVerdict> verdict;
+};
+struct OpenedEvent {  // origin role: the target accepted this connection
+  uint64_t session;
+  uint64_t conn;
 };
 struct DataEvent {
   DecodedChunk chunk;
@@ -81,7 +100,8 @@ struct PeerDeadEvent {
   std::string address;
   std::string why;
 };
-using Event = std::variant<OpenEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
+using Event =
+    std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -111,6 +131,8 @@ class RelayImpl final : public Relay {
   void Loop();
   void DrainInbox();
   void Handle(OpenEvent& event);
+  Status OpenTargetConn(const OpenRequest& open);
+  void Handle(OpenedEvent& event);
   void Handle(DataEvent& event);
   void Handle(AckEvent& event);
   void Handle(ConnFailedEvent& event);
@@ -163,6 +185,9 @@ class RelayImpl final : public Relay {
   std::map<int, Listener> listeners_;                                      // by fd
   std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
   std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when
+  // Peers dropped a moment ago, kept until the resets sent to them are out.
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<Peer>>>
+      retired_peers_;
   uint64_t next_conn_ = 1;
   std::chrono::steady_clock::time_point last_ping_{};
 

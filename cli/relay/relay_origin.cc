@@ -149,15 +149,22 @@ void RelayImpl::AcceptCarried(Listener& listener) {
     auto bytes = std::make_shared<std::vector<std::byte>>(EncodeOpen(open));
     transport::ConstSlice slice(*bytes);
     const uint64_t session = session_, id = added.id;
+    // The program's bytes are read once the target has the connection (OpenedEvent);
+    // until then its connect has succeeded and what it writes waits in the socket.
     added.peer->client->CallAsync(
         kOpenMethod, std::span<const transport::ConstSlice>(&slice, 1), transport::CallOptions{},
         [this, bytes, session, id](Result<transport::Message> reply) {
-          if (!reply.ok()) {
+          if (reply.ok()) {
+            Post(OpenedEvent{session, id});
+          } else {
             Post(ConnFailedEvent{Toward::kOrigin, session, id, reply.status().ToString()});
           }
         });
-    UpdateInterest(added);
   }
+}
+
+void RelayImpl::Handle(OpenedEvent& event) {
+  if (Conn* conn = FindConn(Toward::kOrigin, event.session, event.conn)) UpdateInterest(*conn);
 }
 
 }  // namespace artune::relay

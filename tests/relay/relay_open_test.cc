@@ -1,0 +1,124 @@
+// The target relay's answer to Open (issue 22, faults): it dials only addresses of
+// its own host, and it says so when it cannot carry the connection back to the
+// origin relay, instead of accepting a connection that would never move a byte
+// (the program's call hung until its own deadline).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "relay.h"
+#include "relay_wire.h"
+
+namespace artune::relay {
+namespace {
+
+transport::Config TcpConfig() {
+  transport::Config config;
+  config.fabric = transport::FabricKind::kTcp;
+  return config;
+}
+
+// A TCP socket bound to a loopback port; listening or not (then a connect to its
+// port is refused).
+class LoopbackPort {
+ public:
+  explicit LoopbackPort(bool listening) {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    if (listening) listen(fd_, 8);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+  }
+  ~LoopbackPort() { close(fd_); }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+class RelayOpenTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    RelayOptions options;
+    options.config = TcpConfig();
+    options.listen = "127.0.0.1:0";
+    auto started = Relay::Start(std::move(options));
+    ASSERT_TRUE(started.ok()) << started.status().ToString();
+    relay_ = std::move(*started);
+    auto client = transport::Client::Connect(TcpConfig(), relay_->address(), {});
+    ASSERT_TRUE(client.ok()) << client.status().ToString();
+    client_ = std::move(*client);
+  }
+  void TearDown() override {
+    client_.reset();
+    if (relay_) relay_->Shutdown();
+  }
+
+  Status Open(const OpenRequest& open) {
+    const std::vector<std::byte> bytes = EncodeOpen(open);
+    const transport::ConstSlice slice(bytes);
+    auto reply = client_->Call(kOpenMethod, std::span(&slice, 1));
+    return reply.ok() ? Status::Ok() : reply.status();
+  }
+
+  std::unique_ptr<Relay> relay_;
+  std::unique_ptr<transport::Client> client_;
+};
+
+TEST(RelayAddressTest, OnlyThisHostsAddressesAreLocal) {
+  EXPECT_TRUE(IsLocalAddress("127.0.0.1"));
+  EXPECT_TRUE(IsLocalAddress("127.0.0.53"));
+  EXPECT_TRUE(IsLocalAddress("::1"));
+  EXPECT_FALSE(IsLocalAddress("192.0.2.1"));  // TEST-NET-1: on no interface here
+  EXPECT_FALSE(IsLocalAddress("2001:db8::1"));
+  EXPECT_TRUE(IsLocalAddress("localhost"));
+  EXPECT_FALSE(IsLocalAddress("example.com"));  // other names are not resolved
+  EXPECT_FALSE(IsLocalAddress(""));
+}
+
+// A peer (a token holder beyond loopback, or any local user here) cannot make the
+// relay dial another host: the Open is refused before any socket is made.
+TEST_F(RelayOpenTest, RefusesADestinationOnAnotherHost) {
+  auto origin = transport::Server::Start(TcpConfig(), "127.0.0.1:0", {});
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+  for (const char* host : {"192.0.2.1", "2001:db8::1", "example.com"}) {
+    const Status status = Open({1, 1, (*origin)->address(), host, 80});
+    EXPECT_EQ(status.code(), ErrorCode::kPermissionDenied) << host << ": " << status.ToString();
+  }
+  (*origin)->Shutdown();
+  EXPECT_EQ(relay_->counters().connections, 0u);
+}
+
+// The return dial fails (nothing listens at origin_address): the Open fails
+// kUnavailable, so the origin resets the program's connection at once. Before,
+// the Open succeeded and the connection was never carried (a hang).
+TEST_F(RelayOpenTest, FailsWhenTheOriginRelayCannotBeDialledBack) {
+  LoopbackPort closed(/*listening=*/false);
+  LoopbackPort server(/*listening=*/true);
+  const Status status =
+      Open({2, 1, "127.0.0.1:" + std::to_string(closed.port()), "127.0.0.1", server.port()});
+  EXPECT_EQ(status.code(), ErrorCode::kUnavailable) << status.ToString();
+  EXPECT_NE(status.message().find("origin relay"), std::string::npos) << status.ToString();
+}
+
+TEST_F(RelayOpenTest, SucceedsWhenTheOriginRelayAnswers) {
+  auto origin = transport::Server::Start(TcpConfig(), "127.0.0.1:0", {});
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+  LoopbackPort server(/*listening=*/true);
+  const Status status = Open({3, 1, (*origin)->address(), "127.0.0.1", server.port()});
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(relay_->counters().connections, 1u);
+  relay_->Shutdown();
+  (*origin)->Shutdown();
+}
+
+}  // namespace
+}  // namespace artune::relay
