@@ -283,12 +283,13 @@ Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
         "--live: " + setting.name + " is set when a transport starts, and a running server " +
         "keeps its own (from " + setting.origin + "); write it to the server's config " +
         "(artune apply config --set " + setting.name + "=" + setting.value +
-        " --output FILE) and restart `artune serve` with it");
+        " --output FILE) and restart `artune serve` or `artune relay` with it");
   }
   // The handshake returns the server's config (its values win), which is the base.
   auto client = transport::Client::Connect(Config{}, flags.live);
   if (!client.ok()) {
-    return client.status().WithContext("cannot reach `artune serve` at " + flags.live);
+    return client.status().WithContext("cannot reach `artune serve` or `artune relay` at " +
+                                       flags.live);
   }
   const Config in_force = (*client)->config();
   ARTUNE_ASSIGN_OR_RETURN(Config proposed, tuner::ApplyKnobSettings(in_force, proposal.settings));
@@ -495,9 +496,12 @@ void RegisterApply(CLI::App& root, Context& context) {
       ->check(CLI::IsMember({"toml", "env", "json"}));
   command
       ->add_option("--live", flags->live,
-                   "Push the config to a running `artune serve` at HOST:PORT (its embedded "
-                   "transport's control plane): new messages use it at once, calls in "
-                   "flight finish under the old values")
+                   "Push the config to a running `artune serve` or `artune relay` at HOST:PORT "
+                   "(its embedded transport's control plane): new messages use it at once, "
+                   "calls in flight finish under the old values. A relay's knobs act on both "
+                   "directions of the connections it carries: apply to the relay beside the "
+                   "program's server (the one `artune run` dials), not to `artune run`. "
+                   "Beyond loopback it needs the server's token (ARTUNE_TOKEN_FILE)")
       ->check(HostPortValidator())
       ->type_name("HOST:PORT");
   command->add_flag("--dry-run", flags->dry_run, "Show the diff; write or push nothing");
@@ -514,7 +518,8 @@ void RegisterApply(CLI::App& root, Context& context) {
       "  artune apply config --cluster 2 --output cluster.toml\n"
       "  artune apply config --set eager_threshold=4KiB --set chunk_size=1MiB\n"
       "  eval \"$(artune apply config --format env)\"\n"
-      "  artune apply config --sweep 3 --live 10.0.0.2:50051");
+      "  artune apply config --sweep 3 --live 10.0.0.2:50051\n"
+      "  artune apply config --set eager_threshold=256KiB --live 10.0.0.5:50061   # a relay");
   command->callback([flags, &context] {
     RunCommand(context, [&]() -> Status { return ApplyConfig(*flags, context); });
   });

@@ -187,6 +187,9 @@ void RegisterRun(CLI::App& root, Context& context) {
   command->footer(
       "The exit code is the command's own (128+N when signal N ended it). Beyond loopback "
       "the relays want the token file (ARTUNE_TOKEN_FILE, as for artune serve).\n"
+      "Which protocol a carried message takes is the knobs' of the relay beside the server, "
+      "in both directions (tune it with artune apply config --live RELAY); here the knob "
+      "flags set only what is fixed when a transport starts (fabric, verbs_*).\n"
       "Examples:\n"
       "  artune relay &   artune run --output carried.json -- artune workload --steps 3\n"
       "  artune run -- python3 client.py --server 10.0.0.5:50051");

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <random>
 
+#include "artune/transport/knobs.h"
 #include "relay_impl.h"
 
 namespace artune::relay {
@@ -114,6 +115,10 @@ Status RelayImpl::Init() {
                                                                   options_.credentials));
     RegisterHandlers(*server);
     address_ = server->address();
+    options_.config = server->config();  // what FollowLiveConfig compares against
+    // What this relay sends back goes by its clients: a watcher of the server
+    // (`artune dashboard --server`) sees both directions.
+    server->SetExtraStats([this] { return ClientStats(); });
     servers_[HostOf(options_.listen)] = std::move(server);
   }
   if (!options_.control_socket.empty()) ARTUNE_RETURN_IF_ERROR(StartControlSocket());
@@ -145,6 +150,20 @@ std::string RelayImpl::fabric() const {
   return name;
 }
 
+transport::Stats RelayImpl::ClientStats() const {
+  transport::Stats sum;
+  std::lock_guard lock(stats_mutex_);
+  for (int p = 0; p < transport::kProtocolCount; ++p) sum.by_protocol[p] = dropped_stats_[p];
+  for (const auto& [address, peer] : peers_) {
+    const transport::Stats stats = peer->client->stats();
+    AddStats(sum.by_protocol, stats);
+    sum.calls_started += stats.calls_started;
+    sum.calls_completed += stats.calls_completed;
+    sum.calls_failed += stats.calls_failed;
+  }
+  return sum;
+}
+
 RelayCounters RelayImpl::counters() const {
   RelayCounters counters;
   counters.connections = connections_.load();
@@ -161,6 +180,7 @@ void RelayImpl::Shutdown() {
   uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
   if (loop_.joinable()) loop_.join();
+  if (pusher_.joinable()) pusher_.join();
   // The loop has stopped: reset what it carried, then stop the servers (their
   // handlers post into an inbox nobody drains any more, which is harmless).
   while (!origin_conns_.empty()) CloseConn(*origin_conns_.begin()->second, true, false);
@@ -256,7 +276,10 @@ void RelayImpl::Loop() {
       }
     }
     DrainInbox();
-    if (std::chrono::steady_clock::now() - last_ping_ >= kPingInterval) PingPeers();
+    if (std::chrono::steady_clock::now() - last_ping_ >= kPingInterval) {
+      PingPeers();
+      FollowLiveConfig();
+    }
   }
 }
 
@@ -291,16 +314,76 @@ void RelayImpl::PingPeers() {
 }
 
 Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
-  if (auto it = peers_.find(address); it != peers_.end()) return it->second;
+  // Target role: this relay's knobs govern what it sends back too (the handshake
+  // gives the origin's, since the server's values win): the ones in force now, even
+  // when the ping pass has not noticed an apply yet, and also toward an origin that
+  // was idle when they changed (FollowLiveConfig tells only busy ones).
+  const bool governs = !options_.listen.empty();
+  if (governs) FollowLiveConfig();
+  auto push = [&](transport::Client& client) {
+    if (!governs) return;
+    if (Status pushed = PushLiveConfig(client, options_.config); !pushed.ok()) {
+      Log("relay: the origin relay " + address + " keeps its own knobs: " + pushed.ToString());
+    }
+  };
+  if (auto it = peers_.find(address); it != peers_.end()) {
+    push(*it->second->client);
+    return it->second;
+  }
   transport::Config config = options_.config;
   ARTUNE_ASSIGN_OR_RETURN(auto client,
                           transport::Client::Connect(config, address, options_.credentials));
+  push(*client);
   auto peer = std::make_shared<Peer>();
   peer->address = address;
   peer->client = std::move(client);
   std::lock_guard lock(stats_mutex_);
   peers_[address] = peer;
   return peer;
+}
+
+Status RelayImpl::PushLiveConfig(transport::Client& client, const transport::Config& config) {
+  const transport::Config agreed = client.config();
+  transport::Config wanted = agreed;
+  for (const transport::Knob& knob : transport::Knobs()) {
+    if (knob.live) knob.set(wanted, knob.get(config));
+  }
+  if (transport::ConfigToMap(wanted) == transport::ConfigToMap(agreed)) return Status::Ok();
+  return client.Reconfigure(wanted);
+}
+
+// Polled with the pings: the control plane changes the server's config without
+// telling its owner. The push runs off the loop (a control call per origin, which
+// may wait for a dead one's deadline); a newer change waits for the previous push.
+void RelayImpl::FollowLiveConfig() {
+  if (options_.listen.empty()) return;
+  auto server = servers_.find(HostOf(options_.listen));
+  if (server == servers_.end()) return;
+  const transport::Config live = server->second->config();
+  const auto before = transport::ConfigToMap(options_.config);
+  const auto after = transport::ConfigToMap(live);
+  if (before == after) return;
+  std::string changed;
+  for (const auto& [name, value] : after) {
+    if (before.at(name) != value) changed += (changed.empty() ? "" : ", ") + name + "=" + value;
+  }
+  options_.config = live;
+  // Origins carrying connections now; an idle one is told when it opens the next.
+  std::vector<std::shared_ptr<Peer>> peers;
+  for (const auto& [address, peer] : peers_) {
+    if (peer->conns > 0) peers.push_back(peer);
+  }
+  Log("relay: new knobs from the control plane (" + changed + "), for new messages both ways; " +
+      std::to_string(peers.size()) + " origin relay(s) told");
+  if (pusher_.joinable()) pusher_.join();
+  pusher_ = std::thread([this, live, peers = std::move(peers)] {
+    for (const std::shared_ptr<Peer>& peer : peers) {
+      if (Status pushed = PushLiveConfig(*peer->client, live); !pushed.ok()) {
+        Log("relay: the origin relay " + peer->address +
+            " keeps its old knobs: " + pushed.ToString());
+      }
+    }
+  });
 }
 
 void RelayImpl::DropPeer(const std::string& address) {

@@ -14,6 +14,12 @@
 // stops the sender and memory stays bounded. Half-close and resets pass through.
 // A peer relay that stops answering (Ping, every 250 ms) resets every connection
 // carried through it, so the program's calls fail instead of hanging.
+// Knobs: each link's transport server decides its protocols (the handshake gives
+// the server's values to both ends), so the target relay (the one beside the
+// program's server, started with `listen`) holds the knobs of both directions: at
+// connect, and whenever its server's live knobs change (`artune apply config --live`
+// on its address), it pushes them to the origin's return-path server. An origin's
+// own knobs govern only what is fixed when a transport starts (fabric, verbs_*).
 //
 // Threading: one event-loop thread owns every socket and connection; transport
 // handlers and call completions only queue events for it. counters() and

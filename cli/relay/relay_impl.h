@@ -121,6 +121,8 @@ class RelayImpl final : public Relay {
   std::string address() const override;
   std::string fabric() const override;
   RelayCounters counters() const override;
+  // The per-protocol counters of this relay's clients, past and present (any thread).
+  transport::Stats ClientStats() const;
   void Shutdown() override;
 
  private:
@@ -141,6 +143,11 @@ class RelayImpl final : public Relay {
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
   Result<std::string> ReturnAddressToward(const std::string& host);
+  // Target role: the live knobs of this relay's server (`artune apply config
+  // --live`) also govern what it sends back, so they are pushed to the origins'
+  // return-path servers, at connect and whenever they change.
+  void FollowLiveConfig();
+  static Status PushLiveConfig(transport::Client& client, const transport::Config& config);
   void Log(const std::string& line) const;
   // relay_conns.cc
   Conn* FindConn(Toward self, uint64_t session, uint64_t conn);
@@ -172,6 +179,7 @@ class RelayImpl final : public Relay {
   int wake_fd_ = -1;
   int control_fd_ = -1;
   std::thread loop_;
+  std::thread pusher_;  // the last FollowLiveConfig push to every peer
   std::atomic<bool> stopping_{false};
 
   mutable std::mutex inbox_mutex_;

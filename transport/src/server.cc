@@ -340,6 +340,10 @@ class ServerImpl final : public Server, public control::Control::Service {
     return config_;
   }
   Stats stats() const override { return stats_.Snapshot(); }
+  void SetExtraStats(std::function<Stats()> source) override {
+    std::lock_guard lock(extra_stats_mutex_);
+    extra_stats_ = std::move(source);
+  }
   Allocator& allocator() override { return allocator_; }
 
   void Shutdown() override {
@@ -375,7 +379,21 @@ class ServerImpl final : public Server, public control::Control::Service {
   grpc::Status GetStats(grpc::ServerContext* context, const control::StatsRequest*,
                         control::StatsResponse* response) override {
     if (grpc::Status denied = Authorize(context); !denied.ok()) return denied;
-    *response = ToProto(stats_.Snapshot());
+    Stats stats = stats_.Snapshot();
+    {
+      std::lock_guard lock(extra_stats_mutex_);
+      if (extra_stats_) {
+        const Stats extra = extra_stats_();
+        for (int p = 0; p < kProtocolCount; ++p) {
+          stats.by_protocol[p].slices += extra.by_protocol[p].slices;
+          stats.by_protocol[p].bytes += extra.by_protocol[p].bytes;
+        }
+        stats.calls_started += extra.calls_started;
+        stats.calls_completed += extra.calls_completed;
+        stats.calls_failed += extra.calls_failed;
+      }
+    }
+    *response = ToProto(stats);
     return grpc::Status::OK;
   }
 
@@ -582,6 +600,8 @@ class ServerImpl final : public Server, public control::Control::Service {
   std::string local_endpoint_;
   std::string local_identity_;
   StatsRecorder stats_;
+  std::mutex extra_stats_mutex_;
+  std::function<Stats()> extra_stats_;  // SetExtraStats
   std::set<std::shared_ptr<Connection>> connections_;
   std::shared_mutex handlers_mutex_;
   std::unordered_map<std::string, std::shared_ptr<const Registered>> handlers_;

@@ -202,6 +202,13 @@ class Server {
   virtual Status Reconfigure(const Config& config) = 0;
   virtual Config config() const = 0;
   virtual Stats stats() const = 0;
+  // Counters the control plane's GetStats (QueryServerStats, `artune dashboard
+  // --server`) adds to this server's own: by_protocol and calls_*; stats() stays
+  // this server's alone. For a program whose traffic this server carries one way
+  // and its clients the other (`artune relay`), so a watcher sees both. `source`
+  // runs on a control-plane thread, must be thread-safe and outlive the server (or
+  // be replaced with an empty function before it goes).
+  virtual void SetExtraStats(std::function<Stats()> source) = 0;
   virtual Allocator& allocator() = 0;
   // Stops accepting, fails calls in flight with kCancelled, joins all threads.
   virtual void Shutdown() = 0;
