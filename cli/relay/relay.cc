@@ -19,12 +19,24 @@ namespace {
 
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
 constexpr auto kPingTimeout = std::chrono::milliseconds(750);
+// A ping that fails because the connection is lost (a killed relay) resets the
+// peer's connections at once. One that only times out does so when the peer has
+// answered none for this long (a hung relay): on a slow or saturated link a ping
+// can wait behind megabytes of reads (Soft-RoCE under TCG: over a second), and
+// that peer is alive.
+constexpr auto kPeerSilenceLimit = std::chrono::seconds(5);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
 // How long a dropped peer's client lives on, so the resets just sent to it go out.
 constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
 // How long the Open handler waits for the loop's verdict (which may include
 // dialling the origin relay back: the transport's connect deadline bounds that).
 constexpr auto kOpenVerdictWait = std::chrono::seconds(15);
+
+int64_t SteadyNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 std::string HostOf(const std::string& address) {
   std::string host = address.substr(0, address.rfind(':'));
@@ -300,15 +312,23 @@ void RelayImpl::PingPeers() {
     return last_ping_ - retired.first > kRetiredPeerLife;
   });
   for (auto& [address, peer] : peers_) {
-    if (peer->conns == 0 || peer->ping_in_flight) continue;
-    peer->ping_in_flight = true;
-    std::weak_ptr<Peer> weak = peer;
+    if (peer->conns == 0) peer->ping->last_answer_ns = SteadyNanos();  // nothing to answer for
+    if (peer->conns == 0 || peer->ping->in_flight) continue;
+    peer->ping->in_flight = true;
     peer->client->CallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
-                            [this, weak, address](Result<transport::Message> reply) {
-                              if (auto alive = weak.lock()) alive->ping_in_flight = false;
-                              if (!reply.ok()) {
-                                Post(PeerDeadEvent{address, reply.status().ToString()});
+                            [this, ping = peer->ping, address](Result<transport::Message> reply) {
+                              const int64_t now = SteadyNanos();
+                              ping->in_flight = false;
+                              if (reply.ok()) {
+                                ping->last_answer_ns = now;
+                                return;
                               }
+                              if (reply.status().code() == ErrorCode::kTimeout &&
+                                  now - ping->last_answer_ns.load() <
+                                      std::chrono::nanoseconds(kPeerSilenceLimit).count()) {
+                                return;  // slow, not silent for long: ask again
+                              }
+                              Post(PeerDeadEvent{address, reply.status().ToString()});
                             });
   }
 }
@@ -337,6 +357,7 @@ Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
   auto peer = std::make_shared<Peer>();
   peer->address = address;
   peer->client = std::move(client);
+  peer->ping->last_answer_ns = SteadyNanos();
   std::lock_guard lock(stats_mutex_);
   peers_[address] = peer;
   return peer;

@@ -12,8 +12,9 @@
 // slice of its own; per connection and direction at most `window` bytes are in
 // flight or queued (the receiver acknowledges what it wrote), so a slow reader
 // stops the sender and memory stays bounded. Half-close and resets pass through.
-// A peer relay that stops answering (Ping, every 250 ms) resets every connection
-// carried through it, so the program's calls fail instead of hanging.
+// A peer relay whose connection is lost, or that answers no Ping (every 250 ms) for
+// 5 s, resets every connection carried through it, so the program's calls fail
+// instead of hanging; a slow ping alone does not.
 // Knobs: each link's transport server decides its protocols (the handshake gives
 // the server's values to both ends), so the target relay (the one beside the
 // program's server, started with `listen`) holds the knobs of both directions: at

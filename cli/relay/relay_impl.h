@@ -33,7 +33,16 @@ struct Peer {
   std::string return_address;  // origin role: where that relay pushes data back
   std::unique_ptr<transport::Client> client;
   size_t conns = 0;
-  std::atomic<bool> ping_in_flight{false};
+  // Shared with the ping completions, which run on transport threads: they hold
+  // this, never the Peer, because the last owner of a Peer destroys its client,
+  // which joins the thread the completion runs on.
+  struct PingState {
+    std::atomic<bool> in_flight{false};
+    // When the peer last answered a ping (or had nothing to answer for: no
+    // connections), steady_clock nanoseconds.
+    std::atomic<int64_t> last_answer_ns{0};
+  };
+  std::shared_ptr<PingState> ping = std::make_shared<PingState>();
 };
 
 // One carried connection as seen from one end: `self` is kOrigin for the program's

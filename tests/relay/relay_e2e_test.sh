@@ -5,6 +5,9 @@
 #           rendezvous/chunked; and with no relay on the port everything goes direct.
 #   dead    the relay killed while the workload runs: the workload fails within a
 #           few seconds (its calls fail), it does not hang.
+#   pause   the relay paused (SIGSTOP) for 2 s while the workload runs: its pings
+#           time out but it is alive, nothing is reset, the workload completes;
+#           paused for good (hung): the workload fails within 20 s, not hung.
 #   netns   two network namespaces joined by a veth pair (relays over tcp, token):
 #           stock gRPC bench client and server, 6 MiB payloads checked.
 #   token   the same, the client side without the token: the relay refuses, the
@@ -112,6 +115,45 @@ dead)
   check "it failed within 5 s, not hung (${elapsed_ms} ms)" test "$elapsed_ms" -lt 5000
   check "its error names the broken call" grep -qiE "unavailable|reset|closed|failed" \
     "$dir/run.err" "$dir/workload.out"
+  ;;
+pause)
+  start_relay relay 127.0.0.1:0
+  port=$(port_of "$dir/relay.json")
+  relay_pid=${pids[0]}
+  # paused_run SECONDS: the workload under artune run (15 s), the relay paused
+  # after 3 s (its connections carried by then) for SECONDS, or for good (0).
+  paused_run() {
+    "$artune" run --relay-port "$port" --output "$dir/carried.json" -- "$artune" workload \
+      --duration 15 --scale 0.1 --json >"$dir/workload.json" 2>"$dir/run.err" &
+    run_pid=$!
+    pids+=("$run_pid")
+    sleep 3
+    kill -STOP "$relay_pid"
+    stopped=$(date +%s%N)
+    if (($1 > 0)); then
+      sleep "$1"
+      kill -CONT "$relay_pid"
+    fi
+    for _ in $(seq 600); do kill -0 "$run_pid" 2>/dev/null || break; sleep 0.1; done
+    ended=$(date +%s%N)
+    wait "$run_pid"
+    rc=$?
+  }
+  paused_run 2
+  check "the workload outlived a relay paused for 2 s (exit $rc)" test "$rc" = 0
+  check "every tensor validated" jq -e '.validated == true' "$dir/workload.json"
+  check "its connections were carried" jq -e '.carried.connections >= 1' "$dir/carried.json"
+  check "artune run reset nothing" \
+    bash -c "! grep -q 'stopped answering' '$dir/run.err'"
+  paused_run 0
+  elapsed_ms=$(((ended - stopped) / 1000000))
+  check "with the relay hung the workload failed (exit $rc)" test "$rc" != 0
+  # 5 s without an answer, then the reset, and the program's reconnect (its connect
+  # asks artune run, which gives up on the hung relay): 20 s bounds it on a loaded host,
+  # below the workload's own 30 s call deadline.
+  check "it failed within 20 s, not hung (${elapsed_ms} ms)" test "$elapsed_ms" -lt 20000
+  check "artune run says the relay stopped answering" grep -q "stopped answering" "$dir/run.err"
+  kill -CONT "$relay_pid"
   ;;
 netns | token)
   if [[ $(id -u) -ne 0 ]] || ! command -v ip >/dev/null; then

@@ -238,9 +238,13 @@ TEST(ConfigLoaderTest, BadEnvironmentValueNamesTheVariable) {
 
 TEST(ConfigLoaderTest, UnknownArtuneVariablesAreWarningsNotErrors) {
   ConfigLoadOptions options;
-  options.environment = Environment{{"ARTUNE_EAGER_TRESHOLD", "1"},  {"ARTUNE_DB", "/tmp/x.db"},
-                                    {"ARTUNE_CONFIG", ""},           {"ARTUNE_LAB", "1"},
-                                    {"ARTUNE_LAB_QP_TIMEOUT", "17"}, {"OTHER_VARIABLE", "1"}};
+  options.environment = Environment{{"ARTUNE_EAGER_TRESHOLD", "1"},
+                                    {"ARTUNE_DB", "/tmp/x.db"},
+                                    {"ARTUNE_CONFIG", ""},
+                                    {"ARTUNE_LAB", "1"},
+                                    {"ARTUNE_LAB_QP_TIMEOUT", "17"},
+                                    {"OTHER_VARIABLE", "1"},
+                                    {"ARTUNE_RELAY_SOCKET", "/tmp/artune-run.sock"}};
   const auto loaded = LoadConfig(options);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   ASSERT_EQ(loaded->warnings.size(), 1u);

@@ -253,6 +253,9 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
       // Secrets are not knobs (credentials.h): the token and TLS files, which
       // `artune sweep --mpi` sets for itself, are read by the transport directly.
       if (name == "ARTUNE_TOKEN_FILE" || name.starts_with("ARTUNE_TLS_")) continue;
+      // `artune run` names its relay's socket to the programs it runs (and so to any
+      // artune command among them) in ARTUNE_RELAY_SOCKET: not a knob.
+      if (name == "ARTUNE_RELAY_SOCKET") continue;
       std::string warning = "environment variable " + name + " is not an artune knob";
       std::string as_knob_name;
       for (char c : std::string_view(name).substr(7)) {
