@@ -291,8 +291,8 @@ void AddSweepSearchFlags(CLI::App& command, SweepFlags& flags) {
   command.add_option("--knob", flags.plan.axes,
                      "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
                      "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2. "
-                     "Only knobs a running transport takes live (not fabric or verbs_*: "
-                     "`artune config show` marks them)");
+                     "Only knobs a running transport takes live (not fabric, idle_timeout_ms or "
+                     "verbs_*: `artune config show` marks them)");
   command.add_option("--scheme", flags.plan.scheme, "TF-gRPC-Bench payload scheme")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();
