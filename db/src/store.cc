@@ -14,6 +14,7 @@
 #include "cluster_store.h"
 #include "memory_copy.h"
 #include "migrations.h"
+#include "record_table.h"
 #include "sqlite.h"
 #include "store_internal.h"
 #include "sweep_store.h"
@@ -91,6 +92,8 @@ BenchRun ReadRunRow(const Statement& row) {
   return run;
 }
 
+constexpr RecordTable kRunTable = {"bench_runs", kRunColumns, "started_at", "bench run", "runs"};
+
 constexpr std::string_view kCaptureColumns =
     "id, started_at, backend, process, duration_s, lost_events, profile_json";
 
@@ -105,6 +108,9 @@ CaptureRecord ReadCaptureRow(const Statement& row) {
   capture.profile_json = row.ColumnText(6);
   return capture;
 }
+
+constexpr RecordTable kCaptureTable = {"captures", kCaptureColumns, "started_at", "capture",
+                                       "captures"};
 
 class SqliteStore final : public Store {
  public:
@@ -147,45 +153,19 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<BenchRun>> ListBenchRuns(int limit) override {
-    if (limit < 0) {
-      return Status::InvalidArgument("bench run list limit " + std::to_string(limit) +
-                                     " is negative: pass 0 for all runs or a positive count");
-    }
-    // One snapshot for the runs and their key/value rows.
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(
-        Statement select,
-        db_.Prepare("SELECT " + std::string(kRunColumns) +
-                    " FROM bench_runs ORDER BY started_at DESC, id DESC LIMIT ?"));
-    // SQLite reads a negative LIMIT as "no limit".
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-    std::vector<BenchRun> runs;
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) break;
-      runs.push_back(ReadRunRow(select));
-    }
-    for (BenchRun& run : runs) ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return runs;
+    return ListNewestFirst(db_, kRunTable, limit, ReadRunRow,
+                           [this](BenchRun& run) { return LoadPairs(run); });
   }
 
   Result<BenchRun> GetBenchRun(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kRunColumns) +
-                                                          " FROM bench_runs WHERE id = ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) {
+    ARTUNE_ASSIGN_OR_RETURN(std::optional<BenchRun> run,
+                            FindRecord(db_, kRunTable, id, ReadRunRow,
+                                       [this](BenchRun& found) { return LoadPairs(found); }));
+    if (!run) {
       return Status::NotFound("no bench run with id " + std::to_string(id) + " in " + db_.path() +
                               " (`artune results` lists the stored runs)");
     }
-    BenchRun run = ReadRunRow(select);
-    ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return run;
+    return std::move(*run);
   }
 
   Result<int64_t> InsertCapture(const CaptureRecord& capture) override {
@@ -219,42 +199,20 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<CaptureRecord>> ListCaptures(int limit) override {
-    if (limit < 0) {
-      return Status::InvalidArgument("capture list limit " + std::to_string(limit) +
-                                     " is negative: pass 0 for all captures or a positive count");
-    }
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(
-        Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
-                                      " FROM captures ORDER BY started_at DESC, id DESC LIMIT ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-    std::vector<CaptureRecord> captures;
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) break;
-      captures.push_back(ReadCaptureRow(select));
-    }
-    for (CaptureRecord& capture : captures) ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return captures;
+    return ListNewestFirst(db_, kCaptureTable, limit, ReadCaptureRow,
+                           [this](CaptureRecord& capture) { return LoadMethodRows(capture); });
   }
 
   Result<CaptureRecord> GetCapture(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
-                                                          " FROM captures WHERE id = ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) {
+    ARTUNE_ASSIGN_OR_RETURN(
+        std::optional<CaptureRecord> capture,
+        FindRecord(db_, kCaptureTable, id, ReadCaptureRow,
+                   [this](CaptureRecord& found) { return LoadMethodRows(found); }));
+    if (!capture) {
       return Status::NotFound("no capture with id " + std::to_string(id) + " in " + db_.path() +
                               " (`artune captures` lists the stored captures)");
     }
-    CaptureRecord capture = ReadCaptureRow(select);
-    ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return capture;
+    return std::move(*capture);
   }
 
   Result<int64_t> InsertSweep(const SweepRecord& sweep) override {
