@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <limits>
 #include <system_error>
 
 #include "artune/db/store.h"
@@ -46,16 +45,6 @@ using sqlite::Transaction;
 constexpr int kBusyTimeoutMs = 5000;
 
 std::string NowIso8601Utc() { return Iso8601Utc(std::chrono::system_clock::now()); }
-
-Result<int64_t> CheckedInt64(uint64_t value, const char* field,
-                             std::string_view record = "bench run") {
-  if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::InvalidArgument(std::string(record) + " " + field + " " + std::to_string(value) +
-                                   " is past the store's limit of " +
-                                   std::to_string(std::numeric_limits<int64_t>::max()));
-  }
-  return static_cast<int64_t>(value);
-}
 
 uint64_t FileBytes(const std::string& path) {
   struct stat info {};
@@ -118,8 +107,8 @@ class SqliteStore final : public Store {
 
   Result<int64_t> InsertBenchRun(const BenchRun& run) override {
     ARTUNE_ASSIGN_OR_RETURN(int64_t payload_bytes,
-                            CheckedInt64(run.payload_bytes, "payload_bytes"));
-    ARTUNE_ASSIGN_OR_RETURN(int64_t rpcs, CheckedInt64(run.rpcs, "rpcs"));
+                            sweeps::CheckedCount(run.payload_bytes, "payload_bytes", "bench run"));
+    ARTUNE_ASSIGN_OR_RETURN(int64_t rpcs, sweeps::CheckedCount(run.rpcs, "rpcs", "bench run"));
     ARTUNE_ASSIGN_OR_RETURN(auto transaction,
                             Transaction::Begin(db_, Transaction::Kind::kImmediate));
 
@@ -177,7 +166,7 @@ class SqliteStore final : public Store {
                                      " has an empty profile_json: store the probe's profile");
     }
     ARTUNE_ASSIGN_OR_RETURN(int64_t lost_events,
-                            CheckedInt64(capture.lost_events, "lost_events", "capture"));
+                            sweeps::CheckedCount(capture.lost_events, "lost_events", "capture"));
     ARTUNE_ASSIGN_OR_RETURN(auto transaction,
                             Transaction::Begin(db_, Transaction::Kind::kImmediate));
     ARTUNE_ASSIGN_OR_RETURN(Statement insert, db_.Prepare("INSERT INTO captures (" +
@@ -327,11 +316,13 @@ class SqliteStore final : public Store {
         return Status::InvalidArgument("capture has a method row with an empty method name (" +
                                        row.direction + "): every row needs a method");
       }
-      ARTUNE_ASSIGN_OR_RETURN(int64_t messages, CheckedInt64(row.messages, "messages", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t bytes, CheckedInt64(row.bytes, "bytes", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t small, CheckedInt64(row.small, "small", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t medium, CheckedInt64(row.medium, "medium", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t large, CheckedInt64(row.large, "large", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t messages,
+                              sweeps::CheckedCount(row.messages, "messages", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t bytes, sweeps::CheckedCount(row.bytes, "bytes", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t small, sweeps::CheckedCount(row.small, "small", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t medium,
+                              sweeps::CheckedCount(row.medium, "medium", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t large, sweeps::CheckedCount(row.large, "large", "capture"));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(1, capture_id));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(2, row.method));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(3, row.direction));
@@ -378,20 +369,11 @@ class SqliteStore final : public Store {
   }
 
   Status LoadPairs(BenchRun& run) {
-    ARTUNE_RETURN_IF_ERROR(
-        LoadPairs("SELECT knob, value FROM bench_run_config WHERE run_id = ?", run.id, run.config));
-    return LoadPairs("SELECT name, value FROM bench_run_parameters WHERE run_id = ?", run.id,
-                     run.parameters);
-  }
-
-  Status LoadPairs(std::string_view sql, int64_t run_id, std::map<std::string, std::string>& out) {
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare(sql));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, run_id));
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) return Status::Ok();
-      out.emplace(select.ColumnText(0), select.ColumnText(1));
-    }
+    ARTUNE_RETURN_IF_ERROR(sweeps::LoadTextPairs(
+        db_, "SELECT knob, value FROM bench_run_config WHERE run_id = ?", run.id, run.config));
+    return sweeps::LoadTextPairs(db_,
+                                 "SELECT name, value FROM bench_run_parameters WHERE run_id = ?",
+                                 run.id, run.parameters);
   }
 
   Database db_;
