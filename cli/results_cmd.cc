@@ -24,6 +24,7 @@
 #include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
+#include "record_json.h"
 #include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"
@@ -141,22 +142,13 @@ Status Show(const ResultsOptions& options, const Context& context) {
 // ---- sweeps ---------------------------------------------------------------
 
 ordered_json SweepJson(const db::SweepRecord& sweep) {
-  return {
-      {"id", sweep.id},
-      {"created_at", sweep.created_at},
-      {"finished_at", sweep.finished_at},
-      {"host", sweep.host},
-      {"peer", sweep.peer},
-      {"fabric", sweep.fabric},
-      {"objective", sweep.objective},
-      {"goal", sweep.goal},
-      {"strategy", sweep.strategy},
-      {"workload", sweep.workload},
-      {"search_space", sweep.search_space},
-      // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
-      {"background_load", sweep.background_load},
-      {"verdict", sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
-                                : ordered_json()}};
+  ordered_json j = {{"id", sweep.id}};
+  for (const auto& [name, field] : kSweepTextFields) j[name] = sweep.*field;
+  // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
+  j["background_load"] = sweep.background_load;
+  j["verdict"] = sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
+                               : ordered_json();
+  return j;
 }
 
 // The distinct values a knob takes over the trials, in numeric order.
