@@ -128,14 +128,8 @@ Result<int64_t> InsertCluster(Database& db, const ClusterRecord& cluster, const 
 }
 
 Status FinishCluster(Database& db, int64_t cluster_id, const std::string& now) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
-  ARTUNE_RETURN_IF_ERROR(ClusterRanks(db, cluster_id).status());
-  ARTUNE_ASSIGN_OR_RETURN(Statement update,
-                          db.Prepare("UPDATE clusters SET finished_at = ? WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(1, now));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(2, cluster_id));
-  ARTUNE_RETURN_IF_ERROR(update.Run());
-  return transaction.Commit();
+  return MarkFinished(db, kClusterTable, cluster_id, now,
+                      [&] { return ClusterRanks(db, cluster_id).status(); });
 }
 
 Result<std::vector<ClusterRecord>> ListClusters(Database& db, int limit) {

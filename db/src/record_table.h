@@ -1,7 +1,7 @@
 // Listing and reading back the store's top-level records (bench runs, captures,
 // sweeps, cluster runs) alike: a table of rows with an id and a time, each row read
 // into a record and then completed from its child tables (key/value pairs, method
-// rows), all in one read snapshot.
+// rows), all in one read snapshot; and marking a sweep or cluster run finished.
 //
 // Threading: as Database (one thread at a time).
 #pragma once
@@ -80,6 +80,24 @@ auto FindRecord(sqlite::Database& db, const RecordTable& table, int64_t id, Read
   ARTUNE_RETURN_IF_ERROR(complete(record));
   ARTUNE_RETURN_IF_ERROR(transaction.Commit());
   return std::optional<Record>(std::move(record));
+}
+
+// Sets finished_at to `now` on the record of `table` with `id`, in one write
+// transaction, once `exists()` (a Status: kNotFound naming the record when there
+// is none) passed. Errors: that one; the database's.
+template <typename Exists>
+Status MarkFinished(sqlite::Database& db, const RecordTable& table, int64_t id,
+                    const std::string& now, Exists exists) {
+  ARTUNE_ASSIGN_OR_RETURN(auto transaction,
+                          sqlite::Transaction::Begin(db, sqlite::Transaction::Kind::kImmediate));
+  ARTUNE_RETURN_IF_ERROR(exists());
+  ARTUNE_ASSIGN_OR_RETURN(
+      sqlite::Statement update,
+      db.Prepare("UPDATE " + std::string(table.table) + " SET finished_at = ? WHERE id = ?"));
+  ARTUNE_RETURN_IF_ERROR(update.Bind(1, now));
+  ARTUNE_RETURN_IF_ERROR(update.Bind(2, id));
+  ARTUNE_RETURN_IF_ERROR(update.Run());
+  return transaction.Commit();
 }
 
 }  // namespace artune::db

@@ -267,14 +267,8 @@ Result<int64_t> InsertSweep(Database& db, const SweepRecord& sweep, const std::s
 }
 
 Status FinishSweep(Database& db, int64_t sweep_id, const std::string& now) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
-  ARTUNE_RETURN_IF_ERROR(SweepGoal(db, sweep_id).status());
-  ARTUNE_ASSIGN_OR_RETURN(Statement update,
-                          db.Prepare("UPDATE sweeps SET finished_at = ? WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(1, now));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(2, sweep_id));
-  ARTUNE_RETURN_IF_ERROR(update.Run());
-  return transaction.Commit();
+  return MarkFinished(db, kSweepTable, sweep_id, now,
+                      [&] { return SweepGoal(db, sweep_id).status(); });
 }
 
 Result<std::vector<SweepRecord>> ListSweeps(Database& db, int limit) {
