@@ -173,35 +173,50 @@ tuner::PairedCompareOptions CompareOptionsOf(const CompareFlags& flags) {
   return options;
 }
 
-Status Compare(const CompareFlags& flags, Context& context) {
-  tuner::PairedCompareOptions options = CompareOptionsOf(flags);
-  ARTUNE_RETURN_IF_ERROR(tuner::ValidatePairedCompareOptions(options));
-  ARTUNE_ASSIGN_OR_RETURN(const uint32_t background_load,
-                          tuner::ParseBackgroundLoad(flags.background_load));
+// What one compare measures: the two sides, the workload replayed over both and how.
+struct ComparePlan {
+  tuner::PairedCompareOptions options;
+  uint32_t background_load = 0;  // CPU hogs beside the measurement
   tuner::CompareSideSpec baseline{"default", "", Config{}};
   tuner::CompareSideSpec tuned{"tuned", "", Config{}};
+  std::optional<SweepChoice> choice;  // set with --sweep
+  Inflight inflight;
+  tuner::Workload workload;
+};
+
+// Resolves the flags into both sides' configs, the inflight and the workload.
+Result<ComparePlan> PlanCompare(const CompareFlags& flags, Context& context) {
+  ComparePlan plan;
+  plan.options = CompareOptionsOf(flags);
+  ARTUNE_RETURN_IF_ERROR(tuner::ValidatePairedCompareOptions(plan.options));
+  ARTUNE_ASSIGN_OR_RETURN(plan.background_load, tuner::ParseBackgroundLoad(flags.background_load));
   if (flags.baseline_path.empty()) {
-    baseline.source = "transport defaults";
+    plan.baseline.source = "transport defaults";
   } else {
-    ARTUNE_ASSIGN_OR_RETURN(baseline.config, LoadFileOnly(flags.baseline_path));
-    baseline.source = "file " + flags.baseline_path;
+    ARTUNE_ASSIGN_OR_RETURN(plan.baseline.config, LoadFileOnly(flags.baseline_path));
+    plan.baseline.source = "file " + flags.baseline_path;
   }
-  std::optional<SweepChoice> choice;
-  ARTUNE_ASSIGN_OR_RETURN(tuned.config,
-                          TunedConfig(flags, context, baseline.config, tuned.source, choice));
-  const Inflight inflight =
-      ReplayInflight(flags, choice ? std::optional<db::SweepRecord>(choice->sweep) : std::nullopt);
+  ARTUNE_ASSIGN_OR_RETURN(plan.tuned.config, TunedConfig(flags, context, plan.baseline.config,
+                                                         plan.tuned.source, plan.choice));
+  plan.inflight = ReplayInflight(
+      flags, plan.choice ? std::optional<db::SweepRecord>(plan.choice->sweep) : std::nullopt);
   if (!flags.fabric.empty()) {
-    for (tuner::CompareSideSpec* side : {&baseline, &tuned}) {
+    for (tuner::CompareSideSpec* side : {&plan.baseline, &plan.tuned}) {
       ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", flags.fabric));
     }
   }
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, BuildWorkload(flags, context));
+  ARTUNE_ASSIGN_OR_RETURN(plan.workload, BuildWorkload(flags, context));
+  plan.options.replay.inflight = plan.inflight.calls;
+  return plan;
+}
 
+// Measures both sides, interleaved, with the plan's hogs beside them; progress on
+// stderr when the context shows it.
+Result<tuner::PairedCompareResult> MeasureCompare(const CompareFlags& flags, Context& context,
+                                                  ComparePlan& plan) {
   const bool progress = ShowProgress(context);
-  options.replay.inflight = inflight.calls;
   if (progress) {
-    options.progress = [&flags](uint32_t repeat, const std::string& side) {
+    plan.options.progress = [&flags](uint32_t repeat, const std::string& side) {
       std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
                    side.c_str());
       std::fflush(stderr);
@@ -210,116 +225,148 @@ Status Compare(const CompareFlags& flags, Context& context) {
   // The hogs run while both sides are measured and are gone before anything is
   // printed (the destructor stops them on an error too).
   ARTUNE_ASSIGN_OR_RETURN(tuner::BackgroundLoad load,
-                          tuner::BackgroundLoad::Start(background_load));
+                          tuner::BackgroundLoad::Start(plan.background_load));
   Result<tuner::PairedCompareResult> measured =
-      tuner::RunPairedCompare(baseline, tuned, workload, options);
+      tuner::RunPairedCompare(plan.baseline, plan.tuned, plan.workload, plan.options);
   load.Stop();
   if (progress) std::fprintf(stderr, "\r\033[K");
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared, std::move(measured));
+  return measured;
+}
 
+ordered_json CompareSideJson(const tuner::CompareSide& side) {
+  const tuner::CompareSideSummary& s = side.summary;
+  ordered_json runs = ordered_json::array(), passes = ordered_json::array();
+  for (const auto& run : side.runs) {
+    runs.push_back(tuner::PassMilliseconds(run));
+    passes.push_back(run.passes);
+  }
+  return ordered_json{{"source", side.spec.source},
+                      {"fabric", side.fabric},
+                      {"config", transport::ConfigToMap(side.spec.config)},
+                      {"workload_ms", s.workload_ms},
+                      {"workload_ms_per_repeat", runs},
+                      {"passes_per_repeat", passes},
+                      {"latency_p50_us", s.p50_us},
+                      {"latency_p99_us", s.p99_us},
+                      {"bandwidth_mbps", s.mbps},
+                      {"cpu_cores", s.cpu_cores},
+                      {"calls", s.calls},
+                      {"validated", s.validated}};
+}
+
+void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
+                      const tuner::PairedCompareResult& compared) {
+  const tuner::Workload& workload = plan.workload;
+  const std::optional<SweepChoice>& choice = plan.choice;
+  ordered_json out;
+  out["workload"] = workload.description;
+  out["layout"] = LayoutJson(workload);
+  out["messages"] = workload.messages.size();
+  out["workload_bytes"] = workload.total_bytes;
+  out["repeats"] = flags.repeats;
+  out["rounds"] = flags.rounds;
+  out["duration_s"] = flags.duration_s;
+  out["inflight"] = plan.inflight.calls;
+  out["inflight_source"] = plan.inflight.source;
+  out["background_load"] = plan.background_load;
+  out["default"] = CompareSideJson(compared.baseline);
+  out["tuned"] = CompareSideJson(compared.tuned);
+  // With --sweep: which of its configs this is ("final_remeasurement": the one its
+  // verdict chose; "best_trial": no verdict named one) and its stored trial.
+  out["tuned"]["sweep_winner"] =
+      choice ? ordered_json{{"sweep_id", choice->sweep.id},
+                            {"knobs", KnobsJson(choice->knobs)},
+                            {"chosen_by",
+                             choice->chosen_by_verdict ? "final_remeasurement" : "best_trial"},
+                            {"trial_id",
+                             choice->trial ? ordered_json(choice->trial->id) : ordered_json()}}
+             : ordered_json();
+  out["speedup"] = compared.speedup;
+  out["paired_speedups"] = compared.paired_speedups;
+  out["paired_speedup"] = PairedEstimateJson(compared.verdict.estimate);
+  // faster | slower: the interval of the paired median clears 1; within_noise;
+  // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
+  out["verdict"] = tuner::PairedOutcomeName(compared.verdict.outcome);
+  out["consistent"] =
+      !compared.paired_speedups.empty() && (compared.paired_low > 1 || compared.paired_high < 1);
+  std::cout << out.dump(2) << "\n";
+}
+
+// The header: the workload, the inflight, the load, the layout and both sides' sources.
+void PrintCompareHeader(const CompareFlags& flags, const ComparePlan& plan) {
+  const tuner::Workload& workload = plan.workload;
+  std::cout << "workload  " << workload.description << ": " << workload.messages.size()
+            << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
+            << flags.repeats << " repeats x " << flags.rounds << "+ passes over "
+            << flags.duration_s << "+ s each, interleaved\n"
+            << "inflight  " << plan.inflight.calls << " calls (" << plan.inflight.text << ")\n";
+  if (plan.background_load > 0) {
+    std::cout << "load      " << plan.background_load << " CPU hog"
+              << (plan.background_load == 1 ? "" : "s")
+              << " beside the measurement (--background-load)\n";
+  }
+  for (const std::string& line : tuner::DescribeLayout(workload)) {
+    std::cout << "layout    " << line << "\n";
+  }
+  std::cout << "default   " << plan.baseline.source << "\n"
+            << "tuned     " << plan.tuned.source << "\n\n";
+}
+
+// The side-by-side table: the knobs that differ (and the two size thresholds
+// always), then what each side measured.
+void PrintCompareTable(const ComparePlan& plan, const tuner::PairedCompareResult& compared) {
   const tuner::CompareSideSummary& base = compared.baseline.summary;
   const tuner::CompareSideSummary& tune = compared.tuned.summary;
-  const tuner::PairedVerdict& verdict = compared.verdict;
-  if (flags.json) {
-    auto side_json = [&](const tuner::CompareSide& side) {
-      const tuner::CompareSideSummary& s = side.summary;
-      ordered_json runs = ordered_json::array(), passes = ordered_json::array();
-      for (const auto& run : side.runs) {
-        runs.push_back(tuner::PassMilliseconds(run));
-        passes.push_back(run.passes);
-      }
-      return ordered_json{{"source", side.spec.source},
-                          {"fabric", side.fabric},
-                          {"config", transport::ConfigToMap(side.spec.config)},
-                          {"workload_ms", s.workload_ms},
-                          {"workload_ms_per_repeat", runs},
-                          {"passes_per_repeat", passes},
-                          {"latency_p50_us", s.p50_us},
-                          {"latency_p99_us", s.p99_us},
-                          {"bandwidth_mbps", s.mbps},
-                          {"cpu_cores", s.cpu_cores},
-                          {"calls", s.calls},
-                          {"validated", s.validated}};
-    };
-    ordered_json out;
-    out["workload"] = workload.description;
-    out["layout"] = LayoutJson(workload);
-    out["messages"] = workload.messages.size();
-    out["workload_bytes"] = workload.total_bytes;
-    out["repeats"] = flags.repeats;
-    out["rounds"] = flags.rounds;
-    out["duration_s"] = flags.duration_s;
-    out["inflight"] = inflight.calls;
-    out["inflight_source"] = inflight.source;
-    out["background_load"] = background_load;
-    out["default"] = side_json(compared.baseline);
-    out["tuned"] = side_json(compared.tuned);
-    // With --sweep: which of its configs this is ("final_remeasurement": the one its
-    // verdict chose; "best_trial": no verdict named one) and its stored trial.
-    out["tuned"]["sweep_winner"] =
-        choice ? ordered_json{{"sweep_id", choice->sweep.id},
-                              {"knobs", KnobsJson(choice->knobs)},
-                              {"chosen_by",
-                               choice->chosen_by_verdict ? "final_remeasurement" : "best_trial"},
-                              {"trial_id",
-                               choice->trial ? ordered_json(choice->trial->id) : ordered_json()}}
-               : ordered_json();
-    out["speedup"] = compared.speedup;
-    out["paired_speedups"] = compared.paired_speedups;
-    out["paired_speedup"] = PairedEstimateJson(verdict.estimate);
-    // faster | slower: the interval of the paired median clears 1; within_noise;
-    // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
-    out["verdict"] = tuner::PairedOutcomeName(verdict.outcome);
-    out["consistent"] =
-        !compared.paired_speedups.empty() && (compared.paired_low > 1 || compared.paired_high < 1);
-    std::cout << out.dump(2) << "\n";
-  } else {
-    std::cout << "workload  " << workload.description << ": " << workload.messages.size()
-              << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
-              << flags.repeats << " repeats x " << flags.rounds << "+ passes over "
-              << flags.duration_s << "+ s each, interleaved\n"
-              << "inflight  " << inflight.calls << " calls (" << inflight.text << ")\n";
-    if (background_load > 0) {
-      std::cout << "load      " << background_load << " CPU hog"
-                << (background_load == 1 ? "" : "s")
-                << " beside the measurement (--background-load)\n";
-    }
-    for (const std::string& line : tuner::DescribeLayout(workload)) {
-      std::cout << "layout    " << line << "\n";
-    }
-    std::cout << "default   " << baseline.source << "\n"
-              << "tuned     " << tuned.source << "\n\n";
-    std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
-    for (const transport::Knob& knob : transport::Knobs()) {
-      const uint64_t a = knob.get(baseline.config), b = knob.get(tuned.config);
-      if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size") continue;
-      rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
-                      transport::FormatKnobValue(knob, b)});
-    }
-    rows.push_back({"fabric in use", compared.baseline.fabric, compared.tuned.fabric});
-    rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
-    rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
-    rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
-    rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
-    rows.push_back({"cpu (cores)", Fixed(base.cpu_cores, 2), Fixed(tune.cpu_cores, 2)});
-    rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
-    rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
-    PrintTable(rows, {false, true, true}, std::cout);
-    std::cout << "\ntuned vs default: workload pass " << Fixed(compared.speedup, 2) << "x "
-              << (compared.speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
-              << "; paired repeats " << Fixed(compared.paired_low, 2) << "x.."
-              << Fixed(compared.paired_high, 2) << "x)\n";
-    if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
-      std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
-                << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";
-    } else {
-      std::cout << "  paired: median " << Fixed(verdict.estimate.median, 3) << "x, "
-                << static_cast<int>(verdict.estimate.achieved_confidence * 100 + 0.5)
-                << " % interval " << Fixed(verdict.estimate.low, 3) << "x.."
-                << Fixed(verdict.estimate.high, 3) << "x over " << verdict.estimate.count
-                << " pairs: " << PairedOutcomeText(verdict.outcome) << "\n";
-    }
+  std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
+  for (const transport::Knob& knob : transport::Knobs()) {
+    const uint64_t a = knob.get(plan.baseline.config), b = knob.get(plan.tuned.config);
+    if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size") continue;
+    rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
+                    transport::FormatKnobValue(knob, b)});
   }
+  rows.push_back({"fabric in use", compared.baseline.fabric, compared.tuned.fabric});
+  rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
+  rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
+  rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
+  rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
+  rows.push_back({"cpu (cores)", Fixed(base.cpu_cores, 2), Fixed(tune.cpu_cores, 2)});
+  rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
+  rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
+  PrintTable(rows, {false, true, true}, std::cout);
+}
+
+// The speedup line and the paired verdict under it.
+void PrintCompareVerdict(const CompareFlags& flags, const tuner::PairedCompareResult& compared) {
+  const tuner::PairedVerdict& verdict = compared.verdict;
+  std::cout << "\ntuned vs default: workload pass " << Fixed(compared.speedup, 2) << "x "
+            << (compared.speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
+            << "; paired repeats " << Fixed(compared.paired_low, 2) << "x.."
+            << Fixed(compared.paired_high, 2) << "x)\n";
+  if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
+    std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
+              << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";
+  } else {
+    std::cout << "  paired: median " << Fixed(verdict.estimate.median, 3) << "x, "
+              << static_cast<int>(verdict.estimate.achieved_confidence * 100 + 0.5)
+              << " % interval " << Fixed(verdict.estimate.low, 3) << "x.."
+              << Fixed(verdict.estimate.high, 3) << "x over " << verdict.estimate.count
+              << " pairs: " << PairedOutcomeText(verdict.outcome) << "\n";
+  }
+}
+
+Status Compare(const CompareFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(ComparePlan plan, PlanCompare(flags, context));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared,
+                          MeasureCompare(flags, context, plan));
+  if (flags.json) {
+    PrintCompareJson(flags, plan, compared);
+  } else {
+    PrintCompareHeader(flags, plan);
+    PrintCompareTable(plan, compared);
+    PrintCompareVerdict(flags, compared);
+  }
+  const tuner::CompareSideSummary& base = compared.baseline.summary;
+  const tuner::CompareSideSummary& tune = compared.tuned.summary;
   if (!base.validated || !tune.validated) {
     return Status::Corruption("a replayed call failed validation: " +
                               (base.validated ? tune.validation_error : base.validation_error));

@@ -330,6 +330,44 @@ Status Bench(const BenchFlags& flags, Context& context) {
   return not_stored;
 }
 
+// The payload each call carries: the TF-gRPC-Bench scheme, its buffer classes and
+// sizes, and the seed.
+void AddBenchPayloadFlags(CLI::App& command, BenchFlags& flags) {
+  command
+      .add_option("--scheme", flags.scheme,
+                  "uniform (buffers split evenly over --classes), random (>= 2 classes, "
+                  "random placement), skew (classes by --skew weights)")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  command.add_option("--classes", flags.classes,
+                     "Buffer classes: S [1 B,1 KiB), M [1 KiB,1 MiB), L [1 MiB,10 MiB], e.g. "
+                     "S,M,L (default: S for uniform, S,M,L for random; skew ignores it)");
+  command.add_option("--buffers", flags.buffers, "Buffers per payload")
+      ->check(CLI::Range(1u, tuner::kMaxBuffers))
+      ->capture_default_str();
+  command.add_option("--small-bytes", flags.small_bytes, "Size of a Small buffer (1..1023)")
+      ->capture_default_str();
+  command
+      .add_option("--medium-bytes", flags.medium_bytes, "Size of a Medium buffer (1024..1048575)")
+      ->capture_default_str();
+  command
+      .add_option("--large-bytes", flags.large_bytes, "Size of a Large buffer (1048576..10485760)")
+      ->capture_default_str();
+  command
+      .add_option("--size-mode", flags.size_mode,
+                  "fixed (every buffer of a class has the class size) or random (seeded "
+                  "uniform sizes over each class's range)")
+      ->check(CLI::IsMember({"fixed", "random"}))
+      ->capture_default_str();
+  command
+      .add_option("--skew", flags.skew,
+                  "Skew bias: large (S,M,L = 10,30,60), medium (20,60,20), small (60,30,10), "
+                  "or three weights S,M,L such as 5,15,80")
+      ->capture_default_str();
+  command.add_option("--seed", flags.seed, "Payload seed (same seed, same payload)")
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void RegisterBench(CLI::App& root, Context& context) {
@@ -351,40 +389,7 @@ void RegisterBench(CLI::App& root, Context& context) {
                    "client calls every server; RPC/s)")
       ->check(CLI::IsMember({"latency", "bandwidth", "ps"}))
       ->capture_default_str();
-  command
-      ->add_option("--scheme", flags->scheme,
-                   "uniform (buffers split evenly over --classes), random (>= 2 classes, "
-                   "random placement), skew (classes by --skew weights)")
-      ->check(CLI::IsMember({"uniform", "random", "skew"}))
-      ->capture_default_str();
-  command->add_option("--classes", flags->classes,
-                      "Buffer classes: S [1 B,1 KiB), M [1 KiB,1 MiB), L [1 MiB,10 MiB], e.g. "
-                      "S,M,L (default: S for uniform, S,M,L for random; skew ignores it)");
-  command->add_option("--buffers", flags->buffers, "Buffers per payload")
-      ->check(CLI::Range(1u, tuner::kMaxBuffers))
-      ->capture_default_str();
-  command->add_option("--small-bytes", flags->small_bytes, "Size of a Small buffer (1..1023)")
-      ->capture_default_str();
-  command
-      ->add_option("--medium-bytes", flags->medium_bytes, "Size of a Medium buffer (1024..1048575)")
-      ->capture_default_str();
-  command
-      ->add_option("--large-bytes", flags->large_bytes,
-                   "Size of a Large buffer (1048576..10485760)")
-      ->capture_default_str();
-  command
-      ->add_option("--size-mode", flags->size_mode,
-                   "fixed (every buffer of a class has the class size) or random (seeded "
-                   "uniform sizes over each class's range)")
-      ->check(CLI::IsMember({"fixed", "random"}))
-      ->capture_default_str();
-  command
-      ->add_option("--skew", flags->skew,
-                   "Skew bias: large (S,M,L = 10,30,60), medium (20,60,20), small (60,30,10), "
-                   "or three weights S,M,L such as 5,15,80")
-      ->capture_default_str();
-  command->add_option("--seed", flags->seed, "Payload seed (same seed, same payload)")
-      ->capture_default_str();
+  AddBenchPayloadFlags(*command, *flags);
   command->add_option("--warmup", flags->warmup_s, "Warm-up seconds (calls made, not measured)")
       ->capture_default_str();
   command->add_option("--duration", flags->duration_s, "Measured seconds")->capture_default_str();

@@ -14,6 +14,7 @@
 #include "artune/probes/profile_output.h"
 #include "command.h"
 #include "format.h"
+#include "record_json.h"
 #include "stored_list.h"
 
 namespace artune::cli {
@@ -60,14 +61,7 @@ ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
   j["bytes"] = totals.bytes;
   j["methods"] = ordered_json::array();
   for (const db::CaptureMethodRow& row : capture.methods) {
-    j["methods"].push_back({{"method", row.method},
-                            {"direction", row.direction},
-                            {"messages", row.messages},
-                            {"bytes", row.bytes},
-                            {"scheme", row.scheme},
-                            {"small", row.small},
-                            {"medium", row.medium},
-                            {"large", row.large}});
+    j["methods"].push_back(CaptureMethodJson<ordered_json>(row));
   }
   return j;
 }

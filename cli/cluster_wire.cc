@@ -3,6 +3,8 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "record_json.h"
+
 namespace artune::cli {
 namespace {
 
@@ -83,37 +85,19 @@ db::SweepVerdict VerdictFromJson(const json& j) {
 }
 
 json SweepToJson(const db::SweepRecord& sweep) {
-  return {{"created_at", sweep.created_at},
-          {"finished_at", sweep.finished_at},
-          {"host", sweep.host},
-          {"peer", sweep.peer},
-          {"fabric", sweep.fabric},
-          {"objective", sweep.objective},
-          {"goal", sweep.goal},
-          {"strategy", sweep.strategy},
-          {"workload", sweep.workload},
-          {"search_space", sweep.search_space},
-          {"default_knobs", sweep.default_knobs},
-          {"base_config", sweep.base_config},
-          {"parameters", sweep.parameters},
-          {"verdict", sweep.verdict ? VerdictToJson(*sweep.verdict) : json(nullptr)}};
+  json j;
+  for (const auto& [name, field] : kSweepTextFields) j[name] = sweep.*field;
+  j["default_knobs"] = sweep.default_knobs;
+  j["base_config"] = sweep.base_config;
+  j["parameters"] = sweep.parameters;
+  j["verdict"] = sweep.verdict ? VerdictToJson(*sweep.verdict) : json(nullptr);
+  return j;
 }
 
 db::SweepRecord SweepFromJson(const json& j) {
   db::SweepRecord sweep;
-  for (auto [field, name] : {std::pair{&sweep.created_at, "created_at"},
-                             {&sweep.finished_at, "finished_at"},
-                             {&sweep.host, "host"},
-                             {&sweep.peer, "peer"},
-                             {&sweep.fabric, "fabric"},
-                             {&sweep.objective, "objective"},
-                             {&sweep.goal, "goal"},
-                             {&sweep.strategy, "strategy"},
-                             {&sweep.workload, "workload"},
-                             {&sweep.search_space, "search_space"},
-                             {&sweep.default_knobs, "default_knobs"}}) {
-    *field = j.at(name).get<std::string>();
-  }
+  for (const auto& [name, field] : kSweepTextFields) sweep.*field = j.at(name).get<std::string>();
+  sweep.default_knobs = j.at("default_knobs").get<std::string>();
   sweep.base_config = j.at("base_config").get<std::map<std::string, std::string>>();
   sweep.parameters = j.at("parameters").get<std::map<std::string, std::string>>();
   if (!j.at("verdict").is_null()) sweep.verdict = VerdictFromJson(j.at("verdict"));
@@ -195,14 +179,7 @@ Result<db::ClusterLinkRecord> StoreLinkReport(db::Store& store, int64_t cluster_
 std::string EncodeCapture(const db::CaptureRecord& capture) {
   json methods = json::array();
   for (const db::CaptureMethodRow& row : capture.methods) {
-    methods.push_back({{"method", row.method},
-                       {"direction", row.direction},
-                       {"messages", row.messages},
-                       {"bytes", row.bytes},
-                       {"scheme", row.scheme},
-                       {"small", row.small},
-                       {"medium", row.medium},
-                       {"large", row.large}});
+    methods.push_back(CaptureMethodJson<json>(row));
   }
   return json{{"started_at", capture.started_at},
               {"backend", capture.backend},

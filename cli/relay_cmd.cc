@@ -1,11 +1,9 @@
 // artune relay: the per-host relay that carries `artune run` programs' connections
 // to the servers of this host over the embedded transport, until SIGINT/SIGTERM.
 // Thin over cli/relay/relay.h.
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstring>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +12,7 @@
 #include "knob_flags.h"
 #include "relay/relay.h"
 #include "relay/relay_wire.h"
+#include "server_flags.h"
 
 namespace artune::cli {
 namespace {
@@ -25,22 +24,12 @@ struct RelayFlags {
 };
 
 Status RunRelay(const RelayFlags& flags) {
-  // Block the stop signals before any thread exists (see serve_cmd.cc).
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+  const sigset_t stop_signals = BlockStopSignals();
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-  const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  const std::string token_path = transport::DefaultTokenPath();
-  if (!transport::IsLoopbackHost(host) && !std::filesystem::exists(token_path)) {
-    ARTUNE_RETURN_IF_ERROR(transport::CreateTokenFile(token_path).status());
-    std::cerr << "artune relay: created the token file " << token_path
-              << " (0600); the other hosts' relays and `artune run` need the same file: copy "
-                 "it there and point ARTUNE_TOKEN_FILE at it\n";
-  }
+  ARTUNE_RETURN_IF_ERROR(CreateTokenFileBeyondLoopback(
+      flags.listen, "artune relay",
+      "the other hosts' relays and `artune run` need the same file: copy it there and point "
+      "ARTUNE_TOKEN_FILE at it"));
   relay::RelayOptions options;
   options.config = loaded.config;
   ARTUNE_ASSIGN_OR_RETURN(options.credentials, transport::CredentialsFromEnvironment());

@@ -24,6 +24,7 @@
 #include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
+#include "record_json.h"
 #include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"
@@ -141,22 +142,13 @@ Status Show(const ResultsOptions& options, const Context& context) {
 // ---- sweeps ---------------------------------------------------------------
 
 ordered_json SweepJson(const db::SweepRecord& sweep) {
-  return {
-      {"id", sweep.id},
-      {"created_at", sweep.created_at},
-      {"finished_at", sweep.finished_at},
-      {"host", sweep.host},
-      {"peer", sweep.peer},
-      {"fabric", sweep.fabric},
-      {"objective", sweep.objective},
-      {"goal", sweep.goal},
-      {"strategy", sweep.strategy},
-      {"workload", sweep.workload},
-      {"search_space", sweep.search_space},
-      // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
-      {"background_load", sweep.background_load},
-      {"verdict", sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
-                                : ordered_json()}};
+  ordered_json j = {{"id", sweep.id}};
+  for (const auto& [name, field] : kSweepTextFields) j[name] = sweep.*field;
+  // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
+  j["background_load"] = sweep.background_load;
+  j["verdict"] = sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
+                               : ordered_json();
+  return j;
 }
 
 // The distinct values a knob takes over the trials, in numeric order.
@@ -273,67 +265,79 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
   return Status::Ok();
 }
 
-Status ShowSweep(const ResultsOptions& options, const Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store->GetSweep(options.sweep_id));
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store->ListTrials(sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> best, ChosenTrial(*store, sweep));
-  ARTUNE_ASSIGN_OR_RETURN(const std::optional<int64_t> cluster_id,
-                          tuner::FindClusterOfSweep(*store, sweep.id));
-  std::optional<db::TrialRecord> default_trial;
-  for (const db::TrialRecord& trial : trials) {
-    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) default_trial = trial;
-  }
-  const std::vector<std::string> eagers = AxisValues(trials, "eager_threshold");
-  const std::vector<std::string> chunks = AxisValues(trials, "chunk_size");
-  const bool heatmap = !eagers.empty() && !chunks.empty();
+// One sweep as `results --sweep` shows it: the stored records and what is derived
+// from them for the table and the heatmap.
+struct SweepView {
+  db::SweepRecord sweep;
+  std::vector<db::TrialRecord> trials;
+  std::optional<db::TrialRecord> best;           // the chosen trial (ChosenTrial)
+  std::optional<int64_t> cluster_id;             // the cluster run it measured a link of
+  std::optional<db::TrialRecord> default_trial;  // the trial of the default knobs
+  std::vector<std::string> eagers;               // heatmap rows
+  std::vector<std::string> chunks;               // heatmap columns
   // With more axes than the two, each cell is the point at the winner's values of
   // the others (HeatmapCell): say which, or a 3-axis map reads as the whole sweep.
   std::map<std::string, std::string> held;
-  if (best) {
-    for (const auto& [name, value] : best->knobs) {
-      if (name != "eager_threshold" && name != "chunk_size") held.emplace(name, value);
+
+  bool heatmap() const { return !eagers.empty() && !chunks.empty(); }
+};
+
+Result<SweepView> ReadSweepView(db::Store& store, int64_t sweep_id) {
+  SweepView view;
+  ARTUNE_ASSIGN_OR_RETURN(view.sweep, store.GetSweep(sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(view.trials, store.ListTrials(view.sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(view.best, ChosenTrial(store, view.sweep));
+  ARTUNE_ASSIGN_OR_RETURN(view.cluster_id, tuner::FindClusterOfSweep(store, view.sweep.id));
+  for (const db::TrialRecord& trial : view.trials) {
+    if (db::TrialKnobKey(trial.knobs) == view.sweep.default_knobs) view.default_trial = trial;
+  }
+  view.eagers = AxisValues(view.trials, "eager_threshold");
+  view.chunks = AxisValues(view.trials, "chunk_size");
+  if (view.best) {
+    for (const auto& [name, value] : view.best->knobs) {
+      if (name != "eager_threshold" && name != "chunk_size") view.held.emplace(name, value);
     }
   }
+  return view;
+}
 
-  if (options.json) {
-    ordered_json j;
-    j["sweep"] = SweepJson(sweep);
-    // The cluster run this sweep measured a link of; null for a sweep of its own.
-    j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
-    j["trials"] = ordered_json::array();
-    for (const db::TrialRecord& trial : trials) j["trials"].push_back(TrialJson(trial));
-    j["best"] = PickJson(best);
-    j["default"] = PickJson(default_trial);
-    AddVerdictJson(j, sweep.verdict);
-    if (heatmap) {
-      ordered_json cells = ordered_json::array();
-      for (const std::string& eager : eagers) {
-        ordered_json row = ordered_json::array();
-        for (const std::string& chunk : chunks) {
-          const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
-          row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
-                            ? ordered_json(cell->objective)
-                            : ordered_json(nullptr));
-        }
-        cells.push_back(row);
-      }
-      j["heatmap"] = {{"rows", "eager_threshold"},
-                      {"columns", "chunk_size"},
-                      {"row_values", eagers},
-                      {"column_values", chunks},
-                      {"held", held},
-                      {"cells", cells}};
-    } else {
-      j["heatmap"] = nullptr;
+ordered_json HeatmapJson(const SweepView& view) {
+  if (!view.heatmap()) return nullptr;
+  ordered_json cells = ordered_json::array();
+  for (const std::string& eager : view.eagers) {
+    ordered_json row = ordered_json::array();
+    for (const std::string& chunk : view.chunks) {
+      const db::TrialRecord* cell = HeatmapCell(view.trials, view.best, eager, chunk);
+      row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
+                        ? ordered_json(cell->objective)
+                        : ordered_json(nullptr));
     }
-    std::cout << j.dump(2) << "\n";
-    return Status::Ok();
+    cells.push_back(row);
   }
+  return {{"rows", "eager_threshold"},    {"columns", "chunk_size"}, {"row_values", view.eagers},
+          {"column_values", view.chunks}, {"held", view.held},       {"cells", cells}};
+}
 
+void PrintSweepJson(const SweepView& view) {
+  ordered_json j;
+  j["sweep"] = SweepJson(view.sweep);
+  // The cluster run this sweep measured a link of; null for a sweep of its own.
+  j["cluster_id"] = view.cluster_id ? ordered_json(*view.cluster_id) : ordered_json();
+  j["trials"] = ordered_json::array();
+  for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(TrialJson(trial));
+  j["best"] = PickJson(view.best);
+  j["default"] = PickJson(view.default_trial);
+  AddVerdictJson(j, view.sweep.verdict);
+  j["heatmap"] = HeatmapJson(view);
+  std::cout << j.dump(2) << "\n";
+}
+
+// The lines above the trial table: what was swept, how, under which load.
+void PrintSweepHeader(const SweepView& view) {
+  const db::SweepRecord& sweep = view.sweep;
   std::cout << "Sweep " << sweep.id << "  " << sweep.objective << " (" << sweep.goal << "), "
             << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
-            << sweep.peer << ", " << trials.size() << " trials"
+            << sweep.peer << ", " << view.trials.size() << " trials"
             << (sweep.finished_at.empty() ? " (unfinished: `artune sweep --resume " +
                                                 std::to_string(sweep.id) + "` continues it)"
                                           : "")
@@ -347,14 +351,20 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
                     : std::to_string(sweep.background_load) + " CPU hog" +
                           (sweep.background_load == 1 ? "" : "s") + " beside every measurement")
             << "\n";
-  if (cluster_id) {
-    std::cout << "Cluster       this sweep measured one link of cluster " << *cluster_id
-              << " (`artune results --cluster " << *cluster_id << "`)\n";
+  if (view.cluster_id) {
+    std::cout << "Cluster       this sweep measured one link of cluster " << *view.cluster_id
+              << " (`artune results --cluster " << *view.cluster_id << "`)\n";
   }
   std::cout << "\n";
+}
+
+// Every trial, the chosen one and the default noted.
+void PrintTrialTable(const SweepView& view) {
+  const std::optional<db::TrialRecord>& best = view.best;
+  const std::optional<db::TrialRecord>& default_trial = view.default_trial;
   std::vector<std::vector<std::string>> rows = {
       {"ID", "KNOBS", "STATUS", "OBJECTIVE", "CI LOW", "CI HIGH", "N", "NOTE"}};
-  for (const db::TrialRecord& trial : trials) {
+  for (const db::TrialRecord& trial : view.trials) {
     std::string note;
     if (best && trial.id == best->id) note = "best";
     if (default_trial && trial.id == default_trial->id)
@@ -367,53 +377,75 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   }
   PrintTable(rows, {true, false, false, true, true, true, true, false}, std::cout);
   std::cout << "\n";
-  if (best) {
-    std::cout << "Winner   " << db::TrialKnobKey(best->knobs) << "  "
-              << FormatNumber(best->objective, 2) << " [" << FormatNumber(best->ci_low, 2) << ", "
-              << FormatNumber(best->ci_high, 2) << "]\n";
+}
+
+// The chosen trial and the default, each with its interval.
+void PrintWinnerAndDefault(const SweepView& view) {
+  if (view.best) {
+    const db::TrialRecord& best = *view.best;
+    std::cout << "Winner   " << db::TrialKnobKey(best.knobs) << "  "
+              << FormatNumber(best.objective, 2) << " [" << FormatNumber(best.ci_low, 2) << ", "
+              << FormatNumber(best.ci_high, 2) << "]\n";
   } else {
     std::cout << "Winner   none (no trial validated)\n";
   }
-  if (default_trial) {
-    std::cout << "Default  " << db::TrialKnobKey(default_trial->knobs) << "  "
-              << FormatNumber(default_trial->objective, 2) << " ["
-              << FormatNumber(default_trial->ci_low, 2) << ", "
-              << FormatNumber(default_trial->ci_high, 2) << "]\n";
+  if (view.default_trial) {
+    const db::TrialRecord& default_trial = *view.default_trial;
+    std::cout << "Default  " << db::TrialKnobKey(default_trial.knobs) << "  "
+              << FormatNumber(default_trial.objective, 2) << " ["
+              << FormatNumber(default_trial.ci_low, 2) << ", "
+              << FormatNumber(default_trial.ci_high, 2) << "]\n";
   }
-  PrintVerdict(sweep, std::cout);
-  if (heatmap) {
-    std::cout << "\n" << sweep.objective << " by eager_threshold (rows) x chunk_size (columns)";
-    if (!held.empty()) {
-      std::string at;
-      for (const auto& [name, value] : held) at += (at.empty() ? "" : ", ") + name + "=" + value;
-      std::cout << " at the winner's " << at;
+}
+
+// The heatmap cell's text: the objective (* on the winner), or why there is none.
+std::string HeatmapCellText(const db::TrialRecord* cell,
+                            const std::optional<db::TrialRecord>& best) {
+  if (cell == nullptr) return "-";
+  if (cell->status == db::TrialStatus::kFailed) return "FAIL";
+  if (cell->status == db::TrialStatus::kInvalid) return "BAD";
+  return FormatNumber(cell->objective, 1) + (best && cell->id == best->id ? "*" : "");
+}
+
+// The text heatmap eager_threshold x chunk_size; the caller checks view.heatmap().
+void PrintHeatmap(const SweepView& view) {
+  std::cout << "\n" << view.sweep.objective << " by eager_threshold (rows) x chunk_size (columns)";
+  if (!view.held.empty()) {
+    std::string at;
+    for (const auto& [name, value] : view.held) {
+      at += (at.empty() ? "" : ", ") + name + "=" + value;
     }
-    std::cout << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
-    std::vector<std::vector<std::string>> grid;
-    std::vector<std::string> header = {"eager \\ chunk"};
-    for (const std::string& chunk : chunks) header.push_back(chunk);
-    grid.push_back(header);
-    for (const std::string& eager : eagers) {
-      std::vector<std::string> row = {eager};
-      for (const std::string& chunk : chunks) {
-        const db::TrialRecord* cell = HeatmapCell(trials, best, eager, chunk);
-        if (cell == nullptr) {
-          row.push_back("-");
-        } else if (cell->status == db::TrialStatus::kFailed) {
-          row.push_back("FAIL");
-        } else if (cell->status == db::TrialStatus::kInvalid) {
-          row.push_back("BAD");
-        } else {
-          row.push_back(FormatNumber(cell->objective, 1) +
-                        (best && cell->id == best->id ? "*" : ""));
-        }
-      }
-      grid.push_back(std::move(row));
-    }
-    std::vector<bool> right(grid.front().size(), true);
-    right[0] = false;
-    PrintTable(grid, right, std::cout);
+    std::cout << " at the winner's " << at;
   }
+  std::cout << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
+  std::vector<std::vector<std::string>> grid;
+  std::vector<std::string> header = {"eager \\ chunk"};
+  for (const std::string& chunk : view.chunks) header.push_back(chunk);
+  grid.push_back(header);
+  for (const std::string& eager : view.eagers) {
+    std::vector<std::string> row = {eager};
+    for (const std::string& chunk : view.chunks) {
+      row.push_back(HeatmapCellText(HeatmapCell(view.trials, view.best, eager, chunk), view.best));
+    }
+    grid.push_back(std::move(row));
+  }
+  std::vector<bool> right(grid.front().size(), true);
+  right[0] = false;
+  PrintTable(grid, right, std::cout);
+}
+
+Status ShowSweep(const ResultsOptions& options, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const SweepView view, ReadSweepView(*store, options.sweep_id));
+  if (options.json) {
+    PrintSweepJson(view);
+    return Status::Ok();
+  }
+  PrintSweepHeader(view);
+  PrintTrialTable(view);
+  PrintWinnerAndDefault(view);
+  PrintVerdict(view.sweep, std::cout);
+  if (view.heatmap()) PrintHeatmap(view);
   return Status::Ok();
 }
 

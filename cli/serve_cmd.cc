@@ -7,11 +7,9 @@
 // server i on PORT+2i+1. Loopback unless --listen names another address; then
 // authenticated (transport/credentials.h). On loopback without a token, the
 // embedded transport serves this user and root only.
-#include <pthread.h>
 #include <signal.h>
 
 #include <cstring>
-#include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -35,25 +33,11 @@ struct ServeFlags {
 };
 
 Status Serve(const ServeFlags& flags) {
-  // Block the stop signals before any server thread exists, so every thread
-  // inherits the mask and sigwait below is the only place they are delivered.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+  const sigset_t stop_signals = BlockStopSignals();
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-  // Beyond loopback every server authenticates (credentials.h): make the token
-  // file on first use, for the user to copy to the clients' hosts.
-  const std::string host = flags.listen.substr(0, flags.listen.rfind(':'));
-  const std::string token_path = transport::DefaultTokenPath();
-  if (!transport::IsLoopbackHost(host) && !std::filesystem::exists(token_path)) {
-    ARTUNE_RETURN_IF_ERROR(transport::CreateTokenFile(token_path).status());
-    std::cerr << "artune serve: created the token file " << token_path
-              << " (0600); clients need the same file: copy it to their hosts and point "
-                 "ARTUNE_TOKEN_FILE at it\n";
-  }
+  ARTUNE_RETURN_IF_ERROR(CreateTokenFileBeyondLoopback(
+      flags.listen, "artune serve",
+      "clients need the same file: copy it to their hosts and point ARTUNE_TOKEN_FILE at it"));
   ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
                           transport::CredentialsFromEnvironment());
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);

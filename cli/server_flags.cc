@@ -1,8 +1,14 @@
 #include "server_flags.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <iostream>
 #include <random>
+
+#include "artune/transport/credentials.h"
 
 namespace artune::cli {
 
@@ -18,6 +24,26 @@ std::unique_ptr<tuner::BenchTransport> MakeGrpcServerTransport(int threads,
   options.server_threads = threads;
   options.timeout = std::chrono::milliseconds(config.timeout_ms);
   return tuner::MakeGrpcBenchTransport(options);
+}
+
+sigset_t BlockStopSignals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+Status CreateTokenFileBeyondLoopback(const std::string& listen, std::string_view command,
+                                     std::string_view copy_advice) {
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  const std::string token_path = transport::DefaultTokenPath();
+  if (transport::IsLoopbackHost(host) || std::filesystem::exists(token_path)) return Status::Ok();
+  ARTUNE_RETURN_IF_ERROR(transport::CreateTokenFile(token_path).status());
+  std::cerr << command << ": created the token file " << token_path << " (0600); " << copy_advice
+            << "\n";
+  return Status::Ok();
 }
 
 namespace {

@@ -1,8 +1,12 @@
 // The server setup that `artune bench` (its loopback servers), `artune serve` (the
 // servers a remote bench or sweep calls) and `artune sweep --mpi` (each rank's
 // servers) share: the --grpc-threads flag, the stock gRPC transport it configures,
-// and the port layout of a serving host, so all of them start servers alike.
+// and the port layout of a serving host, so all of them start servers alike. The
+// long-running servers (`artune serve`, `artune relay`) also share how they wait for
+// SIGINT/SIGTERM and the token file they make beyond loopback.
 #pragma once
+
+#include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -10,8 +14,10 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "artune/status.h"
 #include "artune/transport/config.h"
 #include "artune/tuner/bench_transport.h"
 
@@ -43,5 +49,18 @@ struct StartedServers {
 Result<StartedServers> StartBenchServers(std::initializer_list<tuner::BenchTransport*> transports,
                                          const std::string& only, uint32_t servers,
                                          const std::string& listen);
+
+// Blocks SIGINT and SIGTERM in the calling thread and returns that set. Call it
+// before any server thread exists: every thread inherits the mask, so sigwait on the
+// returned set is the only place the signals are delivered.
+sigset_t BlockStopSignals();
+
+// Beyond loopback every server authenticates (transport/credentials.h). When the host
+// of `listen` (HOST:PORT) is not loopback and the token file (DefaultTokenPath) does
+// not exist yet, creates it (0600) and tells stderr
+// "<command>: created the token file PATH (0600); <copy_advice>", where copy_advice
+// says who needs the file. Errors: creating the file failed.
+Status CreateTokenFileBeyondLoopback(const std::string& listen, std::string_view command,
+                                     std::string_view copy_advice);
 
 }  // namespace artune::cli

@@ -33,6 +33,38 @@ std::string Number(double value) {
   return out.str();
 }
 
+// The final round's finalists pooled over their rounds, and the top finalist's
+// same-round pairs with the default; nothing without a final round.
+void PrintFinalRound(const tuner::SweepOutcome& outcome, std::string_view unit) {
+  if (outcome.sweep.verdict && !outcome.sweep.verdict->finalists.empty()) {
+    std::cout << std::left << std::setw(15) << "final round" << outcome.sweep.verdict->final_rounds
+              << " interleaved rounds of the default and "
+              << outcome.sweep.verdict->finalists.size() << " finalists (pooled):\n";
+    const uint32_t rounds = outcome.sweep.verdict->final_rounds;
+    for (const db::FinalistRecord& finalist : outcome.sweep.verdict->finalists) {
+      const db::TrialRecord& pooled = finalist.pooled;
+      std::cout << "  " << std::left << std::setw(13) << "" << db::TrialKnobKey(pooled.knobs)
+                << "  ";
+      if (pooled.status == db::TrialStatus::kOk) {
+        std::cout << Number(pooled.objective) << " " << unit << " [" << Number(pooled.ci_low)
+                  << ", " << Number(pooled.ci_high) << "], faster than the default in "
+                  << finalist.rounds_won << " of " << rounds << " rounds\n";
+      } else {
+        std::cout << db::TrialStatusName(pooled.status) << ": " << pooled.error << "\n";
+      }
+    }
+  }
+  if (outcome.winner_pairs) {
+    const tuner::MedianEstimate& pairs = outcome.winner_pairs->estimate;
+    std::cout << std::left << std::setw(15) << "paired"
+              << "the top finalist over the default, same-round samples: median "
+              << Number(pairs.median) << "x, "
+              << static_cast<int>(pairs.achieved_confidence * 100 + 0.5) << " % interval "
+              << Number(pairs.low) << "x.." << Number(pairs.high) << "x over " << pairs.count
+              << " pairs (" << tuner::PairedOutcomeName(outcome.winner_pairs->outcome) << ")\n";
+  }
+}
+
 // `stored`: the store holds the whole sweep (else its id is not shown as one to
 // look up).
 void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workload,
@@ -63,33 +95,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
     line("search best", outcome.search_best);
   }
   line("default", outcome.default_trial);
-  if (outcome.sweep.verdict && !outcome.sweep.verdict->finalists.empty()) {
-    std::cout << std::left << std::setw(15) << "final round" << outcome.sweep.verdict->final_rounds
-              << " interleaved rounds of the default and "
-              << outcome.sweep.verdict->finalists.size() << " finalists (pooled):\n";
-    const uint32_t rounds = outcome.sweep.verdict->final_rounds;
-    for (const db::FinalistRecord& finalist : outcome.sweep.verdict->finalists) {
-      const db::TrialRecord& pooled = finalist.pooled;
-      std::cout << "  " << std::left << std::setw(13) << "" << db::TrialKnobKey(pooled.knobs)
-                << "  ";
-      if (pooled.status == db::TrialStatus::kOk) {
-        std::cout << Number(pooled.objective) << " " << unit << " [" << Number(pooled.ci_low)
-                  << ", " << Number(pooled.ci_high) << "], faster than the default in "
-                  << finalist.rounds_won << " of " << rounds << " rounds\n";
-      } else {
-        std::cout << db::TrialStatusName(pooled.status) << ": " << pooled.error << "\n";
-      }
-    }
-  }
-  if (outcome.winner_pairs) {
-    const tuner::MedianEstimate& pairs = outcome.winner_pairs->estimate;
-    std::cout << std::left << std::setw(15) << "paired"
-              << "the top finalist over the default, same-round samples: median "
-              << Number(pairs.median) << "x, "
-              << static_cast<int>(pairs.achieved_confidence * 100 + 0.5) << " % interval "
-              << Number(pairs.low) << "x.." << Number(pairs.high) << "x over " << pairs.count
-              << " pairs (" << tuner::PairedOutcomeName(outcome.winner_pairs->outcome) << ")\n";
-  }
+  PrintFinalRound(outcome, unit);
   if (outcome.default_remeasured) line("default again", outcome.default_remeasured);
   // The gain from the final round when there is one (interleaved, free of the
   // winner's curse and of drift), else from the search's own trials.
@@ -135,6 +141,95 @@ Status SweepNotStored(FallbackStore& store, int64_t sweep_id) {
   return store.NotStoredStatus("the sweep above was not stored");
 }
 
+// The config the sweep searches over: a resumed sweep's stored one (its record and
+// plan replace `record` and flags.plan), else the one the knob flags and --fabric
+// give.
+Result<transport::Config> SweepBase(SweepFlags& flags, FallbackStore& store,
+                                    db::SweepRecord& record) {
+  if (flags.resume == 0) {
+    ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+    transport::Config base = loaded.config;
+    if (!flags.fabric.empty())
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
+    return base;
+  }
+  ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
+                          tuner::LoadSweepToResume(store, flags.resume, flags.plan));
+  if (flags.background_load_given && resumed.plan.background_load != flags.plan.background_load) {
+    return Status::InvalidArgument(
+        "sweep " + std::to_string(flags.resume) + " was measured under --background-load " +
+        std::to_string(resumed.plan.background_load) +
+        ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
+        "start a new sweep");
+  }
+  record = std::move(resumed.record);
+  flags.plan = std::move(resumed.plan);
+  return resumed.base;
+}
+
+// The progress line's text after each trial (drawn only on a terminal).
+tuner::SweepProgressFn TrialProgress(ProgressLine& progress, const std::string& unit) {
+  return [&progress, unit](const tuner::SweepProgress& p) {
+    if (!progress.drawing()) return;
+    std::string text = (p.final_round ? "final round: " : "") + std::string("trial ") +
+                       std::to_string(p.trial) + " of ~" + std::to_string(p.estimated) +
+                       (p.resumed ? " (stored)" : "") + ", ETA " + FormatDuration(p.eta_s);
+    if (p.final_round) text += ", measuring " + p.last_knobs;
+    if (p.best_objective) {
+      text += ", best " + Number(*p.best_objective) + " " + unit + " at " + p.best_knobs;
+    }
+    progress.Update(text);
+  };
+}
+
+// --json: the sweep, its trials, the picks, the verdict and the final round's pairs.
+// `stored`: the store took every write; `not_stored` is what SweepNotStored said.
+void PrintSweepJson(const tuner::SweepOutcome& outcome, const tuner::PreparedSweep& prepared,
+                    const std::string& unit, FallbackStore& store, bool stored,
+                    const Status& not_stored) {
+  ordered_json j;
+  // The id of a sweep the store holds, in part at least (see "not_stored").
+  j["sweep_id"] = stored || store.FileHoldsSweep(outcome.sweep.id) ? ordered_json(outcome.sweep.id)
+                                                                   : ordered_json(nullptr);
+  j["stored"] = stored;
+  if (!stored) j["not_stored"] = not_stored.message();
+  j["objective"] = outcome.sweep.objective;
+  j["goal"] = outcome.sweep.goal;
+  j["unit"] = unit;
+  j["fabric"] = outcome.sweep.fabric;
+  j["strategy"] = outcome.sweep.strategy;
+  j["workload"] = outcome.sweep.workload;
+  j["layout"] = LayoutJson(prepared.workload);
+  j["peer"] = outcome.sweep.peer;
+  j["search_space"] = outcome.sweep.search_space;
+  j["inflight"] = prepared.inflight;
+  j["background_load"] = outcome.sweep.background_load;
+  j["measured"] = outcome.measured;
+  j["resumed"] = outcome.resumed;
+  j["trials"] = ordered_json::array();
+  for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
+  j["best"] = PickJson(outcome.best);
+  j["search_best"] = PickJson(outcome.search_best);
+  j["default"] = PickJson(outcome.default_trial);
+  AddVerdictJson(j, outcome.sweep.verdict);
+  // The top finalist's same-round pairs with the default (speedup > 1: better);
+  // null without a final round or with fewer than 6 pairs.
+  if (outcome.winner_pairs) {
+    j["final_pairs"] = PairedEstimateJson(outcome.winner_pairs->estimate);
+    j["final_pairs"]["outcome"] = tuner::PairedOutcomeName(outcome.winner_pairs->outcome);
+  } else {
+    j["final_pairs"] = nullptr;
+  }
+  if (outcome.warmup) {
+    j["warmup"] = {{"passes", outcome.warmup->passes},
+                   {"stable", outcome.warmup->stable},
+                   {"seconds", outcome.warmup->seconds}};
+  } else {
+    j["warmup"] = nullptr;
+  }
+  std::cout << j.dump(2) << "\n";
+}
+
 Status RunSweepCommand(SweepFlags flags, Context& context) {
   if (flags.mpi && flags.background_load_given) {
     return Status::InvalidArgument(
@@ -155,26 +250,7 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
       std::unique_ptr<FallbackStore> store,
       FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   db::SweepRecord record;
-  transport::Config base;
-  if (flags.resume != 0) {
-    ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
-                            tuner::LoadSweepToResume(*store, flags.resume, flags.plan));
-    if (flags.background_load_given && resumed.plan.background_load != flags.plan.background_load) {
-      return Status::InvalidArgument(
-          "sweep " + std::to_string(flags.resume) + " was measured under --background-load " +
-          std::to_string(resumed.plan.background_load) +
-          ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
-          "start a new sweep");
-    }
-    record = std::move(resumed.record);
-    flags.plan = std::move(resumed.plan);
-    base = resumed.base;
-  } else {
-    ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-    base = loaded.config;
-    if (!flags.fabric.empty())
-      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
-  }
+  ARTUNE_ASSIGN_OR_RETURN(const transport::Config base, SweepBase(flags, *store, record));
   auto say_captured_inflight = [&flags](uint32_t inflight, const tuner::Workload& workload) {
     if (flags.json) return;
     std::cerr << "inflight " << inflight << ": the p50 of " << workload.captured_inflight_method
@@ -187,73 +263,18 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(tuner::PreparedSweep prepared,
                           tuner::PrepareSweep(*store, flags.plan, base, std::move(record),
                                               flags.resume != 0, say_captured_inflight));
-  const tuner::Workload& workload = prepared.workload;
-  const tuner::Objective objective = prepared.objective;
 
   ProgressLine progress(context);
-  const std::string unit(tuner::ObjectiveUnit(objective));
-  auto on_trial = [&](const tuner::SweepProgress& p) {
-    if (!progress.drawing()) return;
-    std::string text = (p.final_round ? "final round: " : "") + std::string("trial ") +
-                       std::to_string(p.trial) + " of ~" + std::to_string(p.estimated) +
-                       (p.resumed ? " (stored)" : "") + ", ETA " + FormatDuration(p.eta_s);
-    if (p.final_round) text += ", measuring " + p.last_knobs;
-    if (p.best_objective) {
-      text += ", best " + Number(*p.best_objective) + " " + unit + " at " + p.best_knobs;
-    }
-    progress.Update(text);
-  };
+  const std::string unit(tuner::ObjectiveUnit(prepared.objective));
   ARTUNE_ASSIGN_OR_RETURN(tuner::SweepOutcome outcome,
-                          tuner::RunPreparedSweep(*store, prepared, on_trial));
+                          tuner::RunPreparedSweep(*store, prepared, TrialProgress(progress, unit)));
   progress.Clear();
   const bool stored = !store->not_stored();
   const Status not_stored = SweepNotStored(*store, outcome.sweep.id);
-
   if (flags.json) {
-    ordered_json j;
-    // The id of a sweep the store holds, in part at least (see "not_stored").
-    j["sweep_id"] = stored || store->FileHoldsSweep(outcome.sweep.id)
-                        ? ordered_json(outcome.sweep.id)
-                        : ordered_json(nullptr);
-    j["stored"] = stored;
-    if (!stored) j["not_stored"] = not_stored.message();
-    j["objective"] = outcome.sweep.objective;
-    j["goal"] = outcome.sweep.goal;
-    j["unit"] = unit;
-    j["fabric"] = outcome.sweep.fabric;
-    j["strategy"] = outcome.sweep.strategy;
-    j["workload"] = outcome.sweep.workload;
-    j["layout"] = LayoutJson(workload);
-    j["peer"] = outcome.sweep.peer;
-    j["search_space"] = outcome.sweep.search_space;
-    j["inflight"] = prepared.inflight;
-    j["background_load"] = outcome.sweep.background_load;
-    j["measured"] = outcome.measured;
-    j["resumed"] = outcome.resumed;
-    j["trials"] = ordered_json::array();
-    for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
-    j["best"] = PickJson(outcome.best);
-    j["search_best"] = PickJson(outcome.search_best);
-    j["default"] = PickJson(outcome.default_trial);
-    AddVerdictJson(j, outcome.sweep.verdict);
-    // The top finalist's same-round pairs with the default (speedup > 1: better);
-    // null without a final round or with fewer than 6 pairs.
-    if (outcome.winner_pairs) {
-      j["final_pairs"] = PairedEstimateJson(outcome.winner_pairs->estimate);
-      j["final_pairs"]["outcome"] = tuner::PairedOutcomeName(outcome.winner_pairs->outcome);
-    } else {
-      j["final_pairs"] = nullptr;
-    }
-    if (outcome.warmup) {
-      j["warmup"] = {{"passes", outcome.warmup->passes},
-                     {"stable", outcome.warmup->stable},
-                     {"seconds", outcome.warmup->seconds}};
-    } else {
-      j["warmup"] = nullptr;
-    }
-    std::cout << j.dump(2) << "\n";
+    PrintSweepJson(outcome, prepared, unit, *store, stored, not_stored);
   } else {
-    PrintHuman(outcome, workload, unit, stored);
+    PrintHuman(outcome, prepared.workload, unit, stored);
   }
   if (!outcome.best) {
     if (!not_stored.ok()) std::cerr << "artune: " << not_stored.message() << "\n";
@@ -265,6 +286,108 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   return not_stored;
 }
 
+// What to search and over which workload: the axes, the scheme or capture, the objective.
+void AddSweepSearchFlags(CLI::App& command, SweepFlags& flags) {
+  command.add_option("--knob", flags.plan.axes,
+                     "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
+                     "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2. "
+                     "Only knobs a running transport takes live (not fabric, idle_timeout_ms or "
+                     "verbs_*: `artune config show` marks them)");
+  command.add_option("--scheme", flags.plan.scheme, "TF-gRPC-Bench payload scheme")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->capture_default_str();
+  command.add_option("--classes", flags.plan.classes,
+                     "Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L "
+                     "otherwise)");
+  command.add_option("--buffers", flags.plan.buffers, "Buffers per scheme message")
+      ->capture_default_str();
+  command
+      .add_option("--workload", flags.plan.capture_id,
+                  "Replay stored capture ID (per-method sizes and mix; `artune captures` "
+                  "lists them) instead of a scheme")
+      ->excludes("--scheme");
+  command
+      .add_option("--replay-messages", flags.plan.replay_messages,
+                  "Messages in a capture replay list")
+      ->capture_default_str();
+  command.add_option("--objective", flags.plan.objective, "What to optimise")
+      ->check(CLI::IsMember(
+          {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
+      ->capture_default_str();
+}
+
+// How each trial is measured: against which server, fabric, strategy, repeats,
+// durations, the final round and the background load.
+void AddSweepMeasurementFlags(CLI::App& command, SweepFlags& flags) {
+  command
+      .add_option("--peer", flags.plan.peer,
+                  "host:port of `artune serve` (default: a loopback server in this process)")
+      ->check(HostPortValidator());
+  command.add_option("--fabric", flags.fabric, "tcp | verbs | shm | auto (default: the config's)")
+      ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
+  command
+      .add_option("--strategy", flags.plan.strategy,
+                  "grid (every point) or adaptive (pattern search, far fewer trials)")
+      ->check(CLI::IsMember({"grid", "adaptive"}))
+      ->capture_default_str();
+  command.add_option("--repeats", flags.plan.repeats, "Measurements per trial (median and 95% CI)")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  command.add_option("--warmup", flags.plan.warmup_s, "Warm-up seconds per trial")
+      ->capture_default_str();
+  command
+      .add_option("--duration", flags.plan.duration_s,
+                  "Seconds per measurement (a workload replay makes as many passes as fit; "
+                  "workload-time is the seconds of one pass)")
+      ->capture_default_str();
+  command
+      .add_option("--inflight", flags.plan.inflight,
+                  "Calls in flight (bandwidth, ps, workload); default: with --workload the "
+                  "capture's p50 of calls in flight (at most 64), else 8")
+      ->check(CLI::Range(1, 1024));
+  command
+      .add_option("--finalists", flags.plan.finalists,
+                  "Best configs of the search measured again with the default at the end; the "
+                  "winner is chosen on those measurements")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  command
+      .add_option("--final-rounds", flags.plan.final_rounds,
+                  "Interleaved rounds of that final measurement (each config once per round)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  command.add_option("--seed", flags.plan.seed, "Payload seed")->capture_default_str();
+  command
+      .add_option("--background-load", flags.background_load,
+                  "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
+                  "every measurement and stop with the sweep; `all`: one per online core. "
+                  "Stored with the sweep (--resume keeps it). A sweep on an idle host can pick "
+                  "busy polling, which collapses when the cores are busy")
+      ->type_name("N|all")
+      ->capture_default_str();
+}
+
+// The cluster run (--mpi) and its own flags.
+void AddSweepClusterFlags(CLI::App& command, SweepFlags& flags) {
+  command.add_flag("--mpi", flags.mpi,
+                   "Cluster run: every rank of `mpirun -np N --map-by node artune sweep --mpi "
+                   "...` (or srun --mpi=pmix) serves, pairs of ranks measure round by round, "
+                   "rank 0 stores every link; --resume takes a cluster run's ID");
+  command
+      .add_option("--pairs", flags.pairs,
+                  "With --mpi: which ranks measure which, in rounds of disjoint pairs: ring "
+                  "(neighbours), all (every pair), random:K (K random matchings, a sample)")
+      ->capture_default_str();
+  command.add_option("--pairs-seed", flags.pairs_seed, "With --mpi: the seed of random:K")
+      ->capture_default_str();
+  command.add_option("--listen", flags.listen,
+                     "With --mpi: the address this rank serves on (default: the RDMA netdev's "
+                     "over verbs, else the address the hostname resolves to)");
+  command.add_option("--ab", flags.ab_config,
+                     "With --mpi: measure the base config against this TOML config (as `artune "
+                     "apply config` writes it), interleaved, on every link, instead of a sweep");
+}
+
 }  // namespace
 
 void RegisterSweep(CLI::App& root, Context& context) {
@@ -274,100 +397,13 @@ void RegisterSweep(CLI::App& root, Context& context) {
       "Search transport knobs (eager_threshold x chunk_size by default) for the fastest config "
       "on this link and workload; every trial validated and stored");
   AddKnobFlags(*command, flags->knobs);
-  command->add_option("--knob", flags->plan.axes,
-                      "A knob axis: NAME=LO..HI:xF (geometric) or NAME=a,b,c; repeatable. "
-                      "Default: eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2. "
-                      "Only knobs a running transport takes live (not fabric or verbs_*: "
-                      "`artune config show` marks them)");
-  command->add_option("--scheme", flags->plan.scheme, "TF-gRPC-Bench payload scheme")
-      ->check(CLI::IsMember({"uniform", "random", "skew"}))
-      ->capture_default_str();
-  command->add_option("--classes", flags->plan.classes,
-                      "Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L "
-                      "otherwise)");
-  command->add_option("--buffers", flags->plan.buffers, "Buffers per scheme message")
-      ->capture_default_str();
-  command
-      ->add_option("--workload", flags->plan.capture_id,
-                   "Replay stored capture ID (per-method sizes and mix; `artune captures` "
-                   "lists them) instead of a scheme")
-      ->excludes("--scheme");
-  command
-      ->add_option("--replay-messages", flags->plan.replay_messages,
-                   "Messages in a capture replay list")
-      ->capture_default_str();
-  command->add_option("--objective", flags->plan.objective, "What to optimise")
-      ->check(CLI::IsMember(
-          {"latency-p50", "latency-p99", "bandwidth", "ps-throughput", "workload-time"}))
-      ->capture_default_str();
-  command
-      ->add_option("--peer", flags->plan.peer,
-                   "host:port of `artune serve` (default: a loopback server in this process)")
-      ->check(HostPortValidator());
-  command->add_option("--fabric", flags->fabric, "tcp | verbs | shm | auto (default: the config's)")
-      ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
-  command
-      ->add_option("--strategy", flags->plan.strategy,
-                   "grid (every point) or adaptive (pattern search, far fewer trials)")
-      ->check(CLI::IsMember({"grid", "adaptive"}))
-      ->capture_default_str();
-  command
-      ->add_option("--repeats", flags->plan.repeats, "Measurements per trial (median and 95% CI)")
-      ->check(CLI::Range(1, 100))
-      ->capture_default_str();
-  command->add_option("--warmup", flags->plan.warmup_s, "Warm-up seconds per trial")
-      ->capture_default_str();
-  command
-      ->add_option("--duration", flags->plan.duration_s,
-                   "Seconds per measurement (a workload replay makes as many passes as fit; "
-                   "workload-time is the seconds of one pass)")
-      ->capture_default_str();
-  command
-      ->add_option("--inflight", flags->plan.inflight,
-                   "Calls in flight (bandwidth, ps, workload); default: with --workload the "
-                   "capture's p50 of calls in flight (at most 64), else 8")
-      ->check(CLI::Range(1, 1024));
-  command
-      ->add_option("--finalists", flags->plan.finalists,
-                   "Best configs of the search measured again with the default at the end; the "
-                   "winner is chosen on those measurements")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  command
-      ->add_option("--final-rounds", flags->plan.final_rounds,
-                   "Interleaved rounds of that final measurement (each config once per round)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
-  command->add_option("--seed", flags->plan.seed, "Payload seed")->capture_default_str();
-  command
-      ->add_option("--background-load", flags->background_load,
-                   "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
-                   "every measurement and stop with the sweep; `all`: one per online core. "
-                   "Stored with the sweep (--resume keeps it). A sweep on an idle host can pick "
-                   "busy polling, which collapses when the cores are busy")
-      ->type_name("N|all")
-      ->capture_default_str();
+  AddSweepSearchFlags(*command, *flags);
+  AddSweepMeasurementFlags(*command, *flags);
   command->add_option("--resume", flags->resume,
                       "Continue stored sweep ID with its stored settings; finished trials are "
                       "not repeated");
   command->add_flag("--json", flags->json, "Print one JSON object");
-  command->add_flag("--mpi", flags->mpi,
-                    "Cluster run: every rank of `mpirun -np N --map-by node artune sweep --mpi "
-                    "...` (or srun --mpi=pmix) serves, pairs of ranks measure round by round, "
-                    "rank 0 stores every link; --resume takes a cluster run's ID");
-  command
-      ->add_option("--pairs", flags->pairs,
-                   "With --mpi: which ranks measure which, in rounds of disjoint pairs: ring "
-                   "(neighbours), all (every pair), random:K (K random matchings, a sample)")
-      ->capture_default_str();
-  command->add_option("--pairs-seed", flags->pairs_seed, "With --mpi: the seed of random:K")
-      ->capture_default_str();
-  command->add_option("--listen", flags->listen,
-                      "With --mpi: the address this rank serves on (default: the RDMA netdev's "
-                      "over verbs, else the address the hostname resolves to)");
-  command->add_option("--ab", flags->ab_config,
-                      "With --mpi: measure the base config against this TOML config (as `artune "
-                      "apply config` writes it), interleaved, on every link, instead of a sweep");
+  AddSweepClusterFlags(*command, *flags);
   command->footer(
       "When the store (--db) cannot be written (read-only, disk full) the sweep is measured "
       "and printed all the same: stderr says so before measuring and why at the end, --json "

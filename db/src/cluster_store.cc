@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "record_table.h"
 #include "sweep_store.h"
 
 namespace artune::db::clusters {
@@ -13,6 +14,8 @@ using sqlite::Transaction;
 
 constexpr std::string_view kClusterColumns =
     "id, created_at, finished_at, ranks, pairs, measurement";
+constexpr RecordTable kClusterTable = {"clusters", kClusterColumns, "created_at", "cluster",
+                                       "cluster runs"};
 
 // sweep_id is NULL in the table for a link without a sweep, 0 in the record.
 constexpr std::string_view kLinkColumns =
@@ -125,48 +128,22 @@ Result<int64_t> InsertCluster(Database& db, const ClusterRecord& cluster, const 
 }
 
 Status FinishCluster(Database& db, int64_t cluster_id, const std::string& now) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
-  ARTUNE_RETURN_IF_ERROR(ClusterRanks(db, cluster_id).status());
-  ARTUNE_ASSIGN_OR_RETURN(Statement update,
-                          db.Prepare("UPDATE clusters SET finished_at = ? WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(1, now));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(2, cluster_id));
-  ARTUNE_RETURN_IF_ERROR(update.Run());
-  return transaction.Commit();
+  return MarkFinished(db, kClusterTable, cluster_id, now,
+                      [&] { return ClusterRanks(db, cluster_id).status(); });
 }
 
 Result<std::vector<ClusterRecord>> ListClusters(Database& db, int limit) {
-  if (limit < 0) {
-    return Status::InvalidArgument("cluster list limit " + std::to_string(limit) +
-                                   " is negative: pass 0 for all cluster runs or a positive count");
-  }
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kDeferred));
-  ARTUNE_ASSIGN_OR_RETURN(Statement select,
-                          db.Prepare("SELECT " + std::string(kClusterColumns) +
-                                     " FROM clusters ORDER BY created_at DESC, id DESC LIMIT ?"));
-  ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-  std::vector<ClusterRecord> clusters;
-  while (true) {
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) break;
-    clusters.push_back(ReadClusterRow(select));
-  }
-  for (ClusterRecord& cluster : clusters) ARTUNE_RETURN_IF_ERROR(LoadParameters(db, cluster));
-  ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-  return clusters;
+  return ListNewestFirst(db, kClusterTable, limit, ReadClusterRow,
+                         [&db](ClusterRecord& cluster) { return LoadParameters(db, cluster); });
 }
 
 Result<ClusterRecord> GetCluster(Database& db, int64_t id) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kDeferred));
-  ARTUNE_ASSIGN_OR_RETURN(Statement select, db.Prepare("SELECT " + std::string(kClusterColumns) +
-                                                       " FROM clusters WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-  ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-  if (!has_row) return NoSuchCluster(db, id);
-  ClusterRecord cluster = ReadClusterRow(select);
-  ARTUNE_RETURN_IF_ERROR(LoadParameters(db, cluster));
-  ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-  return cluster;
+  ARTUNE_ASSIGN_OR_RETURN(
+      std::optional<ClusterRecord> cluster,
+      FindRecord(db, kClusterTable, id, ReadClusterRow,
+                 [&db](ClusterRecord& found) { return LoadParameters(db, found); }));
+  if (!cluster) return NoSuchCluster(db, id);
+  return std::move(*cluster);
 }
 
 Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std::string& now) {

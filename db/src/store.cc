@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <limits>
 #include <system_error>
 
 #include "artune/db/store.h"
 #include "cluster_store.h"
 #include "memory_copy.h"
 #include "migrations.h"
+#include "record_table.h"
 #include "sqlite.h"
 #include "store_internal.h"
 #include "sweep_store.h"
@@ -45,16 +45,6 @@ using sqlite::Transaction;
 constexpr int kBusyTimeoutMs = 5000;
 
 std::string NowIso8601Utc() { return Iso8601Utc(std::chrono::system_clock::now()); }
-
-Result<int64_t> CheckedInt64(uint64_t value, const char* field,
-                             std::string_view record = "bench run") {
-  if (value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-    return Status::InvalidArgument(std::string(record) + " " + field + " " + std::to_string(value) +
-                                   " is past the store's limit of " +
-                                   std::to_string(std::numeric_limits<int64_t>::max()));
-  }
-  return static_cast<int64_t>(value);
-}
 
 uint64_t FileBytes(const std::string& path) {
   struct stat info {};
@@ -91,6 +81,8 @@ BenchRun ReadRunRow(const Statement& row) {
   return run;
 }
 
+constexpr RecordTable kRunTable = {"bench_runs", kRunColumns, "started_at", "bench run", "runs"};
+
 constexpr std::string_view kCaptureColumns =
     "id, started_at, backend, process, duration_s, lost_events, profile_json";
 
@@ -106,14 +98,17 @@ CaptureRecord ReadCaptureRow(const Statement& row) {
   return capture;
 }
 
+constexpr RecordTable kCaptureTable = {"captures", kCaptureColumns, "started_at", "capture",
+                                       "captures"};
+
 class SqliteStore final : public Store {
  public:
   explicit SqliteStore(Database db) : db_(std::move(db)) {}
 
   Result<int64_t> InsertBenchRun(const BenchRun& run) override {
     ARTUNE_ASSIGN_OR_RETURN(int64_t payload_bytes,
-                            CheckedInt64(run.payload_bytes, "payload_bytes"));
-    ARTUNE_ASSIGN_OR_RETURN(int64_t rpcs, CheckedInt64(run.rpcs, "rpcs"));
+                            sweeps::CheckedCount(run.payload_bytes, "payload_bytes", "bench run"));
+    ARTUNE_ASSIGN_OR_RETURN(int64_t rpcs, sweeps::CheckedCount(run.rpcs, "rpcs", "bench run"));
     ARTUNE_ASSIGN_OR_RETURN(auto transaction,
                             Transaction::Begin(db_, Transaction::Kind::kImmediate));
 
@@ -147,45 +142,19 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<BenchRun>> ListBenchRuns(int limit) override {
-    if (limit < 0) {
-      return Status::InvalidArgument("bench run list limit " + std::to_string(limit) +
-                                     " is negative: pass 0 for all runs or a positive count");
-    }
-    // One snapshot for the runs and their key/value rows.
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(
-        Statement select,
-        db_.Prepare("SELECT " + std::string(kRunColumns) +
-                    " FROM bench_runs ORDER BY started_at DESC, id DESC LIMIT ?"));
-    // SQLite reads a negative LIMIT as "no limit".
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-    std::vector<BenchRun> runs;
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) break;
-      runs.push_back(ReadRunRow(select));
-    }
-    for (BenchRun& run : runs) ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return runs;
+    return ListNewestFirst(db_, kRunTable, limit, ReadRunRow,
+                           [this](BenchRun& run) { return LoadPairs(run); });
   }
 
   Result<BenchRun> GetBenchRun(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kRunColumns) +
-                                                          " FROM bench_runs WHERE id = ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) {
+    ARTUNE_ASSIGN_OR_RETURN(std::optional<BenchRun> run,
+                            FindRecord(db_, kRunTable, id, ReadRunRow,
+                                       [this](BenchRun& found) { return LoadPairs(found); }));
+    if (!run) {
       return Status::NotFound("no bench run with id " + std::to_string(id) + " in " + db_.path() +
                               " (`artune results` lists the stored runs)");
     }
-    BenchRun run = ReadRunRow(select);
-    ARTUNE_RETURN_IF_ERROR(LoadPairs(run));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return run;
+    return std::move(*run);
   }
 
   Result<int64_t> InsertCapture(const CaptureRecord& capture) override {
@@ -197,7 +166,7 @@ class SqliteStore final : public Store {
                                      " has an empty profile_json: store the probe's profile");
     }
     ARTUNE_ASSIGN_OR_RETURN(int64_t lost_events,
-                            CheckedInt64(capture.lost_events, "lost_events", "capture"));
+                            sweeps::CheckedCount(capture.lost_events, "lost_events", "capture"));
     ARTUNE_ASSIGN_OR_RETURN(auto transaction,
                             Transaction::Begin(db_, Transaction::Kind::kImmediate));
     ARTUNE_ASSIGN_OR_RETURN(Statement insert, db_.Prepare("INSERT INTO captures (" +
@@ -219,42 +188,20 @@ class SqliteStore final : public Store {
   }
 
   Result<std::vector<CaptureRecord>> ListCaptures(int limit) override {
-    if (limit < 0) {
-      return Status::InvalidArgument("capture list limit " + std::to_string(limit) +
-                                     " is negative: pass 0 for all captures or a positive count");
-    }
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(
-        Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
-                                      " FROM captures ORDER BY started_at DESC, id DESC LIMIT ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-    std::vector<CaptureRecord> captures;
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) break;
-      captures.push_back(ReadCaptureRow(select));
-    }
-    for (CaptureRecord& capture : captures) ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return captures;
+    return ListNewestFirst(db_, kCaptureTable, limit, ReadCaptureRow,
+                           [this](CaptureRecord& capture) { return LoadMethodRows(capture); });
   }
 
   Result<CaptureRecord> GetCapture(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(auto transaction,
-                            Transaction::Begin(db_, Transaction::Kind::kDeferred));
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare("SELECT " + std::string(kCaptureColumns) +
-                                                          " FROM captures WHERE id = ?"));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) {
+    ARTUNE_ASSIGN_OR_RETURN(
+        std::optional<CaptureRecord> capture,
+        FindRecord(db_, kCaptureTable, id, ReadCaptureRow,
+                   [this](CaptureRecord& found) { return LoadMethodRows(found); }));
+    if (!capture) {
       return Status::NotFound("no capture with id " + std::to_string(id) + " in " + db_.path() +
                               " (`artune captures` lists the stored captures)");
     }
-    CaptureRecord capture = ReadCaptureRow(select);
-    ARTUNE_RETURN_IF_ERROR(LoadMethodRows(capture));
-    ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-    return capture;
+    return std::move(*capture);
   }
 
   Result<int64_t> InsertSweep(const SweepRecord& sweep) override {
@@ -369,11 +316,13 @@ class SqliteStore final : public Store {
         return Status::InvalidArgument("capture has a method row with an empty method name (" +
                                        row.direction + "): every row needs a method");
       }
-      ARTUNE_ASSIGN_OR_RETURN(int64_t messages, CheckedInt64(row.messages, "messages", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t bytes, CheckedInt64(row.bytes, "bytes", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t small, CheckedInt64(row.small, "small", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t medium, CheckedInt64(row.medium, "medium", "capture"));
-      ARTUNE_ASSIGN_OR_RETURN(int64_t large, CheckedInt64(row.large, "large", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t messages,
+                              sweeps::CheckedCount(row.messages, "messages", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t bytes, sweeps::CheckedCount(row.bytes, "bytes", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t small, sweeps::CheckedCount(row.small, "small", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t medium,
+                              sweeps::CheckedCount(row.medium, "medium", "capture"));
+      ARTUNE_ASSIGN_OR_RETURN(int64_t large, sweeps::CheckedCount(row.large, "large", "capture"));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(1, capture_id));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(2, row.method));
       ARTUNE_RETURN_IF_ERROR(insert.Bind(3, row.direction));
@@ -420,20 +369,11 @@ class SqliteStore final : public Store {
   }
 
   Status LoadPairs(BenchRun& run) {
-    ARTUNE_RETURN_IF_ERROR(
-        LoadPairs("SELECT knob, value FROM bench_run_config WHERE run_id = ?", run.id, run.config));
-    return LoadPairs("SELECT name, value FROM bench_run_parameters WHERE run_id = ?", run.id,
-                     run.parameters);
-  }
-
-  Status LoadPairs(std::string_view sql, int64_t run_id, std::map<std::string, std::string>& out) {
-    ARTUNE_ASSIGN_OR_RETURN(Statement select, db_.Prepare(sql));
-    ARTUNE_RETURN_IF_ERROR(select.Bind(1, run_id));
-    while (true) {
-      ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-      if (!has_row) return Status::Ok();
-      out.emplace(select.ColumnText(0), select.ColumnText(1));
-    }
+    ARTUNE_RETURN_IF_ERROR(sweeps::LoadTextPairs(
+        db_, "SELECT knob, value FROM bench_run_config WHERE run_id = ?", run.id, run.config));
+    return sweeps::LoadTextPairs(db_,
+                                 "SELECT name, value FROM bench_run_parameters WHERE run_id = ?",
+                                 run.id, run.parameters);
   }
 
   Database db_;

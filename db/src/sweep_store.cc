@@ -4,6 +4,7 @@
 #include <limits>
 #include <string_view>
 
+#include "record_table.h"
 #include "sweep_verdict_store.h"
 
 namespace artune::db {
@@ -64,6 +65,7 @@ constexpr std::string_view kSweepInsertColumns =
 constexpr std::string_view kSweepColumns =
     "id, created_at, finished_at, host, peer, fabric, objective, goal, strategy, workload, "
     "search_space, default_knobs, background_load";
+constexpr RecordTable kSweepTable = {"sweeps", kSweepColumns, "created_at", "sweep", "sweeps"};
 
 constexpr std::string_view kTrialColumns =
     "id, sweep_id, knobs, status, objective, ci_low, ci_high, samples, remeasured, validated, "
@@ -265,51 +267,25 @@ Result<int64_t> InsertSweep(Database& db, const SweepRecord& sweep, const std::s
 }
 
 Status FinishSweep(Database& db, int64_t sweep_id, const std::string& now) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
-  ARTUNE_RETURN_IF_ERROR(SweepGoal(db, sweep_id).status());
-  ARTUNE_ASSIGN_OR_RETURN(Statement update,
-                          db.Prepare("UPDATE sweeps SET finished_at = ? WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(1, now));
-  ARTUNE_RETURN_IF_ERROR(update.Bind(2, sweep_id));
-  ARTUNE_RETURN_IF_ERROR(update.Run());
-  return transaction.Commit();
+  return MarkFinished(db, kSweepTable, sweep_id, now,
+                      [&] { return SweepGoal(db, sweep_id).status(); });
 }
 
 Result<std::vector<SweepRecord>> ListSweeps(Database& db, int limit) {
-  if (limit < 0) {
-    return Status::InvalidArgument("sweep list limit " + std::to_string(limit) +
-                                   " is negative: pass 0 for all sweeps or a positive count");
-  }
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kDeferred));
-  ARTUNE_ASSIGN_OR_RETURN(Statement select,
-                          db.Prepare("SELECT " + std::string(kSweepColumns) +
-                                     " FROM sweeps ORDER BY created_at DESC, id DESC LIMIT ?"));
-  ARTUNE_RETURN_IF_ERROR(select.Bind(1, static_cast<int64_t>(limit == 0 ? -1 : limit)));
-  std::vector<SweepRecord> sweeps;
-  while (true) {
-    ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-    if (!has_row) break;
-    sweeps.push_back(ReadSweepRow(select));
-  }
-  for (SweepRecord& sweep : sweeps) ARTUNE_RETURN_IF_ERROR(LoadSweepPairs(db, sweep));
-  ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-  return sweeps;
+  return ListNewestFirst(db, kSweepTable, limit, ReadSweepRow,
+                         [&db](SweepRecord& sweep) { return LoadSweepPairs(db, sweep); });
 }
 
 Result<SweepRecord> GetSweep(Database& db, int64_t id) {
-  ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kDeferred));
-  ARTUNE_ASSIGN_OR_RETURN(Statement select, db.Prepare("SELECT " + std::string(kSweepColumns) +
-                                                       " FROM sweeps WHERE id = ?"));
-  ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
-  ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
-  if (!has_row) {
+  ARTUNE_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep,
+                          FindRecord(db, kSweepTable, id, ReadSweepRow, [&db](SweepRecord& found) {
+                            return LoadSweepPairs(db, found);
+                          }));
+  if (!sweep) {
     return Status::NotFound("no sweep with id " + std::to_string(id) + " in " + db.path() +
                             " (`artune results --sweeps` lists the stored sweeps)");
   }
-  SweepRecord sweep = ReadSweepRow(select);
-  ARTUNE_RETURN_IF_ERROR(LoadSweepPairs(db, sweep));
-  ARTUNE_RETURN_IF_ERROR(transaction.Commit());
-  return sweep;
+  return std::move(*sweep);
 }
 
 Result<int64_t> InsertTrial(Database& db, const TrialRecord& trial, const std::string& now) {

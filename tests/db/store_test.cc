@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 #include "test_util.h"
@@ -143,6 +144,25 @@ TEST_F(StoreTest, NegativeLimitIsRejected) {
   auto runs = store_->ListBenchRuns(-1);
   ASSERT_FALSE(runs.ok());
   EXPECT_EQ(runs.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(runs.status().message().find(
+                "bench run list limit -1 is negative: pass 0 for all runs or a positive count"),
+            std::string::npos)
+      << runs.status().ToString();
+}
+
+TEST_F(StoreTest, CountPastTheStoresLimitIsRefusedNamingTheField) {
+  BenchRun run = SampleRun(1);
+  run.payload_bytes = std::numeric_limits<uint64_t>::max();
+  auto id = store_->InsertBenchRun(run);
+  ASSERT_FALSE(id.ok());
+  EXPECT_EQ(id.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(id.status().message().find(
+                "bench run payload_bytes 18446744073709551615 is past the store's limit"),
+            std::string::npos)
+      << id.status().ToString();
+  auto runs = store_->ListBenchRuns(0);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->empty());
 }
 
 TEST_F(StoreTest, UnknownIdIsNotFound) {

@@ -44,6 +44,16 @@ Status Validate(BenchMethod method, const transport::Message& reply, const Paylo
   return ValidateBenchReply(method, reply.slices(), payload);
 }
 
+// The ack and count methods answer alike: the Ack `summarize` makes of the request,
+// copied into the reply.
+transport::Handler AckReplyHandler(Ack (*summarize)(std::span<const ByteSpan>)) {
+  return [summarize](const transport::Message& request, transport::ResponseWriter& response) {
+    auto encoded = EncodeAck(summarize(request.slices()));
+    response.Append(transport::ConstSlice(encoded));  // copied
+    return Status::Ok();
+  };
+}
+
 class ArtuneBenchServer final : public BenchServer {
  public:
   explicit ArtuneBenchServer(std::unique_ptr<transport::Server> server)
@@ -56,23 +66,11 @@ class ArtuneBenchServer final : public BenchServer {
           return Status::Ok();
         },
         transport::HandlerOptions{.non_blocking = true});
-    server_->RegisterHandler(
-        std::string(kArtuneAckMethod),
-        [](const transport::Message& request, transport::ResponseWriter& response) {
-          auto encoded = EncodeAck(ComputeAck(request.slices()));
-          response.Append(transport::ConstSlice(encoded));  // copied
-          return Status::Ok();
-        },
-        // CPU only (a checksum of the request): it never waits on anything.
-        transport::HandlerOptions{.non_blocking = true});
-    server_->RegisterHandler(
-        std::string(kArtuneCountMethod),
-        [](const transport::Message& request, transport::ResponseWriter& response) {
-          auto encoded = EncodeAck(CountAck(request.slices()));
-          response.Append(transport::ConstSlice(encoded));  // copied
-          return Status::Ok();
-        },
-        transport::HandlerOptions{.non_blocking = true});
+    // CPU only (a checksum or a count of the request): they never wait on anything.
+    server_->RegisterHandler(std::string(kArtuneAckMethod), AckReplyHandler(ComputeAck),
+                             transport::HandlerOptions{.non_blocking = true});
+    server_->RegisterHandler(std::string(kArtuneCountMethod), AckReplyHandler(CountAck),
+                             transport::HandlerOptions{.non_blocking = true});
   }
   ~ArtuneBenchServer() override { Shutdown(); }
 

@@ -63,7 +63,8 @@ struct SearchSpace {
 };
 
 // One --knob argument. Knobs fixed when a transport starts (Knob::live false: the
-// fabric, the verbs_* knobs) are refused with the reason: trials reconfigure live.
+// fabric, idle_timeout_ms, the verbs_* knobs) are refused with the reason: trials
+// reconfigure live.
 Result<KnobAxis> ParseKnobAxis(std::string_view spec);
 
 // The axes of every --knob argument; none gives DefaultSearchSpace(). A knob named

@@ -1,0 +1,40 @@
+// JSON shapes of stored records that more than one writer shares: `artune results`
+// and `artune captures` print them, and the cluster run's wire (cluster_wire.cc)
+// sends them between ranks, so a field is named once for both.
+// Header-only: cluster_wire.cc is also compiled on its own into its tests.
+#pragma once
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+
+#include "artune/db/store.h"
+
+namespace artune::cli {
+
+// The text fields of a sweep by their JSON names, in the order `results --sweeps
+// --json` prints them (after "id"). The wire sends default_knobs too.
+inline constexpr std::array<std::pair<const char*, std::string db::SweepRecord::*>, 10>
+    kSweepTextFields = {{{"created_at", &db::SweepRecord::created_at},
+                         {"finished_at", &db::SweepRecord::finished_at},
+                         {"host", &db::SweepRecord::host},
+                         {"peer", &db::SweepRecord::peer},
+                         {"fabric", &db::SweepRecord::fabric},
+                         {"objective", &db::SweepRecord::objective},
+                         {"goal", &db::SweepRecord::goal},
+                         {"strategy", &db::SweepRecord::strategy},
+                         {"workload", &db::SweepRecord::workload},
+                         {"search_space", &db::SweepRecord::search_space}}};
+
+// One method row of a capture: method, direction, messages, bytes, scheme, small,
+// medium, large. `Json`: nlohmann::ordered_json for printing, nlohmann::json for
+// the wire.
+template <typename Json>
+Json CaptureMethodJson(const db::CaptureMethodRow& row) {
+  return Json{{"method", row.method}, {"direction", row.direction}, {"messages", row.messages},
+              {"bytes", row.bytes},   {"scheme", row.scheme},       {"small", row.small},
+              {"medium", row.medium}, {"large", row.large}};
+}
+
+}  // namespace artune::cli
