@@ -201,10 +201,15 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
 }
 
 void RelayImpl::Post(Event event) {
+  bool was_empty = false;
   {
     std::lock_guard lock(inbox_mutex_);
+    was_empty = inbox_.empty();
     inbox_.push_back(std::move(event));
   }
+  // Whoever made the inbox non-empty woke the loop, and the loop drains all of it
+  // after every wake-up: one eventfd write per batch, not per event.
+  if (!was_empty) return;
   uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof one);
 }

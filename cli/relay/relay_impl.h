@@ -22,6 +22,7 @@
 #include "grpc_splitter.h"
 #include "relay.h"
 #include "relay_wire.h"
+#include "write_queue.h"
 
 namespace artune::relay {
 
@@ -54,8 +55,7 @@ struct Conn {
   // Peer -> socket.
   uint64_t expect_seq = 0;
   std::map<uint64_t, DecodedChunk> reorder;
-  std::deque<std::vector<std::byte>> out;
-  size_t out_offset = 0;
+  WriteQueue out;
   uint64_t written = 0;
   uint64_t ack_sent = 0;
   bool fin_pending = false;
@@ -164,6 +164,7 @@ class RelayImpl final : public Relay {
   std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
   std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when
   uint64_t next_conn_ = 1;
+  std::unique_ptr<std::byte[]> read_buffer_;  // ReadSocket's, shared by every connection
   std::chrono::steady_clock::time_point last_ping_{};
 
   // Counters (any thread reads them).
