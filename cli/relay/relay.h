@@ -15,9 +15,11 @@
 // A peer relay that stops answering (Ping, every 250 ms) resets every connection
 // carried through it, so the program's calls fail instead of hanging.
 //
-// Threading: one event-loop thread owns every socket and connection; transport
-// handlers and call completions only queue events for it. counters() and
-// Shutdown() may be called from any thread.
+// Threading: one event-loop thread owns every socket and connection, under a
+// lock it holds except while waiting; transport handlers and call completions
+// queue events for it, except that a Data handler finding the lock free writes a
+// small in-order chunk to the socket itself (no transport call from there).
+// counters() and Shutdown() may be called from any thread.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,11 @@
 namespace artune::relay {
 namespace {
 
+// Chunks up to this size a Data handler writes to the socket itself: for a small
+// call the hand-off to the loop thread is most of the relay's delay, while a large
+// chunk's socket copy would hold the transport's progress thread (the loop writes
+// it in parallel with the transport receiving the next one).
+constexpr size_t kWriteNowMaxBytes = 64u << 10;
 // Bytes read from a socket into one Data call at most: a tensor of a few MiB goes
 // as one or two payload slices (rendezvous, chunked past chunk_size).
 constexpr size_t kMaxChunk = 4u << 20;
@@ -171,7 +176,7 @@ void RelayImpl::Deliver(Conn& conn, DecodedChunk chunk) {
   if (!conn.connecting) WriteSocket(conn);
 }
 
-void RelayImpl::WriteSocket(Conn& conn) {
+bool RelayImpl::FlushOut(Conn& conn) {
   while (!conn.out.empty()) {
     // Everything queued, in order, in one call.
     iovec pieces[WriteQueue::kMaxPieces];
@@ -181,12 +186,42 @@ void RelayImpl::WriteSocket(Conn& conn) {
     const ssize_t wrote = sendmsg(conn.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (wrote < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return CloseConn(conn, true, true);  // the socket broke: reset the other end
+      return errno == EAGAIN || errno == EWOULDBLOCK;
     }
     conn.written += static_cast<uint64_t>(wrote);
     conn.out.Consume(static_cast<size_t>(wrote));
   }
+  return true;
+}
+
+bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
+  // Never on the loop's own thread (it holds the lock; a transport that ran a
+  // handler inline in CallAsync would get here).
+  if (loop_thread_of == this || chunk.bytes.size() > kWriteNowMaxBytes) return false;
+  std::unique_lock state(state_mutex_, std::try_to_lock);
+  if (!state.owns_lock() || stopping_.load()) return false;
+  const DataHeader& header = chunk.header;
+  Conn* conn = FindConn(header.toward, header.session, header.conn);
+  // Only the plain case: the next chunk in order, no end or reset, socket open.
+  if (conn == nullptr || conn->connecting || conn->write_closed || header.flags != 0 ||
+      header.seq != conn->expect_seq || !conn->reorder.empty()) {
+    return false;
+  }
+  ++conn->expect_seq;
+  bytes_.fetch_add(chunk.bytes.size());
+  conn->out.Push(std::move(chunk.bytes));
+  const bool healthy = FlushOut(*conn);
+  // Acks and resets are transport calls, which may wait for a slot: the loop's.
+  if (!healthy || conn->written - conn->ack_sent >= options_.window / 4) {
+    Post(WriteEvent{conn->self, conn->session, conn->id});
+  } else {
+    UpdateInterest(*conn);
+  }
+  return true;
+}
+
+void RelayImpl::WriteSocket(Conn& conn) {
+  if (!FlushOut(conn)) return CloseConn(conn, true, true);  // reset the other end
   // Credit back to the sender after each quarter window written: a sender out of
   // credit has a whole window unacknowledged, so it always gets one.
   if (conn.written - conn.ack_sent >= options_.window / 4) {

@@ -81,7 +81,15 @@ struct PeerDeadEvent {
   std::string address;
   std::string why;
 };
-using Event = std::variant<OpenEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
+// A handler wrote to this connection's socket and left the rest (an ack due, a
+// socket error) to the loop.
+struct WriteEvent {
+  Toward self;
+  uint64_t session;
+  uint64_t conn;
+};
+using Event =
+    std::variant<OpenEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent, WriteEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -91,6 +99,10 @@ struct Listener {
   uint16_t port = 0;      // the loopback port the program is sent to
   std::shared_ptr<Peer> peer;
 };
+
+class RelayImpl;
+// The relay whose event loop runs on this thread (nullptr on other threads).
+inline thread_local const RelayImpl* loop_thread_of = nullptr;
 
 class RelayImpl final : public Relay {
  public:
@@ -115,6 +127,11 @@ class RelayImpl final : public Relay {
   void Handle(AckEvent& event);
   void Handle(ConnFailedEvent& event);
   void Handle(PeerDeadEvent& event);
+  void Handle(WriteEvent& event);
+  // From a Data handler: delivers `chunk` and writes it to the socket on this
+  // thread when it is the connection's next chunk and the state lock is free;
+  // false (chunk untouched) when the loop must take it instead.
+  bool TryWriteNow(DecodedChunk& chunk);
   void PingPeers();
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
@@ -127,6 +144,9 @@ class RelayImpl final : public Relay {
   void OnConnEvents(Conn& conn, uint32_t events);
   void ReadSocket(Conn& conn);
   void WriteSocket(Conn& conn);
+  // Hands the queued bytes to the socket until it is full or they are gone; false
+  // when the socket broke. Never calls the transport (safe on a handler's thread).
+  bool FlushOut(Conn& conn);
   void SendData(Conn& conn, std::span<const std::byte> bytes, const std::vector<ByteRun>& runs,
                 uint8_t flags);
   void SendAck(Conn& conn);
@@ -152,6 +172,10 @@ class RelayImpl final : public Relay {
   std::thread loop_;
   std::atomic<bool> stopping_{false};
 
+  // Guards the event-loop state below: the loop holds it except in epoll_wait, a
+  // Data handler try-locks it to write in-order bytes straight to the socket
+  // (saving the hand-off to the loop thread per chunk). Taken before inbox_mutex_.
+  std::mutex state_mutex_;
   mutable std::mutex inbox_mutex_;
   std::vector<Event> inbox_;
 
