@@ -194,7 +194,9 @@ void RelayImpl::Shutdown() {
   if (loop_.joinable()) loop_.join();
   if (pusher_.joinable()) pusher_.join();
   // The loop has stopped: reset what it carried, then stop the servers (their
-  // handlers post into an inbox nobody drains any more, which is harmless).
+  // handlers post into an inbox nobody drains any more, which is harmless; they
+  // see stopping_ under the state lock and leave the connections alone).
+  std::unique_lock state(state_mutex_);
   while (!origin_conns_.empty()) CloseConn(*origin_conns_.begin()->second, true, false);
   while (!target_conns_.empty()) CloseConn(*target_conns_.begin()->second, true, false);
   for (auto& [fd, listener] : listeners_) close(fd);
@@ -243,7 +245,7 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
       std::string(kDataMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
         ARTUNE_ASSIGN_OR_RETURN(DecodedChunk chunk, DecodeChunk(request));
-        Post(DataEvent{std::move(chunk)});
+        if (!TryWriteNow(chunk)) Post(DataEvent{std::move(chunk)});
         return Status::Ok();
       },
       non_blocking);
@@ -262,18 +264,25 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
 }
 
 void RelayImpl::Post(Event event) {
+  bool was_empty = false;
   {
     std::lock_guard lock(inbox_mutex_);
+    was_empty = inbox_.empty();
     inbox_.push_back(std::move(event));
   }
+  // Whoever made the inbox non-empty woke the loop, and the loop drains all of it
+  // after every wake-up: one eventfd write per batch, not per event.
+  if (!was_empty) return;
   uint64_t one = 1;
   (void)!write(wake_fd_, &one, sizeof one);
 }
 
 void RelayImpl::Loop() {
+  loop_thread_of = this;
   epoll_event events[64];
   while (!stopping_.load()) {
     const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
+    std::lock_guard state(state_mutex_);
     for (int i = 0; i < ready && !stopping_.load(); ++i) {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) {
@@ -526,6 +535,11 @@ void RelayImpl::Handle(DataEvent& event) {
   Conn* conn = FindConn(header.toward, header.session, header.conn);
   if (conn == nullptr) return;  // reset or closed already
   Deliver(*conn, std::move(event.chunk));
+}
+
+void RelayImpl::Handle(WriteEvent& event) {
+  Conn* conn = FindConn(event.self, event.session, event.conn);
+  if (conn != nullptr && !conn->connecting) WriteSocket(*conn);
 }
 
 void RelayImpl::Handle(AckEvent& event) {

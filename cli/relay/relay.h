@@ -22,9 +22,11 @@
 // on its address), it pushes them to the origin's return-path server. An origin's
 // own knobs govern only what is fixed when a transport starts (fabric, verbs_*).
 //
-// Threading: one event-loop thread owns every socket and connection; transport
-// handlers and call completions only queue events for it. counters() and
-// Shutdown() may be called from any thread.
+// Threading: one event-loop thread owns every socket and connection, under a
+// lock it holds except while waiting; transport handlers and call completions
+// queue events for it, except that a Data handler finding the lock free writes a
+// small in-order chunk to the socket itself (no transport call from there).
+// counters() and Shutdown() may be called from any thread.
 #pragma once
 
 #include <cstdint>

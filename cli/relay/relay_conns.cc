@@ -11,10 +11,14 @@
 namespace artune::relay {
 namespace {
 
+// Chunks up to this size a Data handler writes to the socket itself: for a small
+// call the hand-off to the loop thread is most of the relay's delay, while a large
+// chunk's socket copy would hold the transport's progress thread (the loop writes
+// it in parallel with the transport receiving the next one).
+constexpr size_t kWriteNowMaxBytes = 64u << 10;
 // Bytes read from a socket into one Data call at most: a tensor of a few MiB goes
 // as one or two payload slices (rendezvous, chunked past chunk_size).
 constexpr size_t kMaxChunk = 4u << 20;
-constexpr size_t kReadPiece = 256u << 10;
 
 Toward Other(Toward self) { return self == Toward::kOrigin ? Toward::kTarget : Toward::kOrigin; }
 
@@ -84,16 +88,22 @@ void RelayImpl::OnConnEvents(Conn& conn, uint32_t events) {
 void RelayImpl::ReadSocket(Conn& conn) {
   if (conn.read_closed) return UpdateInterest(conn);
   const uint64_t credit = options_.window - std::min(options_.window, conn.sent - conn.acked);
-  std::vector<std::byte> bytes;
-  uint8_t flags = 0;
+  // One buffer for every connection (only this thread reads sockets), allocated
+  // once and never zero-filled: BuildChunk copies out of it before the next read.
+  if (!read_buffer_) read_buffer_.reset(new std::byte[kMaxChunk]);
   const size_t limit = std::min<uint64_t>(kMaxChunk, credit);
-  while (bytes.size() < limit) {
-    const size_t piece = std::min(kReadPiece, limit - bytes.size());
-    const size_t have = bytes.size();
-    bytes.resize(have + piece);
-    const ssize_t got = recv(conn.fd, bytes.data() + have, piece, MSG_DONTWAIT);
-    bytes.resize(have + (got > 0 ? static_cast<size_t>(got) : 0));
-    if (got > 0) continue;
+  size_t have = 0;
+  uint8_t flags = 0;
+  while (have < limit) {
+    const size_t asked = limit - have;
+    const ssize_t got = recv(conn.fd, read_buffer_.get() + have, asked, MSG_DONTWAIT);
+    if (got > 0) {
+      have += static_cast<size_t>(got);
+      // A short read emptied the socket: asking again would only say EAGAIN (epoll
+      // is level-triggered, so what arrives later, or the end, wakes us again).
+      if (static_cast<size_t>(got) < asked) break;
+      continue;
+    }
     if (got == 0) {
       flags = kFlagFin;
     } else if (errno == EINTR) {
@@ -103,7 +113,8 @@ void RelayImpl::ReadSocket(Conn& conn) {
     }
     break;
   }
-  if (bytes.empty() && flags == 0) return UpdateInterest(conn);
+  if (have == 0 && flags == 0) return UpdateInterest(conn);
+  const std::span<const std::byte> bytes(read_buffer_.get(), have);
   std::vector<ByteRun> runs;
   conn.splitter.Feed(bytes, runs);
   SendData(conn, bytes, runs, flags);
@@ -157,33 +168,60 @@ void RelayImpl::Deliver(Conn& conn, DecodedChunk chunk) {
     DecodedChunk next = std::move(conn.reorder.begin()->second);
     conn.reorder.erase(conn.reorder.begin());
     ++conn.expect_seq;
-    if (!next.bytes.empty()) {
-      bytes_.fetch_add(next.bytes.size());
-      conn.out.push_back(std::move(next.bytes));
-    }
+    bytes_.fetch_add(next.bytes.size());
+    conn.out.Push(std::move(next.bytes));
     if (next.header.flags & kFlagReset) return CloseConn(conn, true, false);
     if (next.header.flags & kFlagFin) conn.fin_pending = true;
   }
   if (!conn.connecting) WriteSocket(conn);
 }
 
-void RelayImpl::WriteSocket(Conn& conn) {
+bool RelayImpl::FlushOut(Conn& conn) {
   while (!conn.out.empty()) {
-    const std::vector<std::byte>& front = conn.out.front();
-    const ssize_t wrote = send(conn.fd, front.data() + conn.out_offset,
-                               front.size() - conn.out_offset, MSG_DONTWAIT | MSG_NOSIGNAL);
+    // Everything queued, in order, in one call.
+    iovec pieces[WriteQueue::kMaxPieces];
+    msghdr message{};
+    message.msg_iov = pieces;
+    message.msg_iovlen = conn.out.Gather(pieces);
+    const ssize_t wrote = sendmsg(conn.fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (wrote < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-      return CloseConn(conn, true, true);  // the socket broke: reset the other end
+      return errno == EAGAIN || errno == EWOULDBLOCK;
     }
     conn.written += static_cast<uint64_t>(wrote);
-    conn.out_offset += static_cast<size_t>(wrote);
-    if (conn.out_offset == front.size()) {
-      conn.out.pop_front();
-      conn.out_offset = 0;
-    }
+    conn.out.Consume(static_cast<size_t>(wrote));
   }
+  return true;
+}
+
+bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
+  // Never on the loop's own thread (it holds the lock; a transport that ran a
+  // handler inline in CallAsync would get here).
+  if (loop_thread_of == this || chunk.bytes.size() > kWriteNowMaxBytes) return false;
+  std::unique_lock state(state_mutex_, std::try_to_lock);
+  if (!state.owns_lock() || stopping_.load()) return false;
+  const DataHeader& header = chunk.header;
+  Conn* conn = FindConn(header.toward, header.session, header.conn);
+  // Only the plain case: the next chunk in order, no end or reset, socket open.
+  if (conn == nullptr || conn->connecting || conn->write_closed || header.flags != 0 ||
+      header.seq != conn->expect_seq || !conn->reorder.empty()) {
+    return false;
+  }
+  ++conn->expect_seq;
+  bytes_.fetch_add(chunk.bytes.size());
+  conn->out.Push(std::move(chunk.bytes));
+  const bool healthy = FlushOut(*conn);
+  // Acks and resets are transport calls, which may wait for a slot: the loop's.
+  if (!healthy || conn->written - conn->ack_sent >= options_.window / 4) {
+    Post(WriteEvent{conn->self, conn->session, conn->id});
+  } else {
+    UpdateInterest(*conn);
+  }
+  return true;
+}
+
+void RelayImpl::WriteSocket(Conn& conn) {
+  if (!FlushOut(conn)) return CloseConn(conn, true, true);  // reset the other end
   // Credit back to the sender after each quarter window written: a sender out of
   // credit has a whole window unacknowledged, so it always gets one.
   if (conn.written - conn.ack_sent >= options_.window / 4) {

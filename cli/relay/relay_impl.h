@@ -24,6 +24,7 @@
 #include "grpc_splitter.h"
 #include "relay.h"
 #include "relay_wire.h"
+#include "write_queue.h"
 
 namespace artune::relay {
 
@@ -65,8 +66,7 @@ struct Conn {
   // Peer -> socket.
   uint64_t expect_seq = 0;
   std::map<uint64_t, DecodedChunk> reorder;
-  std::deque<std::vector<std::byte>> out;
-  size_t out_offset = 0;
+  WriteQueue out;
   uint64_t written = 0;
   uint64_t ack_sent = 0;
   bool fin_pending = false;
@@ -109,8 +109,15 @@ struct PeerDeadEvent {
   std::string address;
   std::string why;
 };
-using Event =
-    std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
+// A handler wrote to this connection's socket and left the rest (an ack due, a
+// socket error) to the loop.
+struct WriteEvent {
+  Toward self;
+  uint64_t session;
+  uint64_t conn;
+};
+using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
+                           PeerDeadEvent, WriteEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -120,6 +127,10 @@ struct Listener {
   uint16_t port = 0;      // the loopback port the program is sent to
   std::shared_ptr<Peer> peer;
 };
+
+class RelayImpl;
+// The relay whose event loop runs on this thread (nullptr on other threads).
+inline thread_local const RelayImpl* loop_thread_of = nullptr;
 
 class RelayImpl final : public Relay {
  public:
@@ -148,6 +159,11 @@ class RelayImpl final : public Relay {
   void Handle(AckEvent& event);
   void Handle(ConnFailedEvent& event);
   void Handle(PeerDeadEvent& event);
+  void Handle(WriteEvent& event);
+  // From a Data handler: delivers `chunk` and writes it to the socket on this
+  // thread when it is the connection's next chunk and the state lock is free;
+  // false (chunk untouched) when the loop must take it instead.
+  bool TryWriteNow(DecodedChunk& chunk);
   void PingPeers();
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
@@ -165,6 +181,9 @@ class RelayImpl final : public Relay {
   void OnConnEvents(Conn& conn, uint32_t events);
   void ReadSocket(Conn& conn);
   void WriteSocket(Conn& conn);
+  // Hands the queued bytes to the socket until it is full or they are gone; false
+  // when the socket broke. Never calls the transport (safe on a handler's thread).
+  bool FlushOut(Conn& conn);
   void SendData(Conn& conn, std::span<const std::byte> bytes, const std::vector<ByteRun>& runs,
                 uint8_t flags);
   void SendAck(Conn& conn);
@@ -191,6 +210,10 @@ class RelayImpl final : public Relay {
   std::thread pusher_;  // the last FollowLiveConfig push to every peer
   std::atomic<bool> stopping_{false};
 
+  // Guards the event-loop state below: the loop holds it except in epoll_wait, a
+  // Data handler try-locks it to write in-order bytes straight to the socket
+  // (saving the hand-off to the loop thread per chunk). Taken before inbox_mutex_.
+  std::mutex state_mutex_;
   mutable std::mutex inbox_mutex_;
   std::vector<Event> inbox_;
 
@@ -206,6 +229,7 @@ class RelayImpl final : public Relay {
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<Peer>>>
       retired_peers_;
   uint64_t next_conn_ = 1;
+  std::unique_ptr<std::byte[]> read_buffer_;  // ReadSocket's, shared by every connection
   std::chrono::steady_clock::time_point last_ping_{};
 
   // Counters (any thread reads them).

@@ -1,0 +1,64 @@
+// The bytes a carried connection still has to write to its socket: whole buffers
+// as they arrived from the peer, handed to the kernel several at a time (one
+// sendmsg for all the frames of a small call) and consumed exactly as far as the
+// kernel took them. Event-loop thread only, like the Conn that holds it.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <deque>
+#include <span>
+#include <vector>
+
+namespace artune::relay {
+
+class WriteQueue {
+ public:
+  // Buffers handed to one Gather() at most (well under IOV_MAX).
+  static constexpr size_t kMaxPieces = 64;
+
+  bool empty() const { return buffers_.empty(); }
+  // Bytes queued and not yet consumed.
+  size_t bytes() const { return bytes_; }
+
+  // Appends `buffer` after everything queued; an empty one is dropped.
+  void Push(std::vector<std::byte> buffer) {
+    if (buffer.empty()) return;
+    bytes_ += buffer.size();
+    buffers_.push_back(std::move(buffer));
+  }
+
+  // Fills `pieces` with the unconsumed bytes in order, the first buffer from where
+  // the last Consume stopped; returns how many it filled (0 when empty).
+  size_t Gather(std::span<iovec, kMaxPieces> pieces) const {
+    size_t count = 0;
+    for (auto it = buffers_.begin(); it != buffers_.end() && count < pieces.size(); ++it) {
+      const size_t skip = count == 0 ? front_offset_ : 0;
+      pieces[count++] = {const_cast<std::byte*>(it->data()) + skip, it->size() - skip};
+    }
+    return count;
+  }
+
+  // The kernel took `count` bytes of what Gather gave (count <= bytes()).
+  void Consume(size_t count) {
+    bytes_ -= count;
+    while (count > 0) {
+      const size_t rest = buffers_.front().size() - front_offset_;
+      if (count < rest) {
+        front_offset_ += count;
+        return;
+      }
+      count -= rest;
+      buffers_.pop_front();
+      front_offset_ = 0;
+    }
+  }
+
+ private:
+  std::deque<std::vector<std::byte>> buffers_;
+  size_t front_offset_ = 0;
+  size_t bytes_ = 0;
+};
+
+}  // namespace artune::relay

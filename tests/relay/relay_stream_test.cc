@@ -1,0 +1,157 @@
+// Two relays in this process carry one TCP connection to an echo server: the bytes
+// come back exact and in order whether a chunk is written by the Data handler's
+// thread (small, in order) or by the event loop (large, or behind a backlog), and
+// while the server reads slowly at first, so chunks queue behind a full socket.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "redirect_protocol.h"
+#include "relay.h"
+
+namespace artune::relay {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+void SetTimeouts(int fd) {
+  timeval wait{20, 0};  // bounds every blocking call of the test
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
+}
+
+uint16_t PortOf(const std::string& address) {
+  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+// Asks the origin relay's control socket where a connection to 127.0.0.1:port goes.
+uint16_t CarriedPort(const std::string& control_socket, uint16_t port) {
+  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strcpy(address.sun_path, control_socket.c_str());
+  SetTimeouts(fd);
+  RedirectRequest request;
+  request.family = AF_INET;
+  request.port_be = htons(port);
+  const in_addr loopback{htonl(INADDR_LOOPBACK)};
+  std::memcpy(request.address, &loopback, sizeof loopback);
+  RedirectReply reply;
+  const bool asked = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                     send(fd, &request, sizeof request, 0) == sizeof request &&
+                     recv(fd, &reply, sizeof reply, 0) == sizeof reply;
+  close(fd);
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(reply.verdict, kRedirectCarry);
+  return ntohs(reply.port_be);
+}
+
+int ConnectLoopback(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  SetTimeouts(fd);
+  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  return fd;
+}
+
+TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
+  // The echo server: reads slowly at first through a small buffer (the relay's queue fills
+  // up), then echoes everything until the client half-closes.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  // A small receive buffer (inherited by the accepted socket): the relay's writes
+  // stop soon, and the chunks behind them wait in its queue.
+  const int small = 8 << 10;
+  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  std::thread server([listener] {
+    const int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    SetTimeouts(fd);
+    Bytes buffer(64 << 10);
+    for (int reads = 0; reads < 100'000; ++reads) {
+      const bool slow = reads < 50;
+      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const ssize_t got = recv(fd, buffer.data(), slow ? 1000 : buffer.size(), 0);
+      if (got <= 0) break;
+      if (send(fd, buffer.data(), static_cast<size_t>(got), MSG_NOSIGNAL) != got) break;
+    }
+    shutdown(fd, SHUT_WR);
+    close(fd);
+  });
+
+  RelayOptions target_options;
+  target_options.listen = "127.0.0.1:0";
+  auto target = Relay::Start(target_options);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  const std::string control =
+      (std::filesystem::temp_directory_path() / ("relay-stream-" + std::to_string(getpid())))
+          .string();
+  RelayOptions origin_options;
+  origin_options.relay_port = PortOf((*target)->address());
+  origin_options.control_socket = control;
+  auto origin = Relay::Start(origin_options);
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+
+  const int client = ConnectLoopback(CarriedPort(control, ntohs(address.sin_port)));
+  // Writes of 1 B to 300 KiB (below and above the handler's 64 KiB), random bytes.
+  std::mt19937 random(22);
+  Bytes sent;
+  std::vector<size_t> writes;
+  for (size_t total = 0; total < (8u << 20);) {
+    const size_t size = random() % 4 == 0 ? 1 + random() % (300 << 10) : 1 + random() % 2000;
+    writes.push_back(size);
+    total += size;
+  }
+  for (size_t size : writes) {
+    for (size_t i = 0; i < size; ++i) sent.push_back(std::byte(static_cast<uint8_t>(random())));
+  }
+  std::thread writer([client, &sent, &writes] {
+    size_t offset = 0;
+    for (size_t size : writes) {
+      for (size_t done = 0; done < size;) {
+        const ssize_t wrote = send(client, sent.data() + offset + done, size - done, MSG_NOSIGNAL);
+        if (wrote <= 0) return;
+        done += static_cast<size_t>(wrote);
+      }
+      offset += size;
+    }
+    shutdown(client, SHUT_WR);
+  });
+  Bytes echoed;
+  Bytes buffer(256 << 10);
+  while (echoed.size() < sent.size()) {
+    const ssize_t got = recv(client, buffer.data(), buffer.size(), 0);
+    if (got <= 0) break;
+    echoed.insert(echoed.end(), buffer.begin(), buffer.begin() + got);
+  }
+  writer.join();
+  close(client);
+  server.join();
+  close(listener);
+  (*origin)->Shutdown();
+  (*target)->Shutdown();
+  ASSERT_EQ(echoed.size(), sent.size());
+  EXPECT_TRUE(echoed == sent) << "the echo differs from what was sent";
+}
+
+}  // namespace
+}  // namespace artune::relay
