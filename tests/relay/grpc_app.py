@@ -52,6 +52,9 @@ CLIENT_KEEPALIVE = [
     ("grpc.keepalive_timeout_ms", 2000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
+    # gRPC 1.51 spaces pings without data by this (5 min by default) and lets the
+    # keepalive watchdog fire on a ping it has not even sent yet.
+    ("grpc.http2.min_time_between_pings_ms", 100),
 ]
 SERVER_KEEPALIVE = [
     ("grpc.keepalive_permit_without_calls", 1),
@@ -216,7 +219,11 @@ def download(chan):
 def keepalive(chan, idle):
     echo = method(chan, "unary_unary", "Echo")
     report("before idle", echo(b"ping?", timeout=10) == b"ping?")
-    time.sleep(idle)
+    # Idle on the wire but with a call open (the server sleeps in it): gRPC 1.51
+    # sends no keepalive ping on a channel without calls, and its watchdog then
+    # fires on the ping it never sent, even directly.
+    sleep = method(chan, "unary_unary", "Sleep")
+    report("idle call", sleep(str(idle).encode(), timeout=idle + 30) == str(idle).encode())
     report("after idle", echo(b"still there", timeout=10) == b"still there",
            idle_s=idle, keepalive_ms=KEEPALIVE_MS)
 

@@ -71,6 +71,7 @@ wait_for() {
   echo "FAIL: no '$2' in $1: $(tail -5 "$1" "${1%.*}.err" 2>/dev/null)"
   exit 1
 }
+lacks() { ! grep -q "$1" "$2"; }  # FILE has no line matching PATTERN
 within_bound() { $python -c "import sys; sys.exit(not 0 <= $1 < $2)"; }  # 0 <= A < B
 rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -134,10 +135,12 @@ python)
   wait_client
   check "the Python client passes every check under artune run (exit $rc)" test "$rc" = 0
   check "every check ran and passed ($(jq -s length "$dir/suite.out") checks)" \
-    jq -se 'length == 14 and all(.ok)' "$dir/suite.out"
+    jq -se 'length == 15 and all(.ok)' "$dir/suite.out"
   acked=$(grep -c "Finish keepalive ping" "$dir/suite.err")
   check "keepalive pings went through the relays and were acknowledged ($acked)" \
     test "$acked" -ge 3
+  check "no keepalive ping went unanswered (the watchdog never fired)" \
+    lacks "Keepalive watchdog fired" "$dir/suite.err"
   carried=$dir/suite.carried.json
   check "a new carried connection after GOAWAY ($(jq .carried.connections "$carried"))" \
     jq -e '.carried.connections >= 2' "$carried"
