@@ -17,8 +17,22 @@
 namespace artune::relay {
 namespace {
 
+// Liveness of a peer relay: a ping every kPingInterval (up to kMaxPingsInFlight
+// at once), each given kPingTimeout. Anything heard from the peer counts: a reply
+// to any call, a request from it. It is given up at once when its connection
+// fails, or when a ping times out after kPingsMissedToDrop or more have and
+// nothing was heard for kPeerSilence: a relay that hangs is given up 1.5 to 1.75 s
+// after its last word (the program's calls fail then), and one that a loaded host
+// or a SIGSTOP holds for a second is kept. (Before: one ping unanswered for
+// 750 ms dropped a peer, live ones included at load 14-21.) A loop that did not
+// run for kLoopGapForgiven (this relay stopped or starved) does not count its own
+// pause as its peers' silence.
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
-constexpr auto kPingTimeout = std::chrono::milliseconds(750);
+constexpr auto kPingTimeout = std::chrono::milliseconds(1000);
+constexpr int kMaxPingsInFlight = 4;  // kPingTimeout / kPingInterval
+constexpr int kPingsMissedToDrop = 2;
+constexpr auto kPeerSilence = std::chrono::milliseconds(1500);
+constexpr auto kLoopGapForgiven = std::chrono::milliseconds(500);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
 // How long a dropped peer's client lives on, so the resets just sent to it go out.
 constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
@@ -262,6 +276,7 @@ void RelayImpl::Loop() {
   epoll_event events[64];
   while (!stopping_.load()) {
     const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
+    ForgiveOwnPause();
     for (int i = 0; i < ready && !stopping_.load(); ++i) {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) {
@@ -300,17 +315,54 @@ void RelayImpl::PingPeers() {
     return last_ping_ - retired.first > kRetiredPeerLife;
   });
   for (auto& [address, peer] : peers_) {
-    if (peer->conns == 0 || peer->ping_in_flight) continue;
-    peer->ping_in_flight = true;
+    NoteReplies(*peer);
+    // Not watched while it carries nothing: an idle spell is no silence.
+    if (peer->conns == 0) peer->last_heard = last_ping_;
+    if (peer->conns == 0 || peer->pings_in_flight.load() >= kMaxPingsInFlight) continue;
+    ++peer->pings_in_flight;
     std::weak_ptr<Peer> weak = peer;
     peer->client->CallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
                             [this, weak, address](Result<transport::Message> reply) {
-                              if (auto alive = weak.lock()) alive->ping_in_flight = false;
-                              if (!reply.ok()) {
-                                Post(PeerDeadEvent{address, reply.status().ToString()});
-                              }
+                              if (auto alive = weak.lock()) --alive->pings_in_flight;
+                              if (!reply.ok()) Post(PingFailedEvent{address, reply.status()});
                             });
   }
+}
+
+void RelayImpl::ForgiveOwnPause() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_loop_ > kLoopGapForgiven) {
+    for (auto& [address, peer] : peers_) peer->last_heard = now;
+  }
+  last_loop_ = now;
+}
+
+void RelayImpl::NoteReplies(Peer& peer) {
+  const uint64_t completed = peer.client->stats().calls_completed;
+  if (completed == peer.calls_completed) return;
+  peer.calls_completed = completed;
+  peer.last_heard = std::chrono::steady_clock::now();
+  peer.pings_missed = 0;
+}
+
+void RelayImpl::Handle(PingFailedEvent& event) {
+  auto it = peers_.find(event.address);
+  if (it == peers_.end()) return;
+  Peer& peer = *it->second;
+  if (event.why.code() != ErrorCode::kTimeout) {
+    PeerDeadEvent dead{event.address, event.why.ToString()};
+    return Handle(dead);  // its connection failed: it is gone, not slow
+  }
+  NoteReplies(peer);
+  ++peer.pings_missed;
+  const auto silence = std::chrono::steady_clock::now() - peer.last_heard;
+  // Heard from lately: busy or just resumed, not dead (the ping queued behind data).
+  if (peer.pings_missed < kPingsMissedToDrop || silence < kPeerSilence) return;
+  const auto silent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(silence).count();
+  PeerDeadEvent dead{event.address, "nothing heard for " + std::to_string(silent_ms) + " ms, " +
+                                        std::to_string(peer.pings_missed) +
+                                        " pings unanswered; last: " + event.why.ToString()};
+  Handle(dead);
 }
 
 Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
@@ -504,11 +556,13 @@ void RelayImpl::Handle(DataEvent& event) {
   const DataHeader& header = event.chunk.header;
   Conn* conn = FindConn(header.toward, header.session, header.conn);
   if (conn == nullptr) return;  // reset or closed already
+  if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();
   Deliver(*conn, std::move(event.chunk));
 }
 
 void RelayImpl::Handle(AckEvent& event) {
   Conn* conn = FindConn(event.ack.toward, event.ack.session, event.ack.conn);
+  if (conn != nullptr && conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();
   if (conn == nullptr || event.ack.written <= conn->acked || event.ack.written > conn->sent) return;
   conn->acked = event.ack.written;
   UpdateInterest(*conn);

@@ -33,7 +33,13 @@ struct Peer {
   std::string return_address;  // origin role: where that relay pushes data back
   std::unique_ptr<transport::Client> client;
   size_t conns = 0;
-  std::atomic<bool> ping_in_flight{false};
+  std::atomic<int> pings_in_flight{0};
+  // Liveness, kept by the loop: when the peer was last heard from (a reply to any
+  // call, a request from it), its client's completed calls then, and the pings
+  // that timed out since.
+  std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();
+  uint64_t calls_completed = 0;
+  int pings_missed = 0;
 };
 
 // One carried connection as seen from one end: `self` is kOrigin for the program's
@@ -100,8 +106,12 @@ struct PeerDeadEvent {
   std::string address;
   std::string why;
 };
-using Event =
-    std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent>;
+struct PingFailedEvent {
+  std::string address;
+  Status why;
+};
+using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
+                           PeerDeadEvent, PingFailedEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -139,6 +149,13 @@ class RelayImpl final : public Relay {
   void Handle(AckEvent& event);
   void Handle(ConnFailedEvent& event);
   void Handle(PeerDeadEvent& event);
+  void Handle(PingFailedEvent& event);
+  // Whether `peer` answered a call since the last look (its client's completed
+  // calls went up): then it was heard from now.
+  static void NoteReplies(Peer& peer);
+  // After a gap in the loop's runs (this relay was stopped or starved): every peer
+  // counts as heard from now.
+  void ForgiveOwnPause();
   void PingPeers();
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
@@ -198,6 +215,7 @@ class RelayImpl final : public Relay {
       retired_peers_;
   uint64_t next_conn_ = 1;
   std::chrono::steady_clock::time_point last_ping_{};
+  std::chrono::steady_clock::time_point last_loop_ = std::chrono::steady_clock::now();
 
   // Counters (any thread reads them).
   std::atomic<uint64_t> connections_{0};
