@@ -17,26 +17,29 @@
 namespace artune::relay {
 namespace {
 
+// Liveness of a peer relay: a ping every kPingInterval (up to kMaxPingsInFlight
+// at once), each given kPingTimeout. Anything heard from the peer counts: a reply
+// to any call, a request from it. It is given up at once when its connection
+// fails, or when a ping times out after kPingsMissedToDrop or more have and
+// nothing was heard for kPeerSilence: a relay that hangs is given up 3 to 3.25 s
+// after its last word (the program's calls fail then), and one that a loaded host,
+// a slow link (a ping behind megabytes of Soft-RoCE reads under TCG) or a SIGSTOP
+// holds for two seconds is kept. A relay that dies is given up at once. (Before: one ping
+// unanswered for 750 ms dropped a peer, live ones included at load 14-21.) A loop that did not run
+// for kLoopGapForgiven (this relay stopped or starved) does not count its own pause as its peers'
+// silence.
 constexpr auto kPingInterval = std::chrono::milliseconds(250);
-constexpr auto kPingTimeout = std::chrono::milliseconds(750);
-// A ping that fails because the connection is lost (a killed relay) resets the
-// peer's connections at once. One that only times out does so when the peer has
-// answered none for this long (a hung relay): on a slow or saturated link a ping
-// can wait behind megabytes of reads (Soft-RoCE under TCG: over a second), and
-// that peer is alive.
-constexpr auto kPeerSilenceLimit = std::chrono::seconds(5);
+constexpr auto kPingTimeout = std::chrono::milliseconds(1000);
+constexpr int kMaxPingsInFlight = 4;  // kPingTimeout / kPingInterval
+constexpr int kPingsMissedToDrop = 2;
+constexpr auto kPeerSilence = std::chrono::milliseconds(3000);
+constexpr auto kLoopGapForgiven = std::chrono::milliseconds(500);
 constexpr auto kLoopTick = std::chrono::milliseconds(100);
 // How long a dropped peer's client lives on, so the resets just sent to it go out.
 constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
 // How long the Open handler waits for the loop's verdict (which may include
 // dialling the origin relay back: the transport's connect deadline bounds that).
 constexpr auto kOpenVerdictWait = std::chrono::seconds(15);
-
-int64_t SteadyNanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string HostOf(const std::string& address) {
   std::string host = address.substr(0, address.rfind(':'));
@@ -283,6 +286,7 @@ void RelayImpl::Loop() {
   while (!stopping_.load()) {
     const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
     std::lock_guard state(state_mutex_);
+    ForgiveOwnPause();
     for (int i = 0; i < ready && !stopping_.load(); ++i) {
       const int fd = events[i].data.fd;
       if (fd == wake_fd_) {
@@ -321,25 +325,53 @@ void RelayImpl::PingPeers() {
     return last_ping_ - retired.first > kRetiredPeerLife;
   });
   for (auto& [address, peer] : peers_) {
-    if (peer->conns == 0) peer->ping->last_answer_ns = SteadyNanos();  // nothing to answer for
-    if (peer->conns == 0 || peer->ping->in_flight) continue;
-    peer->ping->in_flight = true;
+    NoteReplies(*peer);
+    // Not watched while it carries nothing: an idle spell is no silence.
+    if (peer->conns == 0) peer->last_heard = last_ping_;
+    if (peer->conns == 0 || peer->ping->in_flight.load() >= kMaxPingsInFlight) continue;
+    ++peer->ping->in_flight;
     peer->client->CallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
                             [this, ping = peer->ping, address](Result<transport::Message> reply) {
-                              const int64_t now = SteadyNanos();
-                              ping->in_flight = false;
-                              if (reply.ok()) {
-                                ping->last_answer_ns = now;
-                                return;
-                              }
-                              if (reply.status().code() == ErrorCode::kTimeout &&
-                                  now - ping->last_answer_ns.load() <
-                                      std::chrono::nanoseconds(kPeerSilenceLimit).count()) {
-                                return;  // slow, not silent for long: ask again
-                              }
-                              Post(PeerDeadEvent{address, reply.status().ToString()});
+                              --ping->in_flight;
+                              if (!reply.ok()) Post(PingFailedEvent{address, reply.status()});
                             });
   }
+}
+
+void RelayImpl::ForgiveOwnPause() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_loop_ > kLoopGapForgiven) {
+    for (auto& [address, peer] : peers_) peer->last_heard = now;
+  }
+  last_loop_ = now;
+}
+
+void RelayImpl::NoteReplies(Peer& peer) {
+  const uint64_t completed = peer.client->stats().calls_completed;
+  if (completed == peer.calls_completed) return;
+  peer.calls_completed = completed;
+  peer.last_heard = std::chrono::steady_clock::now();
+  peer.pings_missed = 0;
+}
+
+void RelayImpl::Handle(PingFailedEvent& event) {
+  auto it = peers_.find(event.address);
+  if (it == peers_.end()) return;
+  Peer& peer = *it->second;
+  if (event.why.code() != ErrorCode::kTimeout) {
+    PeerDeadEvent dead{event.address, event.why.ToString()};
+    return Handle(dead);  // its connection failed: it is gone, not slow
+  }
+  NoteReplies(peer);
+  ++peer.pings_missed;
+  const auto silence = std::chrono::steady_clock::now() - peer.last_heard;
+  // Heard from lately: busy or just resumed, not dead (the ping queued behind data).
+  if (peer.pings_missed < kPingsMissedToDrop || silence < kPeerSilence) return;
+  const auto silent_ms = std::chrono::duration_cast<std::chrono::milliseconds>(silence).count();
+  PeerDeadEvent dead{event.address, "nothing heard for " + std::to_string(silent_ms) + " ms, " +
+                                        std::to_string(peer.pings_missed) +
+                                        " pings unanswered; last: " + event.why.ToString()};
+  Handle(dead);
 }
 
 Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
@@ -366,7 +398,7 @@ Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
   auto peer = std::make_shared<Peer>();
   peer->address = address;
   peer->client = std::move(client);
-  peer->ping->last_answer_ns = SteadyNanos();
+  peer->last_heard = std::chrono::steady_clock::now();
   std::lock_guard lock(stats_mutex_);
   peers_[address] = peer;
   return peer;
@@ -534,6 +566,7 @@ void RelayImpl::Handle(DataEvent& event) {
   const DataHeader& header = event.chunk.header;
   Conn* conn = FindConn(header.toward, header.session, header.conn);
   if (conn == nullptr) return;  // reset or closed already
+  if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();
   Deliver(*conn, std::move(event.chunk));
 }
 
@@ -544,6 +577,7 @@ void RelayImpl::Handle(WriteEvent& event) {
 
 void RelayImpl::Handle(AckEvent& event) {
   Conn* conn = FindConn(event.ack.toward, event.ack.session, event.ack.conn);
+  if (conn != nullptr && conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();
   if (conn == nullptr || event.ack.written <= conn->acked || event.ack.written > conn->sent) return;
   conn->acked = event.ack.written;
   UpdateInterest(*conn);

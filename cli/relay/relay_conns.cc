@@ -208,6 +208,7 @@ bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
     return false;
   }
   ++conn->expect_seq;
+  if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();  // a word from it
   bytes_.fetch_add(chunk.bytes.size());
   conn->out.Push(std::move(chunk.bytes));
   const bool healthy = FlushOut(*conn);

@@ -38,12 +38,15 @@ struct Peer {
   // this, never the Peer, because the last owner of a Peer destroys its client,
   // which joins the thread the completion runs on.
   struct PingState {
-    std::atomic<bool> in_flight{false};
-    // When the peer last answered a ping (or had nothing to answer for: no
-    // connections), steady_clock nanoseconds.
-    std::atomic<int64_t> last_answer_ns{0};
+    std::atomic<int> in_flight{0};
   };
   std::shared_ptr<PingState> ping = std::make_shared<PingState>();
+  // Liveness, kept by the loop: when the peer was last heard from (a reply to any
+  // call, a request from it), its client's completed calls then, and the pings
+  // that timed out since.
+  std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();
+  uint64_t calls_completed = 0;
+  int pings_missed = 0;
 };
 
 // One carried connection as seen from one end: `self` is kOrigin for the program's
@@ -116,8 +119,12 @@ struct WriteEvent {
   uint64_t session;
   uint64_t conn;
 };
+struct PingFailedEvent {
+  std::string address;
+  Status why;
+};
 using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
-                           PeerDeadEvent, WriteEvent>;
+                           PeerDeadEvent, PingFailedEvent, WriteEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -164,6 +171,13 @@ class RelayImpl final : public Relay {
   // thread when it is the connection's next chunk and the state lock is free;
   // false (chunk untouched) when the loop must take it instead.
   bool TryWriteNow(DecodedChunk& chunk);
+  void Handle(PingFailedEvent& event);
+  // Whether `peer` answered a call since the last look (its client's completed
+  // calls went up): then it was heard from now.
+  static void NoteReplies(Peer& peer);
+  // After a gap in the loop's runs (this relay was stopped or starved): every peer
+  // counts as heard from now.
+  void ForgiveOwnPause();
   void PingPeers();
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
@@ -231,6 +245,7 @@ class RelayImpl final : public Relay {
   uint64_t next_conn_ = 1;
   std::unique_ptr<std::byte[]> read_buffer_;  // ReadSocket's, shared by every connection
   std::chrono::steady_clock::time_point last_ping_{};
+  std::chrono::steady_clock::time_point last_loop_ = std::chrono::steady_clock::now();
 
   // Counters (any thread reads them).
   std::atomic<uint64_t> connections_{0};

@@ -306,6 +306,19 @@ def stall(args):
         expect_unavailable(args, lambda: method(chan, "unary_unary", "Sleep")(b"30", timeout=60))
 
 
+def pause(args):
+    """A call in progress (the server sleeps --idle s) while the test holds the peer
+    relay for a second: the relays keep each other, and the call completes."""
+    with channel(args.server) as chan:
+        report("a call before", method(chan, "unary_unary", "Echo")(b"hi", timeout=10) == b"hi")
+        print(json.dumps({"waiting": True}), flush=True)
+        try:
+            reply = method(chan, "unary_unary", "Sleep")(str(args.idle).encode(), timeout=60)
+            report("the call across the pause completed", reply == str(args.idle).encode())
+        except grpc.RpcError as error:
+            report("the call across the pause completed", False, code=str(error.code()))
+
+
 def slowread(args):
     """Reads a little of what blast sends, stops reading for --idle seconds (the
     test watches the relays' memory meanwhile), then reads and checks the rest."""
@@ -329,7 +342,8 @@ def slowread(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["serve", "blast", "suite", "many", "crash", "unary", "stall", "slowread"])
+    parser.add_argument("mode", choices=["serve", "blast", "suite", "many", "crash", "unary", "stall", "pause",
+                                         "slowread"])
     parser.add_argument("--listen")
     parser.add_argument("--server")
     parser.add_argument("--idle", type=float, default=3.0)
@@ -346,7 +360,7 @@ def main():
         blast(args)
         return 0
     modes = {"suite": suite, "many": many, "crash": crash, "unary": unary, "stall": stall,
-             "slowread": slowread}
+             "pause": pause, "slowread": slowread}
     modes[args.mode](args)
     return 1 if failures else 0
 

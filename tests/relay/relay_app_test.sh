@@ -12,8 +12,11 @@
 #              rejected in the origin's namespace): the same, no hang.
 #   crash      the server dies mid-call: the client's call fails promptly.
 #   stall      the target relay stops (SIGSTOP) during a call: the origin relay's
-#              pings go unanswered and the call fails promptly.
-#   stallorigin the origin relay (artune run) stops for 1.5 s during a call: the
+#              pings go unanswered and the call fails promptly (from the stop).
+#   pause      the target relay stops for 1 s during a call, twice: the relays keep
+#              each other (a peer is given up after 1.5 s without a word, not
+#              after one ping unanswered for 750 ms) and the call completes.
+#   stallorigin the origin relay (artune run) stops for 2.5 s during a call: the
 #              target relay gives it up and resets the server's side; once the origin
 #              runs again the program's call fails promptly, it does not hang.
 #   slow       a plain TCP reader stops reading while its peer writes 512 MiB: both
@@ -193,19 +196,40 @@ crash)
   check "within ${within} s of its death (${took} s)" within_bound "$took" "$within"
   ;;
 stall)
-  # A relay that stops answering (SIGSTOP, not killed) is given up after 5 s of
-  # silence (relay.cc's kPeerSilenceLimit: a ping may wait behind megabytes of
-  # reads on a slow link), then the call fails within the usual bound.
+  # A relay that stops answering (SIGSTOP, not killed) is given up after 3 s of
+  # silence (relay.cc's kPeerSilence: a ping may wait behind megabytes of reads on
+  # a slow link), then the call fails within the usual bound.
   start_server serve
-  run_client stall stall --within "$(awk -v w="$within" 'BEGIN { print 5 + w }')"
+  run_client stall stall --within 60
   wait_for "$dir/stall.out" waiting
   sleep 0.5  # the Sleep call is under way
+  stopped=$(date +%s.%N)
   kill -STOP "$relay_pid"
   wait_client
   kill -CONT "$relay_pid"
-  expect_prompt_failure stall
+  failed=$(jq -r 'select(.failed_at) | .failed_at' "$dir/stall.out")
+  took=$($python -c "print(round(${failed:-1e12} - $stopped, 3))")
+  check "the call failed UNAVAILABLE (exit $rc)" all_checks_pass "$dir/stall.out"
+  bound=$(awk -v w="$within" 'BEGIN { print 3 + w }')
+  check "within ${bound} s of the stop (${took} s)" within_bound "$took" "$bound"
   check "the origin relay said its peer stopped answering" grep -q "stopped answering" \
     "$dir/stall.err"
+  ;;
+pause)
+  start_server serve
+  run_client pause pause --idle 4
+  wait_for "$dir/pause.out" waiting
+  sleep 0.3  # the Sleep call is under way
+  for _ in 1 2; do
+    kill -STOP "$relay_pid"
+    sleep 1
+    kill -CONT "$relay_pid"
+    sleep 0.5
+  done
+  wait_client
+  check "the call across the pauses completed (exit $rc)" all_checks_pass "$dir/pause.out"
+  check "the origin relay kept its peer" bash -c "! grep -q 'stopped answering' '$dir/pause.err'"
+  check "the target relay kept its peer" bash -c "! grep -q 'stopped answering' '$dir/relay.err'"
   ;;
 stallorigin)
   start_server serve
@@ -217,7 +241,7 @@ stallorigin)
   # of the reset: its program's call fails instead of waiting for a reply that
   # will never come.
   kill -STOP "$client_pid"
-  sleep 6  # past the 5 s of silence after which a relay gives a peer up
+  sleep 4  # the target relay gives a silent peer up after 3 to 3.25 s
   resumed=$(date +%s.%N)
   kill -CONT "$client_pid"
   wait_client

@@ -48,7 +48,8 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     }
   }
 
-  Result<Buffer> Allocate(size_t size) {
+  // `small_pages`: see RegisteredAllocator::AllocateSmallPages.
+  Result<Buffer> Allocate(size_t size, bool small_pages) {
     if (size == 0) return Status::InvalidArgument("cannot allocate a registered buffer of 0 bytes");
     if (size > (uint64_t{1} << kLargestClassLog2)) {
       return Status::ResourceExhausted("registered buffer of " + std::to_string(size) +
@@ -57,7 +58,7 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     const int log2 = ClassLog2(size);
     const uint64_t class_bytes = uint64_t{1} << log2;
     std::lock_guard lock(mutex_);
-    auto& free_list = free_[log2];
+    auto& free_list = free_[small_pages][log2];
     if (!free_list.empty()) {
       std::byte* data = free_list.back();
       free_list.pop_back();
@@ -68,7 +69,7 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
       if (block.slab != nullptr) ++block.slab->blocks_in_use;
       return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
     }
-    if (log2 >= kSlabSmallestClassLog2 && class_bytes < kHugePageBytes) {
+    if (!small_pages && log2 >= kSlabSmallestClassLog2 && class_bytes < kHugePageBytes) {
       return NewSlabLocked(log2, size);
     }
     TrimLocked(class_bytes);
@@ -82,21 +83,26 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     // a one-sided read (process_vm_readv, an RDMA registration) then pins one page
     // per 2 MiB instead of 512, and pinning cost more than copying in the shm
     // fabric's profile. A kernel that says no keeps small pages.
-    const uint64_t alignment =
-        class_bytes >= kHugePageBytes ? kHugePageBytes : std::min(kAlignment, class_bytes);
+    const bool huge = !small_pages && class_bytes >= kHugePageBytes;
+    const uint64_t alignment = huge ? kHugePageBytes : std::min(kAlignment, class_bytes);
     auto* data = static_cast<std::byte*>(std::aligned_alloc(alignment, class_bytes));
     if (data == nullptr) {
       return Status::ResourceExhausted("out of memory allocating " + std::to_string(class_bytes) +
                                        " bytes of registered memory");
     }
-    if (class_bytes >= kHugePageBytes) (void)::madvise(data, class_bytes, MADV_HUGEPAGE);
+    if (huge) {
+      (void)::madvise(data, class_bytes, MADV_HUGEPAGE);
+    } else if (small_pages && class_bytes >= kAlignment) {
+      // Heap memory freed by a huge-page block may come back here still marked.
+      (void)::madvise(data, class_bytes, MADV_NOHUGEPAGE);
+    }
     Result<fabric::MemoryKeys> keys = fabric_->Register(data, class_bytes);
     if (!keys.ok()) {
       std::free(data);
       return keys.status();
     }
     blocks_[reinterpret_cast<uintptr_t>(data)] =
-        Block{data, class_bytes, *keys, log2, true, nullptr};
+        Block{data, class_bytes, *keys, log2, true, nullptr, small_pages};
     in_use_ += class_bytes;
     return internal::EngineAccess::MakeBuffer(data, size, shared_from_this());
   }
@@ -109,7 +115,7 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     if (it->second.slab != nullptr) --it->second.slab->blocks_in_use;
     in_use_ -= it->second.bytes;
     cached_ += it->second.bytes;
-    free_[it->second.class_log2].push_back(data);
+    free_[it->second.small_pages][it->second.class_log2].push_back(data);
   }
 
   std::optional<Registration> Lookup(const std::byte* data, uint64_t length) const {
@@ -149,7 +155,8 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     fabric::MemoryKeys keys;
     int class_log2 = 0;
     bool in_use = false;
-    Slab* slab = nullptr;  // cut from this slab (a node of slabs_): freed with it
+    Slab* slab = nullptr;      // cut from this slab (a node of slabs_): freed with it
+    bool small_pages = false;  // AllocateSmallPages's: on the small-page free lists
   };
 
   // Blocks of the classes below a huge page, down to kSlabSmallestClassLog2, are
@@ -184,8 +191,8 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     for (uint64_t i = count; i > 0; --i) {
       std::byte* block = data + (i - 1) * class_bytes;
       blocks_[reinterpret_cast<uintptr_t>(block)] =
-          Block{block, class_bytes, *keys, log2, i == 1, slab};
-      if (i > 1) free_[log2].push_back(block);
+          Block{block, class_bytes, *keys, log2, i == 1, slab, false};
+      if (i > 1) free_[false][log2].push_back(block);
     }
     cached_ += (count - 1) * class_bytes;
     in_use_ += class_bytes;
@@ -196,16 +203,18 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
   // then, if still short, whole slabs none of whose blocks is in use.
   void TrimLocked(uint64_t wanted) {
     for (int log2 = kLargestClassLog2; log2 >= kSmallestClassLog2; --log2) {
-      auto& free_list = free_[log2];
-      for (size_t i = free_list.size(); i > 0 && in_use_ + cached_ + wanted > limit_; --i) {
-        std::byte* data = free_list[i - 1];
-        auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
-        if (it->second.slab != nullptr) continue;
-        free_list.erase(free_list.begin() + static_cast<std::ptrdiff_t>(i - 1));
-        fabric_->Deregister(it->second.keys);
-        cached_ -= it->second.bytes;
-        blocks_.erase(it);
-        std::free(data);
+      for (auto& by_pages : free_) {
+        auto& free_list = by_pages[log2];
+        for (size_t i = free_list.size(); i > 0 && in_use_ + cached_ + wanted > limit_; --i) {
+          std::byte* data = free_list[i - 1];
+          auto it = blocks_.find(reinterpret_cast<uintptr_t>(data));
+          if (it->second.slab != nullptr) continue;
+          free_list.erase(free_list.begin() + static_cast<std::ptrdiff_t>(i - 1));
+          fabric_->Deregister(it->second.keys);
+          cached_ -= it->second.bytes;
+          blocks_.erase(it);
+          std::free(data);
+        }
       }
     }
     if (in_use_ + cached_ + wanted > limit_) TrimIdleSlabsLocked(wanted);
@@ -231,7 +240,7 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
     };
     for (int log2 = kSlabSmallestClassLog2; log2 <= kLargestClassLog2; ++log2) {
       if (!trimmed_class[log2]) continue;
-      std::erase_if(free_[log2], is_trimmed);
+      std::erase_if(free_[false][log2], is_trimmed);
     }
     for (uintptr_t start : trimmed) {  // ascending: slabs_ is ordered
       auto slab = slabs_.find(start);
@@ -247,7 +256,8 @@ class RegisteredAllocator::Pool final : public internal::EngineAccess::BufferOwn
   mutable std::mutex mutex_;
   std::map<uintptr_t, Block> blocks_;
   std::map<uintptr_t, Slab> slabs_;  // by start; nodes are stable (Block::slab)
-  std::vector<std::byte*> free_[kLargestClassLog2 + 1];
+  // [small_pages][class]: a block goes back to the kind it was allocated as.
+  std::vector<std::byte*> free_[2][kLargestClassLog2 + 1];
   uint64_t in_use_ = 0;
   uint64_t cached_ = 0;
 };
@@ -258,7 +268,11 @@ RegisteredAllocator::RegisteredAllocator(std::shared_ptr<fabric::Fabric> fabric,
 
 RegisteredAllocator::~RegisteredAllocator() = default;
 
-Result<Buffer> RegisteredAllocator::Allocate(size_t size) { return pool_->Allocate(size); }
+Result<Buffer> RegisteredAllocator::Allocate(size_t size) { return pool_->Allocate(size, false); }
+
+Result<Buffer> RegisteredAllocator::AllocateSmallPages(size_t size) {
+  return pool_->Allocate(size, true);
+}
 
 std::optional<Registration> RegisteredAllocator::Lookup(const std::byte* data,
                                                         uint64_t length) const {

@@ -4,7 +4,8 @@
 // 256 KiB and up ask for huge pages (a one-sided read pins one page per 2 MiB:
 // process_vm_readv's pinning cost more than its copy); those below 2 MiB are cut
 // from 2 MiB slabs, registered once and kept until room runs short while none
-// of their blocks is in use.
+// of their blocks is in use. AllocateSmallPages is for the connections' eager
+// buffers, which are only copied into and out of: no huge pages there.
 //
 // Memory handed out as Buffers (transport.h) is registered; the engine looks a
 // slice's registration up (Lookup) to send it zero-copy. A Buffer keeps the pool
@@ -47,6 +48,15 @@ class RegisteredAllocator final : public Allocator {
   // kInvalidArgument for size 0; kResourceExhausted when the request exceeds the
   // largest class or the limit (after freeing cached blocks).
   Result<Buffer> Allocate(size_t size) override;
+
+  // Allocate, backed by small pages (never a huge-page slab, MADV_NOHUGEPAGE) and
+  // kept on free lists of their own: for a connection's eager receive buffers and
+  // packets, sized for the largest eager packet but mostly written a few bytes
+  // at a time. In a huge page the first byte written faults (zeroes) all 2 MiB:
+  // with eager_threshold = 1 MiB that was 4 MiB per small call on a new
+  // connection's receive pool, on the fabric's progress thread (issue 22).
+  // Nothing reads these buffers one-sidedly, so huge pages buy them nothing.
+  Result<Buffer> AllocateSmallPages(size_t size);
 
   // The registration of the block that holds [data, data + length), if the range
   // lies inside one block this allocator handed out and that is still in use.

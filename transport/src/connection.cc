@@ -54,7 +54,7 @@ Status Connection::Start() {
   std::lock_guard lock(mutex_);
   // eager_buffer_count data buffers plus the spare for credit packets.
   for (uint32_t i = 0; i <= geometry_.buffer_count; ++i) {
-    ARTUNE_ASSIGN_OR_RETURN(Buffer buffer, allocator_.Allocate(geometry_.buffer_bytes));
+    ARTUNE_ASSIGN_OR_RETURN(Buffer buffer, allocator_.AllocateSmallPages(geometry_.buffer_bytes));
     std::optional<Registration> registration = allocator_.Lookup(buffer.data(), buffer.size());
     ARTUNE_RETURN_IF_ERROR(
         endpoint_->PostRecv(buffer.data(), buffer.size(), registration->keys.lkey, i));
@@ -319,7 +319,9 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
 // ---------------------------------------------------------------------------
 // Sending.
 
-Result<Buffer> Connection::NewPacketLocked() { return allocator_.Allocate(geometry_.buffer_bytes); }
+Result<Buffer> Connection::NewPacketLocked() {
+  return allocator_.AllocateSmallPages(geometry_.buffer_bytes);
+}
 
 void Connection::StampHeaderLocked(std::byte* packet, bool credit_packet) {
   wire::PacketHeader header;
