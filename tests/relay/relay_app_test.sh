@@ -268,10 +268,16 @@ slow)
   # An idle relay holds about 20 MiB; the window is 16 MiB per direction, and
   # 512 MiB is written while the reader stalls (without the window the origin
   # relay reached 570 MiB).
-  check "the target relay's RSS peaked at $((peak_target / 1024)) MiB (< 160)" \
-    test "$peak_target" -lt $((160 << 10))
-  check "the origin relay's RSS peaked at $((peak_origin / 1024)) MiB (< 160)" \
-    test "$peak_origin" -lt $((160 << 10))
+  # A sanitized build keeps freed memory in ASan's quarantine (256 MiB) and adds
+  # shadow memory: its RSS says nothing of the window. There only the bytes count.
+  if [[ $(ldd "$artune") == *libasan* ]]; then
+    echo "note: sanitized build: RSS peaks $((peak_target / 1024)) / $((peak_origin / 1024)) MiB not judged"
+  else
+    check "the target relay's RSS peaked at $((peak_target / 1024)) MiB (< 160)" \
+      test "$peak_target" -lt $((160 << 10))
+    check "the origin relay's RSS peaked at $((peak_origin / 1024)) MiB (< 160)" \
+      test "$peak_origin" -lt $((160 << 10))
+  fi
   check "then every byte arrived, in order (exit $rc)" all_checks_pass "$dir/slow.out"
   check "the reader exited 0" test "$rc" = 0
   ;;
