@@ -1,4 +1,5 @@
 // A killed writer and a concurrent reader never expose half a run.
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -6,6 +7,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <set>
 #include <thread>
@@ -55,6 +58,18 @@ int CheckComplete(const BenchRun& run, int knobs) {
   _exit(0);
 }
 
+// Waits for the next ack byte on `fd`; on timeout prints the stacks of `child`
+// with gdb (bounded too) and returns false.
+bool AckArrivesWithin(int fd, pid_t child, std::chrono::seconds limit) {
+  pollfd readable{fd, POLLIN, 0};
+  const int ready = poll(&readable, 1, static_cast<int>(limit.count() * 1000));
+  if (ready != 0) return true;  // data, end of file or an error: read() says which
+  const std::string command =
+      "timeout 60 gdb -batch -nx -p " + std::to_string(child) + " -ex 'thread apply all bt' >&2";
+  if (std::system(command.c_str()) != 0) std::fprintf(stderr, "(gdb could not print them)\n");
+  return false;
+}
+
 TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
@@ -81,6 +96,14 @@ TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
     const int kill_after = std::uniform_int_distribution<int>(1, 40)(random);
     int acknowledged = 0;
     while (acknowledged < kill_after) {
+      // Bounded: a child that stops committing fails the test with its stacks
+      // (seen once in CI's sanitizer run: the read waited 270 s).
+      if (!AckArrivesWithin(pipe_fds[0], child, std::chrono::seconds(60))) {
+        kill(child, SIGKILL);
+        waitpid(child, nullptr, 0);
+        FAIL() << "the writer made no commit in 60 s after " << acknowledged
+               << " (its stacks are above)";
+      }
       char ack;
       ssize_t got = read(pipe_fds[0], &ack, 1);
       if (got < 0 && errno == EINTR) continue;
