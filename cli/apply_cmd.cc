@@ -274,8 +274,8 @@ ordered_json WinnerJson(const Proposal& proposal) {
 }
 
 Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
-  // A running server keeps its own fabric and verbs_* values (Knob::live): pushing
-  // one would change nothing, so say how to change it instead.
+  // A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
+  // Knob::live): pushing one would change nothing, so say how to change it instead.
   for (const tuner::KnobSetting& setting : proposal.settings) {
     const transport::Knob* knob = transport::FindKnob(setting.name);
     if (knob == nullptr || knob->live) continue;

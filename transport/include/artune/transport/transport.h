@@ -196,7 +196,7 @@ class Server {
   virtual FabricKind fabric() const = 0;
   // New knob values for new messages; calls in flight finish under the old values.
   // Only the live knobs (Knob::live) change: polling at the progress thread's next
-  // pass, the rest for new messages. The fabric and the verbs_* knobs a running
+  // pass, the rest for new messages. The fabric, idle_timeout_ms and verbs_* knobs a running
   // server keeps (a request to change them is ignored when it comes from a client,
   // whose values of those are its own, and refused when given here).
   virtual Status Reconfigure(const Config& config) = 0;
@@ -240,7 +240,7 @@ class Client {
 
   // Pushes new knob values to the server through the control plane; both ends use
   // them for new messages, calls in flight finish under the old values. Live knobs
-  // only (Knob::live): each end keeps its own fabric and verbs_* values.
+  // only (Knob::live): each end keeps its own fabric, idle_timeout_ms and verbs_* values.
   virtual Status Reconfigure(const Config& config) = 0;
   // The config both ends agreed on.
   virtual Config config() const = 0;
