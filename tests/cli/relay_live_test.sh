@@ -12,20 +12,9 @@ set -uo pipefail
 artune=${1:?usage: relay_live_test.sh ARTUNE}
 [[ -x $artune ]] || { echo "FAIL: $artune is not an executable"; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-relay-live-XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-failures=0
-check() {  # description, then the command; passes when it exits 0
-  local what=$1
-  shift
-  if "$@" >/dev/null; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=../relay/test_lib.sh
+source "$(dirname "$(readlink -f "$0")")/../relay/test_lib.sh"
+relay_test_begin relay-live
 
 # start_relay NAME: a relay on a free loopback port, its JSON line in $dir/NAME.json.
 start_relay() {

@@ -41,22 +41,9 @@ if ! $python -c 'import grpc' 2>/dev/null; then
   exit 77
 fi
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-relay-app-XXXXXX")
-pids=()
-namespaces=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -CONT "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-failures=0
-check() {  # description, then the command; passes when it exits 0
-  local what=$1
-  shift
-  if "$@" >/dev/null; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=test_lib.sh
+source "$(dirname "$(readlink -f "$0")")/test_lib.sh"
+relay_test_begin relay-app
 finish() {
   if ((failures > 0)); then
     for log in "$dir"/*.out "$dir"/*.err; do

@@ -19,22 +19,9 @@ artune=${1:?usage: relay_e2e_test.sh ARTUNE MODE}
 mode=${2:?usage: relay_e2e_test.sh ARTUNE MODE}
 [[ -x $artune ]] || { echo "FAIL: $artune is not an executable"; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-relay-XXXXXX")
-pids=()
-namespaces=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
-  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-failures=0
-check() {  # description, then the command; passes when it exits 0
-  local what=$1
-  shift
-  if "$@" >/dev/null; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=test_lib.sh
+source "$(dirname "$(readlink -f "$0")")/test_lib.sh"
+relay_test_begin relay
 finish() {
   ((failures == 0)) || { echo "--- relay log:"; cat "$dir"/*.err 2>/dev/null | head -40; }
   exit $((failures > 0))
