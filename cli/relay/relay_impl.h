@@ -28,6 +28,15 @@
 
 namespace artune::relay {
 
+// How often the loop pings its peer relays (relay_peers.cc says why).
+inline constexpr auto kPingInterval = std::chrono::milliseconds(250);
+
+// "host" of "host:port" or "[v6]:port", and back.
+std::string HostOf(const std::string& address);
+std::string JoinHostPort(const std::string& host, uint16_t port);
+// Adds the per-protocol counters of `stats` to `sum` (kProtocolCount entries).
+void AddStats(transport::ProtocolStats* sum, const transport::Stats& stats);
+
 // Another relay's transport server, and this relay's client of it.
 struct Peer {
   std::string address;

@@ -18,11 +18,6 @@ namespace {
 
 constexpr auto kNoRelayMemory = std::chrono::seconds(5);
 
-std::string JoinHostPort(const std::string& host, uint16_t port) {
-  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-         std::to_string(port);
-}
-
 }  // namespace
 
 Status RelayImpl::StartControlSocket() {
