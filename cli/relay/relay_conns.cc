@@ -140,25 +140,22 @@ void RelayImpl::SendData(Conn& conn, std::span<const std::byte> bytes,
   auto owned = std::make_shared<Chunk>(std::move(*chunk));
   const Toward self = conn.self;
   const uint64_t session = conn.session, id = conn.id;
-  conn.peer->client->CallAsync(
-      kDataMethod, owned->slices, transport::CallOptions{},
-      [this, owned, self, session, id](Result<transport::Message> reply) {
-        if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
-      });
+  StartCall(*conn.peer, kDataMethod, owned->slices, owned, transport::CallOptions{},
+            [this, self, session, id](Result<transport::Message> reply) {
+              if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
+            });
 }
 
 void RelayImpl::SendAck(Conn& conn) {
   conn.ack_sent = conn.written;
-  auto bytes = std::make_shared<std::vector<std::byte>>(
+  auto message = std::make_shared<OneSlice>(
       EncodeAck({Other(conn.self), conn.session, conn.id, conn.written}));
-  transport::ConstSlice slice(*bytes);
   const Toward self = conn.self;
   const uint64_t session = conn.session, id = conn.id;
-  conn.peer->client->CallAsync(
-      kAckMethod, std::span<const transport::ConstSlice>(&slice, 1), transport::CallOptions{},
-      [this, bytes, self, session, id](Result<transport::Message> reply) {
-        if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
-      });
+  StartCall(*conn.peer, kAckMethod, message->request(), message, transport::CallOptions{},
+            [this, self, session, id](Result<transport::Message> reply) {
+              if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
+            });
 }
 
 void RelayImpl::Deliver(Conn& conn, DecodedChunk chunk) {

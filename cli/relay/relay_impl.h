@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -37,6 +38,14 @@ std::string JoinHostPort(const std::string& host, uint16_t port);
 // Adds the per-protocol counters of `stats` to `sum` (kProtocolCount entries).
 void AddStats(transport::ProtocolStats* sum, const transport::Stats& stats);
 
+// A request of one slice that owns its bytes (Open, Ack).
+struct OneSlice {
+  explicit OneSlice(std::vector<std::byte> encoded) : bytes(std::move(encoded)), slice(bytes) {}
+  std::span<const transport::ConstSlice> request() const { return {&slice, 1}; }
+  std::vector<std::byte> bytes;
+  transport::ConstSlice slice;
+};
+
 // Another relay's transport server, and this relay's client of it.
 struct Peer {
   std::string address;
@@ -50,6 +59,20 @@ struct Peer {
     std::atomic<int> in_flight{0};
   };
   std::shared_ptr<PingState> ping = std::make_shared<PingState>();
+  // Calls that found every one of the client's call slots (max_outstanding) taken,
+  // oldest first: the loop never waits for a slot, since a hung peer would then
+  // stall every connection this relay carries, its pings included. They start as
+  // calls to the peer complete (SlotFreedEvent) and on each ping pass.
+  struct WaitingCall {
+    std::string_view method;  // one of relay_wire.h's constants
+    std::span<const transport::ConstSlice> request;
+    std::shared_ptr<const void> keep;  // owns `request` and the bytes it points into
+    transport::CallOptions options;
+    transport::Client::Done done;
+  };
+  std::deque<WaitingCall> waiting;
+  // How many wait, for the completions (transport threads; held as PingState is).
+  std::shared_ptr<std::atomic<size_t>> waiting_count = std::make_shared<std::atomic<size_t>>(0);
   // Liveness, kept by the loop: when the peer was last heard from (a reply to any
   // call, a request from it), its client's completed calls then, and the pings
   // that timed out since.
@@ -132,8 +155,11 @@ struct PingFailedEvent {
   std::string address;
   Status why;
 };
+struct SlotFreedEvent {  // a call to this peer completed while others waited
+  std::string address;
+};
 using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
-                           PeerDeadEvent, PingFailedEvent, WriteEvent>;
+                           PeerDeadEvent, PingFailedEvent, WriteEvent, SlotFreedEvent>;
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -188,6 +214,14 @@ class RelayImpl final : public Relay {
   // counts as heard from now.
   void ForgiveOwnPause();
   void PingPeers();
+  // Starts a call to `peer` now, or queues it when its call slots are all taken
+  // (Peer::waiting); never waits. `keep` owns `request` and what it points into.
+  void StartCall(Peer& peer, std::string_view method,
+                 std::span<const transport::ConstSlice> request, std::shared_ptr<const void> keep,
+                 transport::CallOptions options, transport::Client::Done done);
+  void StartWaitingCalls(Peer& peer);
+  void Handle(SlotFreedEvent& event);
+  uint32_t MaxCallsTo(const std::string& address) const;
   Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
   void DropPeer(const std::string& address);
   Result<std::string> ReturnAddressToward(const std::string& host);

@@ -141,20 +141,18 @@ void RelayImpl::AcceptCarried(Listener& listener) {
     Conn& added = AddConn(std::move(conn));
     OpenRequest open{session_, added.id, listener.peer->return_address, listener.host,
                      listener.dst_port};
-    auto bytes = std::make_shared<std::vector<std::byte>>(EncodeOpen(open));
-    transport::ConstSlice slice(*bytes);
+    auto message = std::make_shared<OneSlice>(EncodeOpen(open));
     const uint64_t session = session_, id = added.id;
     // The program's bytes are read once the target has the connection (OpenedEvent);
     // until then its connect has succeeded and what it writes waits in the socket.
-    added.peer->client->CallAsync(
-        kOpenMethod, std::span<const transport::ConstSlice>(&slice, 1), transport::CallOptions{},
-        [this, bytes, session, id](Result<transport::Message> reply) {
-          if (reply.ok()) {
-            Post(OpenedEvent{session, id});
-          } else {
-            Post(ConnFailedEvent{Toward::kOrigin, session, id, reply.status().ToString()});
-          }
-        });
+    StartCall(*added.peer, kOpenMethod, message->request(), message, transport::CallOptions{},
+              [this, session, id](Result<transport::Message> reply) {
+                if (reply.ok()) {
+                  Post(OpenedEvent{session, id});
+                } else {
+                  Post(ConnFailedEvent{Toward::kOrigin, session, id, reply.status().ToString()});
+                }
+              });
   }
 }
 

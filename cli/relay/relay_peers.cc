@@ -35,18 +35,75 @@ void RelayImpl::PingPeers() {
   std::erase_if(retired_peers_, [this](const auto& retired) {
     return last_ping_ - retired.first > kRetiredPeerLife;
   });
+  std::vector<std::string> unsent;  // peers whose ping found no call slot
   for (auto& [address, peer] : peers_) {
     NoteReplies(*peer);
     // Not watched while it carries nothing: an idle spell is no silence.
     if (peer->conns == 0) peer->last_heard = last_ping_;
+    StartWaitingCalls(*peer);
     if (peer->conns == 0 || peer->ping->in_flight.load() >= kMaxPingsInFlight) continue;
     ++peer->ping->in_flight;
-    peer->client->CallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
-                            [this, ping = peer->ping, address](Result<transport::Message> reply) {
-                              --ping->in_flight;
-                              if (!reply.ok()) Post(PingFailedEvent{address, reply.status()});
-                            });
+    transport::Client::Done pinged = [this, ping = peer->ping,
+                                      address](Result<transport::Message> reply) {
+      --ping->in_flight;
+      if (!reply.ok()) Post(PingFailedEvent{address, reply.status()});
+    };
+    // A ping never waits behind queued calls: with every call slot taken it counts
+    // as missed, so a peer that completes none of them is given up as a silent one.
+    if (!peer->waiting.empty() ||
+        !peer->client->TryCallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
+                                    std::move(pinged))) {
+      --peer->ping->in_flight;
+      unsent.push_back(address);
+    }
   }
+  for (auto& retired : retired_peers_) StartWaitingCalls(*retired.second);
+  for (const std::string& address : unsent) {
+    PingFailedEvent missed{address, Status::Timeout("no call slot free for a ping: all " +
+                                                    std::to_string(MaxCallsTo(address)) +
+                                                    " calls to it are in flight")};
+    Handle(missed);
+  }
+}
+
+void RelayImpl::StartCall(Peer& peer, std::string_view method,
+                          std::span<const transport::ConstSlice> request,
+                          std::shared_ptr<const void> keep, transport::CallOptions options,
+                          transport::Client::Done done) {
+  transport::Client::Done wrapped = [this, keep, done = std::move(done),
+                                     waiting = peer.waiting_count,
+                                     address = peer.address](Result<transport::Message> reply) {
+    done(std::move(reply));
+    if (waiting->load() > 0) Post(SlotFreedEvent{address});
+  };
+  if (peer.waiting.empty() &&
+      peer.client->TryCallAsync(method, request, options, std::move(wrapped))) {
+    return;
+  }
+  peer.waiting.push_back({method, request, std::move(keep), options, std::move(wrapped)});
+  peer.waiting_count->store(peer.waiting.size());
+  // A call that completed before the count was stored posted nothing: look again.
+  StartWaitingCalls(peer);
+}
+
+void RelayImpl::StartWaitingCalls(Peer& peer) {
+  while (!peer.waiting.empty()) {
+    Peer::WaitingCall& call = peer.waiting.front();
+    if (!peer.client->TryCallAsync(call.method, call.request, call.options, std::move(call.done))) {
+      break;
+    }
+    peer.waiting.pop_front();
+  }
+  peer.waiting_count->store(peer.waiting.size());
+}
+
+void RelayImpl::Handle(SlotFreedEvent& event) {
+  if (auto it = peers_.find(event.address); it != peers_.end()) StartWaitingCalls(*it->second);
+}
+
+uint32_t RelayImpl::MaxCallsTo(const std::string& address) const {
+  auto it = peers_.find(address);
+  return it == peers_.end() ? 0 : it->second->client->config().max_outstanding;
 }
 
 void RelayImpl::ForgiveOwnPause() {

@@ -64,6 +64,10 @@ class Slots {
     std::unique_lock lock(mutex_);
     return freed_.wait_until(lock, deadline, [this] { return in_use_ < limit_; }) && ++in_use_ > 0;
   }
+  bool TryAcquire() {
+    std::lock_guard lock(mutex_);
+    return in_use_ < limit_ && ++in_use_ > 0;
+  }
   void Release() {
     {
       std::lock_guard lock(mutex_);
@@ -256,29 +260,12 @@ class ClientImpl final : public Client {
 
   void CallAsync(std::string_view method, std::span<const ConstSlice> request, CallOptions options,
                  Done done) override {
-    std::shared_ptr<Connection> connection;
-    Config config;
-    Status refreshed = RefreshIfStale();
-    {
-      std::lock_guard lock(mutex_);
-      connection = current_;
-      config = config_;
-    }
-    if (!refreshed.ok()) return done(refreshed);
-    const auto timeout = options.timeout.count() > 0 ? options.timeout
-                                                     : std::chrono::milliseconds(config.timeout_ms);
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    if (!slots_->Acquire(deadline)) {
-      stats_.CallFailed();
-      return done(Status::Timeout("no call slot freed before the deadline (" +
-                                  std::to_string(config.max_outstanding) +
-                                  " calls in flight, max_outstanding); raise it or the timeout"));
-    }
-    connection->StartCall(method, request, deadline,
-                          [slots = slots_, done = std::move(done)](Result<Message> result) {
-                            slots->Release();
-                            done(std::move(result));
-                          });
+    StartCall(method, request, options, done, /*wait_for_slot=*/true);
+  }
+
+  bool TryCallAsync(std::string_view method, std::span<const ConstSlice> request,
+                    CallOptions options, Done&& done) override {
+    return StartCall(method, request, options, done, /*wait_for_slot=*/false);
   }
 
   Status Reconfigure(const Config& config) override {
@@ -366,6 +353,41 @@ class ClientImpl final : public Client {
   // The server's packets carry its config epoch; a newer one means the server was
   // reconfigured: fetch the new values before the next call. A closed connection
   // (the server closes idle ones) is replaced the same way.
+  // CallAsync and TryCallAsync: false (and `done` untouched) only when no slot was
+  // free and the caller would not wait.
+  bool StartCall(std::string_view method, std::span<const ConstSlice> request, CallOptions options,
+                 Done& done, bool wait_for_slot) {
+    std::shared_ptr<Connection> connection;
+    Config config;
+    Status refreshed = RefreshIfStale();
+    {
+      std::lock_guard lock(mutex_);
+      connection = current_;
+      config = config_;
+    }
+    if (!refreshed.ok()) {
+      done(refreshed);
+      return true;
+    }
+    const auto timeout = options.timeout.count() > 0 ? options.timeout
+                                                     : std::chrono::milliseconds(config.timeout_ms);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    if (!wait_for_slot && !slots_->TryAcquire()) return false;
+    if (wait_for_slot && !slots_->Acquire(deadline)) {
+      stats_.CallFailed();
+      done(Status::Timeout("no call slot freed before the deadline (" +
+                           std::to_string(config.max_outstanding) +
+                           " calls in flight, max_outstanding); raise it or the timeout"));
+      return true;
+    }
+    connection->StartCall(method, request, deadline,
+                          [slots = slots_, done = std::move(done)](Result<Message> result) {
+                            slots->Release();
+                            done(std::move(result));
+                          });
+    return true;
+  }
+
   Status RefreshIfStale() {
     uint32_t seen = 0;
     bool retire = false;

@@ -237,6 +237,12 @@ class Client {
   using Done = std::function<void(Result<Message>)>;
   virtual void CallAsync(std::string_view method, std::span<const ConstSlice> request,
                          CallOptions options, Done done) = 0;
+  // CallAsync that never waits for a call slot: when max_outstanding calls are in
+  // flight it returns false at once, and `done` is left as it was (moved from only
+  // when it returns true). For an event loop that must not block, such as the
+  // relay's: it keeps the call and tries again when one of its calls completes.
+  virtual bool TryCallAsync(std::string_view method, std::span<const ConstSlice> request,
+                            CallOptions options, Done&& done) = 0;
 
   // Pushes new knob values to the server through the control plane; both ends use
   // them for new messages, calls in flight finish under the old values. Live knobs
