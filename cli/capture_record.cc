@@ -1,5 +1,6 @@
 #include "capture_record.h"
 
+#include "artune/base/time.h"
 #include "artune/probes/http2_decoder.h"
 #include "artune/probes/profile_output.h"
 
@@ -9,7 +10,7 @@ db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
     std::optional<std::chrono::system_clock::time_point> started_at) {
   db::CaptureRecord record;
-  if (started_at) record.started_at = db::Iso8601Utc(*started_at);
+  if (started_at) record.started_at = Iso8601Utc(*started_at);
   record.backend = profile.backend;
   record.process = process;
   record.duration_s = profile.duration_s;

@@ -14,6 +14,9 @@ set(artune_package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ArtuneTransport)
 
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ ${CMAKE_CURRENT_BINARY_DIR}/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT transport FILES_MATCHING PATTERN "*.h")
+# The error type of the public API comes from base/ (its other helpers stay inside).
+install(FILES ${PROJECT_SOURCE_DIR}/base/include/artune/status.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/artune COMPONENT transport)
 install(TARGETS artune_transport_shared EXPORT ArtuneTransportTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT transport)
 install(TARGETS artune_transport EXPORT ArtuneTransportStaticTargets

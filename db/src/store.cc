@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "artune/base/time.h"
 #include "artune/db/store.h"
 #include "cluster_store.h"
 #include "memory_copy.h"
@@ -21,19 +22,6 @@
 
 namespace artune::db {
 
-std::string Iso8601Utc(std::chrono::system_clock::time_point time) {
-  const auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(millis / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[64];
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900,
-                utc.tm_mon + 1, utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec,
-                static_cast<int>(millis % 1000));
-  return text;
-}
-
 namespace {
 
 using sqlite::Database;
@@ -43,8 +31,6 @@ using sqlite::Transaction;
 // Long enough for another process to finish inserting a run (milliseconds), short
 // enough that a stuck lock holder is reported rather than waited on forever.
 constexpr int kBusyTimeoutMs = 5000;
-
-std::string NowIso8601Utc() { return Iso8601Utc(std::chrono::system_clock::now()); }
 
 uint64_t FileBytes(const std::string& path) {
   struct stat info {};

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "artune/base/text.h"
 #include "artune/transport/config.h"
 
 namespace artune::transport {
@@ -245,23 +246,6 @@ const std::array<Knob, 19> kKnobs = {{
      &WriteField<&Config::verbs_retry_count>,
      false},
 }};
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-std::string_view Trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
 
 std::string KnownKnobNames() {
   std::string names;

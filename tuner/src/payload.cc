@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "artune/tuner/checksum.h"
-#include "string_util.h"
+#include "artune/base/text.h"
 
 namespace artune::tuner {
 namespace {

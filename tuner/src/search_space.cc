@@ -6,7 +6,7 @@
 #include <limits>
 #include <set>
 
-#include "string_util.h"
+#include "artune/base/text.h"
 
 namespace artune::tuner {
 namespace {
@@ -198,7 +198,7 @@ Result<KnobAxis> ParseKnobAxis(std::string_view spec) {
         "--knob " + std::string(spec) +
         ": expected NAME=LO..HI:xF or NAME=a,b,c (e.g. eager_threshold=256B..256KiB:x2)");
   }
-  const std::string name = Trim(spec.substr(0, equals));
+  const std::string name(Trim(spec.substr(0, equals)));
   const transport::Knob* knob = transport::FindKnob(name);
   if (knob == nullptr) return Status::InvalidArgument(UnknownKnobMessage(name, spec));
   // Trials reconfigure both ends live; a knob fixed when a transport starts would

@@ -31,10 +31,6 @@ std::string DefaultDatabasePath();
 // not empty, else DefaultDatabasePath().
 std::string ResolveDatabasePath(const std::string& flag_value);
 
-// "2026-11-21T22:23:39.123Z": the store's ISO 8601 UTC form of a time, to the
-// millisecond (every *_at field; what the store stamps a record with when it is empty).
-std::string Iso8601Utc(std::chrono::system_clock::time_point time);
-
 struct LatencySummary {
   double p50_us = 0, p99_us = 0, mean_us = 0, stddev_us = 0;
 };

@@ -1,14 +1,17 @@
-#include "string_util.h"
+#include "artune/base/text.h"
 
 #include <cctype>
 
-namespace artune::tuner {
+namespace artune {
 
-std::string Trim(std::string_view text) {
-  const size_t begin = text.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return "";
-  const size_t end = text.find_last_not_of(" \t");
-  return std::string(text.substr(begin, end - begin + 1));
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return text;
 }
 
 std::string Lower(std::string_view text) {
@@ -22,11 +25,11 @@ std::vector<std::string> SplitComma(std::string_view text) {
   size_t start = 0;
   while (true) {
     const size_t comma = text.find(',', start);
-    parts.push_back(Trim(text.substr(start, comma - start)));
+    parts.emplace_back(Trim(text.substr(start, comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   return parts;
 }
 
-}  // namespace artune::tuner
+}  // namespace artune
