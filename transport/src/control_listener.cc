@@ -139,6 +139,22 @@ size_t ControlConnectionCap() {
   return std::clamp<size_t>(share, 8, kMaxControlConnections);
 }
 
+size_t DescriptorReserve() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kReservedDescriptors;
+  }
+  return std::min(kReservedDescriptors, static_cast<size_t>(limit.rlim_cur) / 4);
+}
+
+bool TakesFromTheReserve(int fd) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return false;
+  // accept4 returns the lowest free number: every descriptor below `fd` is in
+  // use, so at most limit - fd - 1 remain free.
+  return static_cast<size_t>(fd) + DescriptorReserve() >= static_cast<size_t>(limit.rlim_cur);
+}
+
 Result<std::unique_ptr<ControlListener>> ControlListener::Bind(const std::string& host,
                                                                uint16_t port,
                                                                const Options& options) {
@@ -214,6 +230,16 @@ void ControlListener::AcceptLoop() {
   while (WaitReadable(-1)) {
     while (!stopped_.load()) {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0 && TakesFromTheReserve(fd)) {
+        ::close(fd);
+        if (!PauseAccepting(pause_ms, "refused a connection: it took descriptor " +
+                                          std::to_string(fd) + ", one of the last " +
+                                          std::to_string(DescriptorReserve()) +
+                                          " below the limit, kept for the rest of the server")) {
+          return;
+        }
+        continue;
+      }
       if (fd >= 0) {
         pause_ms = 0;
         Admit(fd);
@@ -222,16 +248,23 @@ void ControlListener::AcceptLoop() {
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == EPERM) continue;
       const int error = errno;
       if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
-        pause_ms = std::clamp(pause_ms * 2, kMinAcceptPauseMs, kMaxAcceptPauseMs);
-        LogRefusal(std::string("control plane on port ") + std::to_string(port_) +
-                   ": cannot accept (" + std::strerror(error) + "); pausing accepts for " +
-                   std::to_string(pause_ms) + " ms (raise ulimit -n if this persists)");
-        if (!WaitReadable(pause_ms)) return;
+        if (!PauseAccepting(pause_ms,
+                            std::string("cannot accept (") + std::strerror(error) + ")")) {
+          return;
+        }
         continue;
       }
       break;  // EAGAIN: wait for the next connection
     }
   }
+}
+
+bool ControlListener::PauseAccepting(int& pause_ms, const std::string& why) {
+  pause_ms = std::clamp(pause_ms * 2, kMinAcceptPauseMs, kMaxAcceptPauseMs);
+  LogRefusal("control plane on port " + std::to_string(port_) + ": " + why +
+             "; pausing accepts for " + std::to_string(pause_ms) +
+             " ms (raise ulimit -n if this persists)");
+  return WaitReadable(pause_ms);
 }
 
 void ControlListener::Admit(int fd) {
