@@ -1,6 +1,7 @@
 // The control plane under abuse (issue 26, 1, 7 and 10): it survives running out
 // of descriptors, refuses oversized requests before parsing them, and tells
 // unauthenticated peers neither the token's path nor the host's identity.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -130,7 +131,60 @@ TEST(ControlPlane, AnswersAgainAfterRunningOutOfDescriptors) {
   EXPECT_TRUE(served.ok()) << "the control plane stayed down: " << served.ToString();
 }
 
-// One peer held a connection per descriptor, without a limit.
+// A TCP connection to the control port from `source`, a loopback address such as
+// "127.0.0.2" (the server sees another peer), or -1.
+int ConnectFrom(const std::string& source, uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  const sockaddr_in remote = testing::LoopbackAddress(port);
+  if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&remote), sizeof(remote)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the server greeted `fd` (gRPC sends its HTTP/2 SETTINGS to a connection
+// it was handed) rather than closing it; 8 s bound the wait, they do not time it.
+bool Greeted(int fd) {
+  timeval bound{8, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof(bound));
+  char byte = 0;
+  return ::recv(fd, &byte, 1, 0) == 1;
+}
+
+// One address held the whole listener (silent connections, renewed as they time
+// out) and every other client was refused while it did.
+TEST(ControlPlane, OnePeerCannotTakeEveryConnection) {
+  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = PortOf((*server)->address());
+  const size_t cap = ControlConnectionCap();
+  std::vector<int> held;
+  for (size_t i = 0; i < cap; ++i) {
+    const int fd = ConnectFrom("127.0.0.1", port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
+    held.push_back(fd);
+  }
+  const int other = ConnectFrom("127.0.0.2", port);
+  ASSERT_GE(other, 0) << std::strerror(errno);
+  EXPECT_TRUE(Greeted(other)) << "another peer was refused while 127.0.0.1 held " << cap
+                              << " connections";
+  // The listener accepts in order: the first peer's connections were all handled
+  // before the other's, each greeted or closed at once.
+  size_t greeted = 0;
+  for (int fd : held) greeted += Greeted(fd) ? 1 : 0;
+  EXPECT_EQ(greeted, ControlConnectionsPerPeer(cap)) << "of " << cap;
+  for (int fd : held) ::close(fd);
+  ::close(other);
+}
+
+// One peer held a connection per descriptor, without a limit. (Spread over eight
+// addresses, below the limit per peer.)
 TEST(ControlPlane, ConnectionsPastTheCapAreClosedAtOnce) {
   auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
   ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -139,8 +193,8 @@ TEST(ControlPlane, ConnectionsPastTheCapAreClosedAtOnce) {
   constexpr size_t kBeyond = 16;
   std::vector<int> fds;
   for (size_t i = 0; i < cap + kBeyond; ++i) {
-    const int fd = testing::ConnectTcpAs(::geteuid(), port);
-    ASSERT_GE(fd, 0) << "connection " << i;
+    const int fd = ConnectFrom("127.0.0." + std::to_string(1 + i % 8), port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
     fds.push_back(fd);
   }
   // The ones past the cap are closed at accept; the others wait for their HTTP/2

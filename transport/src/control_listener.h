@@ -9,8 +9,11 @@
 //     work with however many peers knock on the control port;
 //   * out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), accepting pauses with
 //     a back-off (50 ms doubling to 1 s; no spin, no death) and resumes by itself;
-//   * connections are capped per listener (ControlConnectionCap); past the cap a
-//     connection is closed at once and the refusal logged (refusal_log.h);
+//   * connections are capped per listener (ControlConnectionCap) and per peer
+//     address (ControlConnectionsPerPeer: a quarter of that), so that one peer
+//     holding connections open, silent or trickling, cannot fill the listener;
+//     past a cap a connection is closed at once and the refusal logged
+//     (refusal_log.h);
 //   * a loopback server without a token admits only its own user's (and root's)
 //     connections, checked at accept (peer_credentials.h, credentials.h);
 //   * each admitted descriptor goes to gRPC through an external connection
@@ -55,6 +58,10 @@ void ApplyControlPlaneLimits(grpc::ServerBuilder& builder);
 // Connections one control listener holds at most: 256, or fewer when the soft
 // RLIMIT_NOFILE leaves less (a quarter of what exceeds a reserve of 128, at least 8).
 size_t ControlConnectionCap();
+
+// Connections one peer address holds at most on a listener of `listener_cap`: a
+// quarter (at least 4), so that at least four peers share a full listener.
+size_t ControlConnectionsPerPeer(size_t listener_cap);
 
 // Descriptors below the soft RLIMIT_NOFILE that the control listener leaves to the
 // rest of the process: 128, or a quarter of the limit when that is smaller.
@@ -103,6 +110,8 @@ class ControlListener {
   bool PauseAccepting(int& pause_ms, const std::string& why);
   // Admits `fd` (then hands it to gRPC) or closes it with a logged refusal.
   void Admit(int fd);
+  // The handed connections from `peer` (PeerHost) still counted.
+  size_t ConnectionsOf(const std::string& peer) const;
   // Forgets connections gRPC has closed since they were handed over.
   void ForgetClosedConnections();
 
@@ -118,6 +127,7 @@ class ControlListener {
   struct Handed {
     int fd;
     uint64_t inode;
+    std::string peer;  // its address without the port (PeerHost)
   };
   std::vector<Handed> handed_;
 };
