@@ -158,7 +158,7 @@ size_t ControlConnectionCap() {
 }
 
 size_t ControlConnectionsPerPeer(size_t listener_cap) {
-  return std::max<size_t>(4, listener_cap / 4);
+  return std::max<size_t>(4, listener_cap / 2);
 }
 
 size_t DescriptorReserve() {

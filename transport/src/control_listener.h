@@ -10,7 +10,7 @@
 //   * out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), accepting pauses with
 //     a back-off (50 ms doubling to 1 s; no spin, no death) and resumes by itself;
 //   * connections are capped per listener (ControlConnectionCap) and per peer
-//     address (ControlConnectionsPerPeer: a quarter of that), so that one peer
+//     address (ControlConnectionsPerPeer: half of that), so that one peer
 //     holding connections open, silent or trickling, cannot fill the listener;
 //     past a cap a connection is closed at once and the refusal logged
 //     (refusal_log.h);
@@ -59,8 +59,11 @@ void ApplyControlPlaneLimits(grpc::ServerBuilder& builder);
 // RLIMIT_NOFILE leaves less (a quarter of what exceeds a reserve of 128, at least 8).
 size_t ControlConnectionCap();
 
-// Connections one peer address holds at most on a listener of `listener_cap`: a
-// quarter (at least 4), so that at least four peers share a full listener.
+// Connections one peer address holds at most on a listener of `listener_cap`: half
+// (at least 4), so that no peer fills the listener alone. Not less: `bench
+// --clients 64` on one host opens a control connection per client when they use
+// TLS (gRPC shares one connection only between channels with equal credentials,
+// which TLS credentials never are), and other tools of that host need some too.
 size_t ControlConnectionsPerPeer(size_t listener_cap);
 
 // Descriptors below the soft RLIMIT_NOFILE that the control listener leaves to the
