@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <random>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -44,8 +46,8 @@ int CheckComplete(const BenchRun& run, int knobs) {
   return sequence;
 }
 
-// The child: inserts runs numbered from `first_sequence` and reports each commit by
-// writing one byte to `ack_fd`. Never returns.
+// The writer: inserts runs numbered from `first_sequence` and reports each commit
+// by writing one byte to `ack_fd`. Never returns.
 [[noreturn]] void InsertUntilKilled(const std::string& path, int first_sequence, int ack_fd) {
   auto store = Store::Open(path);
   if (!store.ok()) _exit(10);
@@ -56,6 +58,47 @@ int CheckComplete(const BenchRun& run, int knobs) {
     if (write(ack_fd, &ack, 1) != 1) _exit(12);
   }
   _exit(0);
+}
+
+// Starts the writer in a fresh process: this test binary re-executed with only
+// DurabilityHelper.InsertUntilKilled selected. A bare fork ran it in a copy of this
+// process, which has the test main's watchdog thread; GCC 12's libasan does not
+// lock its allocator around fork, so an allocator lock that thread held at the
+// fork stayed held in the copy, and the writer's first malloc of that size waited
+// forever (CI's sanitizer pass saw the writer stop; here, in round 0, its stack was in
+// SizeClassAllocator64::GetFromAllocator). Everything is built before fork:
+// between fork and exec only async-signal-safe calls.
+pid_t SpawnWriter(const std::string& path, int first_sequence, const int pipe_fds[2]) {
+  const std::string filter = "--gtest_filter=DurabilityHelper.InsertUntilKilled";
+  const std::string variables[] = {
+      "ARTUNE_DURABILITY_DB=" + path,
+      "ARTUNE_DURABILITY_FIRST=" + std::to_string(first_sequence),
+      "ARTUNE_DURABILITY_ACK_FD=" + std::to_string(pipe_fds[1]),
+  };
+  std::vector<char*> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) environment.push_back(*entry);
+  for (const std::string& variable : variables) {
+    environment.push_back(const_cast<char*>(variable.c_str()));
+  }
+  environment.push_back(nullptr);
+  char* const argv[] = {const_cast<char*>("db_tests"), const_cast<char*>(filter.c_str()), nullptr};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    execve("/proc/self/exe", argv, environment.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(DurabilityHelper, InsertUntilKilled) {
+  const char* path = std::getenv("ARTUNE_DURABILITY_DB");
+  const char* first = std::getenv("ARTUNE_DURABILITY_FIRST");
+  const char* ack_fd = std::getenv("ARTUNE_DURABILITY_ACK_FD");
+  if (path == nullptr || first == nullptr || ack_fd == nullptr) {
+    GTEST_SKIP() << "the writer process of KilledWriterLeavesOnlyWholeRuns only";
+  }
+  InsertUntilKilled(path, std::atoi(first), std::atoi(ack_fd));
 }
 
 // Waits for the next ack byte on `fd`; on timeout prints the stacks of `child`
@@ -83,12 +126,8 @@ TEST(Durability, KilledWriterLeavesOnlyWholeRuns) {
     SCOPED_TRACE("round " + std::to_string(round));
     int pipe_fds[2];
     ASSERT_EQ(pipe(pipe_fds), 0);
-    const pid_t child = fork();
+    const pid_t child = SpawnWriter(path, visible_total, pipe_fds);
     ASSERT_GE(child, 0);
-    if (child == 0) {
-      close(pipe_fds[0]);
-      InsertUntilKilled(path, visible_total, pipe_fds[1]);
-    }
     close(pipe_fds[1]);
 
     // Kill after a random number of commits: the child is then somewhere inside

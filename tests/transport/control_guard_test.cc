@@ -1,11 +1,14 @@
 // The control plane under abuse (issue 26, 1, 7 and 10): it survives running out
 // of descriptors, refuses oversized requests before parsing them, and tells
 // unauthenticated peers neither the token's path nor the host's identity.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/resource.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -39,9 +42,72 @@ size_t OpenDescriptors() {
   return open;
 }
 
+// A client is served within a few attempts (the accept pause is at most 1 s; the
+// attempts bound the wait, they do not time it).
+Status ConnectWithinAFewAttempts(const std::string& address) {
+  Status last = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 5 && !last.ok(); ++attempt) {
+    last = Client::Connect(testing::TestConfig(FabricKind::kTcp), address, Credentials{}).status();
+    if (!last.ok()) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  return last;
+}
+
+// The control port took every descriptor the process had left: one peer's idle
+// connections starved gRPC, the data plane and the store alike. Now it stops
+// short of the last DescriptorReserve() and answers again once they are gone.
+TEST(ControlPlane, LeavesTheLastDescriptorsToTheRestOfTheServer) {
+  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = PortOf((*server)->address());
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &saved), 0);
+  rlimit tight = saved;
+  tight.rlim_cur = OpenDescriptors() + 320;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  const size_t reserve = DescriptorReserve();
+  const size_t free_before = tight.rlim_cur - OpenDescriptors();
+  // The attacker's sockets first, then its connections: the server accepts into
+  // what is left (reserve + 8 descriptors), and without a reserve it takes them
+  // all, leaving the process none (every attacker connection is admitted).
+  const size_t attackers = free_before - reserve - 8;
+  std::vector<int> fds;
+  for (size_t i = 0; i < attackers; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0) << "socket " << i << ": " << std::strerror(errno);
+    fds.push_back(fd);
+  }
+  const sockaddr_in address = testing::LoopbackAddress(port);
+  for (int fd : fds) {
+    // Loopback connects complete into the listen backlog, accepted or not.
+    ASSERT_EQ(::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0)
+        << std::strerror(errno);
+  }
+  // The time for the server to accept what it will (not a timed assertion).
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const size_t free_during = tight.rlim_cur - OpenDescriptors();
+  for (int fd : fds) ::close(fd);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_GE(free_during, reserve / 2)
+      << "of " << free_before << " free descriptors, " << attackers << " attacker connections left "
+      << free_during << " (reserve " << reserve << ")";
+  const Status served = ConnectWithinAFewAttempts((*server)->address());
+  EXPECT_TRUE(served.ok()) << "the control plane stayed down: " << served.ToString();
+}
+
 // gRPC 1.51's own listener closed itself after one accept4 failed with EMFILE:
 // every later client failed (exit 4) until the server restarted.
 TEST(ControlPlane, AnswersAgainAfterRunningOutOfDescriptors) {
+#if defined(__SANITIZE_ADDRESS__)
+  // GCC 12's libsanitizer checks a vptr it has not seen before by writing the
+  // object to a fresh pipe (IsAccessibleMemoryRange): with no descriptor left the
+  // pipe fails and UBSan reports a valid object as "invalid vptr", here in a
+  // shared_ptr release on gRPC's poller thread (2 of 100 sanitized runs with two
+  // CPU hogs). LeavesTheLastDescriptorsToTheRestOfTheServer covers the sanitized build.
+  GTEST_SKIP() << "a process with no descriptor left trips UBSan's own vptr check "
+                  "(it needs a pipe); sanitized builds run "
+                  "LeavesTheLastDescriptorsToTheRestOfTheServer instead";
+#endif
   auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   const uint16_t port = PortOf((*server)->address());
@@ -61,19 +127,64 @@ TEST(ControlPlane, AnswersAgainAfterRunningOutOfDescriptors) {
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   for (int fd : attackers) ::close(fd);
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &saved), 0);
-  // Recovered: a client is served (the accept pause is at most 1 s; a few
-  // attempts bound the wait, they do not time it).
-  Status last = Status::Unavailable("not tried");
-  for (int attempt = 0; attempt < 5 && !last.ok(); ++attempt) {
-    auto client =
-        Client::Connect(testing::TestConfig(FabricKind::kTcp), (*server)->address(), Credentials{});
-    last = client.status();
-    if (!last.ok()) std::this_thread::sleep_for(std::chrono::seconds(1));
-  }
-  EXPECT_TRUE(last.ok()) << "the control plane stayed down: " << last.ToString();
+  const Status served = ConnectWithinAFewAttempts((*server)->address());
+  EXPECT_TRUE(served.ok()) << "the control plane stayed down: " << served.ToString();
 }
 
-// One peer held a connection per descriptor, without a limit.
+// A TCP connection to the control port from `source`, a loopback address such as
+// "127.0.0.2" (the server sees another peer), or -1.
+int ConnectFrom(const std::string& source, uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  const sockaddr_in remote = testing::LoopbackAddress(port);
+  if (::inet_pton(AF_INET, source.c_str(), &local.sin_addr) != 1 ||
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&remote), sizeof(remote)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Whether the server greeted `fd` (gRPC sends its HTTP/2 SETTINGS to a connection
+// it was handed) rather than closing it; 8 s bound the wait, they do not time it.
+bool Greeted(int fd) {
+  timeval bound{8, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &bound, sizeof(bound));
+  char byte = 0;
+  return ::recv(fd, &byte, 1, 0) == 1;
+}
+
+// One address held the whole listener (silent connections, renewed as they time
+// out) and every other client was refused while it did.
+TEST(ControlPlane, OnePeerCannotTakeEveryConnection) {
+  auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = PortOf((*server)->address());
+  const size_t cap = ControlConnectionCap();
+  std::vector<int> held;
+  for (size_t i = 0; i < cap; ++i) {
+    const int fd = ConnectFrom("127.0.0.1", port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
+    held.push_back(fd);
+  }
+  const int other = ConnectFrom("127.0.0.2", port);
+  ASSERT_GE(other, 0) << std::strerror(errno);
+  EXPECT_TRUE(Greeted(other)) << "another peer was refused while 127.0.0.1 held " << cap
+                              << " connections";
+  // The listener accepts in order: the first peer's connections were all handled
+  // before the other's, each greeted or closed at once.
+  size_t greeted = 0;
+  for (int fd : held) greeted += Greeted(fd) ? 1 : 0;
+  EXPECT_EQ(greeted, ControlConnectionsPerPeer(cap)) << "of " << cap;
+  for (int fd : held) ::close(fd);
+  ::close(other);
+}
+
+// One peer held a connection per descriptor, without a limit. (Spread over eight
+// addresses, below the limit per peer.)
 TEST(ControlPlane, ConnectionsPastTheCapAreClosedAtOnce) {
   auto server = Server::Start(testing::TestConfig(FabricKind::kTcp), "127.0.0.1:0", Credentials{});
   ASSERT_TRUE(server.ok()) << server.status().ToString();
@@ -82,8 +193,8 @@ TEST(ControlPlane, ConnectionsPastTheCapAreClosedAtOnce) {
   constexpr size_t kBeyond = 16;
   std::vector<int> fds;
   for (size_t i = 0; i < cap + kBeyond; ++i) {
-    const int fd = testing::ConnectTcpAs(::geteuid(), port);
-    ASSERT_GE(fd, 0) << "connection " << i;
+    const int fd = ConnectFrom("127.0.0." + std::to_string(1 + i % 8), port);
+    ASSERT_GE(fd, 0) << "connection " << i << ": " << std::strerror(errno);
     fds.push_back(fd);
   }
   // The ones past the cap are closed at accept; the others wait for their HTTP/2

@@ -37,6 +37,24 @@ uint64_t SocketInode(int fd) {
   return static_cast<uint64_t>(info.st_ino);
 }
 
+// The peer's address without its port ("" when unknown): connections are counted
+// per peer by it. (An IPv4 peer of a "::" listener is its mapped IPv6 address,
+// the same for all of its connections.)
+std::string PeerHost(int fd) {
+  sockaddr_storage remote{};
+  socklen_t length = sizeof(remote);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &length) != 0) return "";
+  if (remote.ss_family == AF_INET) {
+    const auto& v4 = reinterpret_cast<const sockaddr_in&>(remote);
+    return std::string(reinterpret_cast<const char*>(&v4.sin_addr), sizeof(v4.sin_addr));
+  }
+  if (remote.ss_family == AF_INET6) {
+    const auto& v6 = reinterpret_cast<const sockaddr_in6&>(remote);
+    return std::string(reinterpret_cast<const char*>(&v6.sin6_addr), sizeof(v6.sin6_addr));
+  }
+  return "";
+}
+
 // The addresses to try for `host`, IPv4 first (clients of "localhost" try both).
 Result<std::vector<sockaddr_storage>> Resolve(const std::string& host, uint16_t port) {
   std::string bare = host;
@@ -139,6 +157,26 @@ size_t ControlConnectionCap() {
   return std::clamp<size_t>(share, 8, kMaxControlConnections);
 }
 
+size_t ControlConnectionsPerPeer(size_t listener_cap) {
+  return std::max<size_t>(4, listener_cap / 2);
+}
+
+size_t DescriptorReserve() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) {
+    return kReservedDescriptors;
+  }
+  return std::min(kReservedDescriptors, static_cast<size_t>(limit.rlim_cur) / 4);
+}
+
+bool TakesFromTheReserve(int fd) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return false;
+  // accept4 returns the lowest free number: every descriptor below `fd` is in
+  // use, so at most limit - fd - 1 remain free.
+  return static_cast<size_t>(fd) + DescriptorReserve() >= static_cast<size_t>(limit.rlim_cur);
+}
+
 Result<std::unique_ptr<ControlListener>> ControlListener::Bind(const std::string& host,
                                                                uint16_t port,
                                                                const Options& options) {
@@ -214,6 +252,16 @@ void ControlListener::AcceptLoop() {
   while (WaitReadable(-1)) {
     while (!stopped_.load()) {
       const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd >= 0 && TakesFromTheReserve(fd)) {
+        ::close(fd);
+        if (!PauseAccepting(pause_ms, "refused a connection: it took descriptor " +
+                                          std::to_string(fd) + ", one of the last " +
+                                          std::to_string(DescriptorReserve()) +
+                                          " below the limit, kept for the rest of the server")) {
+          return;
+        }
+        continue;
+      }
       if (fd >= 0) {
         pause_ms = 0;
         Admit(fd);
@@ -222,16 +270,23 @@ void ControlListener::AcceptLoop() {
       if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO || errno == EPERM) continue;
       const int error = errno;
       if (error == EMFILE || error == ENFILE || error == ENOBUFS || error == ENOMEM) {
-        pause_ms = std::clamp(pause_ms * 2, kMinAcceptPauseMs, kMaxAcceptPauseMs);
-        LogRefusal(std::string("control plane on port ") + std::to_string(port_) +
-                   ": cannot accept (" + std::strerror(error) + "); pausing accepts for " +
-                   std::to_string(pause_ms) + " ms (raise ulimit -n if this persists)");
-        if (!WaitReadable(pause_ms)) return;
+        if (!PauseAccepting(pause_ms,
+                            std::string("cannot accept (") + std::strerror(error) + ")")) {
+          return;
+        }
         continue;
       }
       break;  // EAGAIN: wait for the next connection
     }
   }
+}
+
+bool ControlListener::PauseAccepting(int& pause_ms, const std::string& why) {
+  pause_ms = std::clamp(pause_ms * 2, kMinAcceptPauseMs, kMaxAcceptPauseMs);
+  LogRefusal("control plane on port " + std::to_string(port_) + ": " + why +
+             "; pausing accepts for " + std::to_string(pause_ms) +
+             " ms (raise ulimit -n if this persists)");
+  return WaitReadable(pause_ms);
 }
 
 void ControlListener::Admit(int fd) {
@@ -242,11 +297,20 @@ void ControlListener::Admit(int fd) {
       return;
     }
   }
-  if (handed_.size() >= options_.max_connections) ForgetClosedConnections();
-  if (handed_.size() >= options_.max_connections) {
+  std::string peer = PeerHost(fd);
+  const size_t per_peer = ControlConnectionsPerPeer(options_.max_connections);
+  if (handed_.size() >= options_.max_connections || ConnectionsOf(peer) >= per_peer) {
+    ForgetClosedConnections();
+  }
+  const std::string why =
+      handed_.size() >= options_.max_connections
+          ? std::to_string(handed_.size()) + " connections open, the limit of this listener"
+      : ConnectionsOf(peer) >= per_peer
+          ? std::to_string(per_peer) + " connections open from that address, the limit per peer"
+          : std::string();
+  if (!why.empty()) {
     LogRefusal("control plane on port " + std::to_string(port_) + ": refused a connection from " +
-               PeerAddressText(fd) + ": " + std::to_string(handed_.size()) +
-               " connections open, the limit of this listener (silent ones close after " +
+               PeerAddressText(fd) + ": " + why + " (silent ones close after " +
                std::to_string(kControlHandshakeTimeoutMs / 1000) + " s, idle ones after " +
                std::to_string(kControlIdleTimeoutMs / 1000) + " s)");
     ::close(fd);
@@ -254,11 +318,16 @@ void ControlListener::Admit(int fd) {
   }
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  handed_.push_back({fd, SocketInode(fd)});
+  handed_.push_back({fd, SocketInode(fd), std::move(peer)});
   grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters parameters;
   parameters.listener_fd = listen_fd_;
   parameters.fd = fd;
   acceptor_->HandleNewConnection(&parameters);  // gRPC owns `fd` from here
+}
+
+size_t ControlListener::ConnectionsOf(const std::string& peer) const {
+  return static_cast<size_t>(std::count_if(
+      handed_.begin(), handed_.end(), [&](const Handed& handed) { return handed.peer == peer; }));
 }
 
 void ControlListener::ForgetClosedConnections() {

@@ -2,10 +2,18 @@
 // gRPC (issue 26, 1): gRPC 1.51's listener closes itself for good after one
 // accept4 fails with EMFILE, so one peer holding a thousand idle connections took
 // the control port down until restart. Here:
+//   * the control port never takes the process's last descriptors: a connection
+//     accepted into one of the last DescriptorReserve() below the soft limit is
+//     closed at once, and accepting pauses as when out of descriptors. The rest of
+//     the server (gRPC, the data plane, the store, its logs) keeps descriptors to
+//     work with however many peers knock on the control port;
 //   * out of descriptors (EMFILE, ENFILE, ENOBUFS, ENOMEM), accepting pauses with
 //     a back-off (50 ms doubling to 1 s; no spin, no death) and resumes by itself;
-//   * connections are capped per listener (ControlConnectionCap); past the cap a
-//     connection is closed at once and the refusal logged (refusal_log.h);
+//   * connections are capped per listener (ControlConnectionCap) and per peer
+//     address (ControlConnectionsPerPeer: half of that), so that one peer
+//     holding connections open, silent or trickling, cannot fill the listener;
+//     past a cap a connection is closed at once and the refusal logged
+//     (refusal_log.h);
 //   * a loopback server without a token admits only its own user's (and root's)
 //     connections, checked at accept (peer_credentials.h, credentials.h);
 //   * each admitted descriptor goes to gRPC through an external connection
@@ -51,6 +59,21 @@ void ApplyControlPlaneLimits(grpc::ServerBuilder& builder);
 // RLIMIT_NOFILE leaves less (a quarter of what exceeds a reserve of 128, at least 8).
 size_t ControlConnectionCap();
 
+// Connections one peer address holds at most on a listener of `listener_cap`: half
+// (at least 4), so that no peer fills the listener alone. Not less: `bench
+// --clients 64` on one host opens a control connection per client when they use
+// TLS (gRPC shares one connection only between channels with equal credentials,
+// which TLS credentials never are), and other tools of that host need some too.
+size_t ControlConnectionsPerPeer(size_t listener_cap);
+
+// Descriptors below the soft RLIMIT_NOFILE that the control listener leaves to the
+// rest of the process: 128, or a quarter of the limit when that is smaller.
+size_t DescriptorReserve();
+
+// Whether `fd`, just returned by accept4 (the lowest free number), leaves fewer
+// than DescriptorReserve() descriptors free below the soft limit.
+bool TakesFromTheReserve(int fd);
+
 class ControlListener {
  public:
   struct Options {
@@ -85,8 +108,13 @@ class ControlListener {
   // Waits until the listener is readable or Stop is called (then false), for at
   // most `timeout_ms` (-1: no limit).
   bool WaitReadable(int timeout_ms);
+  // Logs `why` and waits out the next back-off step (`pause_ms` doubles from
+  // 50 ms to 1 s); false when Stop was called meanwhile.
+  bool PauseAccepting(int& pause_ms, const std::string& why);
   // Admits `fd` (then hands it to gRPC) or closes it with a logged refusal.
   void Admit(int fd);
+  // The handed connections from `peer` (PeerHost) still counted.
+  size_t ConnectionsOf(const std::string& peer) const;
   // Forgets connections gRPC has closed since they were handed over.
   void ForgetClosedConnections();
 
@@ -102,6 +130,7 @@ class ControlListener {
   struct Handed {
     int fd;
     uint64_t inode;
+    std::string peer;  // its address without the port (PeerHost)
   };
   std::vector<Handed> handed_;
 };
