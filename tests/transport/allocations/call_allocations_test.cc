@@ -83,7 +83,7 @@ namespace {
 
 // What one 100 B echo over shm with busy polling allocates on the calling thread,
 // measured on this engine; see the file comment.
-constexpr uint64_t kMaxAllocationsPerCall = 17;
+constexpr uint64_t kMaxAllocationsPerCall = 16;
 
 TEST(CallAllocationsTest, ASmallShmCallAllocatesAtMostTheBoundOnTheCallingThread) {
   Config config = testing::TestConfig(FabricKind::kShm);
