@@ -180,9 +180,13 @@ class ClientImpl final : public Client {
     if (polling == PollingMode::kAdaptive && !fabric::SpinGovernor::Process().MaySpin(started)) {
       polling = PollingMode::kEvent;
     }
-    // Shared with the completion, which may run on this thread (in Poll) or on
-    // another (the progress thread, a deadline) after this frame is gone.
-    auto waiter = std::make_shared<CallWaiter>();
+    // On this frame, not the heap: the completion runs exactly once (on this
+    // thread in Poll, or on another: the progress thread, a deadline), and this
+    // frame ends only after it has set `done` and released the mutex (the wait
+    // below takes it). The completion captures one pointer, so the std::function
+    // holds it without an allocation either (two heap allocations per call fewer).
+    CallWaiter waiter_on_frame;
+    CallWaiter* const waiter = &waiter_on_frame;
     // A fabric without caller-driven progress (fabric.h) completes the call on
     // its own thread: the caller sleeps there whatever the polling.
     const bool poll =

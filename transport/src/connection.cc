@@ -403,8 +403,8 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
                                    " slices (limit " + std::to_string(wire::kMaxSlicesPerMessage) +
                                    ")");
   }
-  std::vector<uint64_t> sizes;
-  sizes.reserve(slices.size());
+  std::vector<uint64_t>& sizes = send_sizes_;
+  sizes.clear();
   uint64_t total = 0;
   for (const ConstSlice& slice : slices) {
     if (slice.size() > wire::kMaxSliceBytes) {

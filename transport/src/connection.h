@@ -251,6 +251,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint32_t config_epoch_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Call>> calls_;
   uint64_t next_call_id_ = 1;
+  // SendMessageLocked's slice sizes, kept so that their room is allocated once per
+  // connection, not once per message.
+  std::vector<uint64_t> send_sizes_;
   std::unordered_map<uint64_t, ReadTarget> reads_;
   uint64_t next_read_id_ = 1;
   // The read window (see the header comment).

@@ -77,18 +77,19 @@ void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbac
 }
 
 Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callbacks& callbacks) {
-  const std::string from = peer();
+  // The peer's name only on the error paths: a copy of it per packet was a heap
+  // allocation per packet on every call (bench/side-by-side.md, 2026-11-27).
   if (length < sizeof(wire::PacketHeader)) {
-    return Malformed(from, "packet of " + std::to_string(length) + " bytes");
+    return Malformed(peer(), "packet of " + std::to_string(length) + " bytes");
   }
   wire::PacketHeader header;
   std::memcpy(&header, data, sizeof(header));
   const auto kind = static_cast<wire::PacketKind>(header.kind);
   if (header.kind < 1 || header.kind > 6) {
-    return Malformed(from, "unknown packet kind " + std::to_string(header.kind));
+    return Malformed(peer(), "unknown packet kind " + std::to_string(header.kind));
   }
   if (header.direction > 1) {
-    return Malformed(from, "unknown direction " + std::to_string(header.direction));
+    return Malformed(peer(), "unknown direction " + std::to_string(header.direction));
   }
   const bool data_kind = kind == wire::PacketKind::kEager ||
                          kind == wire::PacketKind::kCoalescedEager ||
@@ -97,22 +98,22 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
                                                                    : sizeof(wire::SliceEntry);
   const uint64_t body = length - sizeof(header);
   if (!data_kind && header.entry_count != 0) {
-    return Malformed(from, std::string(wire::PacketKindName(kind)) + " packet with entries");
+    return Malformed(peer(), std::string(wire::PacketKindName(kind)) + " packet with entries");
   }
   if (header.entry_count > body / entry_bytes ||
       header.entry_count * entry_bytes + header.payload_bytes != body) {
-    return Malformed(from, "entry count " + std::to_string(header.entry_count) +
-                               " and payload of " + std::to_string(header.payload_bytes) +
-                               " bytes do not match a packet of " + std::to_string(length));
+    return Malformed(peer(), "entry count " + std::to_string(header.entry_count) +
+                                 " and payload of " + std::to_string(header.payload_bytes) +
+                                 " bytes do not match a packet of " + std::to_string(length));
   }
   if (header.method_bytes > header.payload_bytes) {
-    return Malformed(from, "method longer than the payload");
+    return Malformed(peer(), "method longer than the payload");
   }
 
   // Flow control and config epoch travel on every packet.
   if (header.credits_returned > geometry_.buffer_count - send_credits_) {
-    return Malformed(from, "returned " + std::to_string(header.credits_returned) +
-                               " credits, more than it was given");
+    return Malformed(peer(), "returned " + std::to_string(header.credits_returned) +
+                                 " credits, more than it was given");
   }
   send_credits_ += header.credits_returned;
   if (header.flags & wire::kFlagSpareCreditReturned) spare_available_ = true;
@@ -128,7 +129,7 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   const std::byte* payload = entries + header.entry_count * entry_bytes;
 
   if (kind == wire::PacketKind::kFin) {
-    if (direction == incoming) return Malformed(from, "fin for a message it sent");
+    if (direction == incoming) return Malformed(peer(), "fin for a message it sent");
     auto it = calls_.find(header.call_id);
     if (it == calls_.end() || !it->second->awaiting_fin) return Status::Ok();  // stale
     Call& call = *it->second;
@@ -140,18 +141,18 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
     return Status::Ok();
   }
   if (direction != incoming) {
-    return Malformed(from, std::string(wire::PacketKindName(kind)) + " in the wrong direction");
+    return Malformed(peer(), std::string(wire::PacketKindName(kind)) + " in the wrong direction");
   }
   if (kind == wire::PacketKind::kError && role_ == Role::kServer) {
-    return Malformed(from, "error packet from a client");
+    return Malformed(peer(), "error packet from a client");
   }
 
   auto it = calls_.find(header.call_id);
   if (role_ == Role::kServer) {
     if (it == calls_.end()) {
       if (calls_.size() >= geometry_.max_outstanding) {
-        return Malformed(from, "more than " + std::to_string(geometry_.max_outstanding) +
-                                   " calls in flight (max_outstanding)");
+        return Malformed(peer(), "more than " + std::to_string(geometry_.max_outstanding) +
+                                     " calls in flight (max_outstanding)");
       }
       auto owned = std::make_unique<Call>();
       owned->id = header.call_id;
@@ -161,8 +162,8 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
       last_activity_ = std::chrono::steady_clock::now();
       stats_.CallStarted();
     } else if (it->second->state != wire::CallState::kReceivingRequest) {
-      return Malformed(from, "request data for call " + std::to_string(header.call_id) +
-                                 " after its request was complete");
+      return Malformed(peer(), "request data for call " + std::to_string(header.call_id) +
+                                   " after its request was complete");
     }
   } else {
     const bool live =
@@ -184,7 +185,7 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
     const int code = header.status_code;
     if (code <= 0 || code > static_cast<int>(ErrorCode::kInternal) ||
         header.payload_bytes > wire::kMaxErrorMessageBytes) {
-      return Malformed(from, "error packet with code " + std::to_string(code));
+      return Malformed(peer(), "error packet with code " + std::to_string(code));
     }
     std::string text(reinterpret_cast<const char*>(payload), header.payload_bytes);
     CompleteCallLocked(call, Status(static_cast<ErrorCode>(code), std::move(text)), callbacks);
