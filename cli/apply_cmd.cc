@@ -38,8 +38,9 @@ using transport::Config;
 struct ApplyFlags {
   std::optional<int64_t> sweep_id;
   std::optional<int64_t> cluster_id;
-  std::string goal = "worst-link";    // --goal, with --cluster
-  std::vector<std::string> settings;  // --set, in order
+  std::optional<int64_t> prediction_id;  // --prediction: `artune predict`'s best
+  std::string goal = "worst-link";       // --goal, with --cluster
+  std::vector<std::string> settings;     // --set, in order
   std::string output;
   std::string format;  // empty: toml to the file
   std::string live;
@@ -74,6 +75,7 @@ struct Proposal {
   // A cluster run read (--cluster): its id, and when its host groups chose
   // different winners, one part per group (then `settings` holds only --set).
   std::optional<int64_t> cluster_id;
+  std::optional<int64_t> prediction_id;  // --prediction
   std::vector<ClusterChoice::Part> cluster_groups;
   std::string cluster_groups_reason;
 };
@@ -124,13 +126,39 @@ std::string IdleBusyPollingWarning(const std::vector<tuner::KnobSetting>& settin
          " --background-load all`), or set polling = adaptive (--set polling=adaptive)";
 }
 
+// A stored prediction's best (`artune predict`): its swept knobs, as a sweep's
+// winner hands on its swept knobs.
+Status CollectPredictionSettings(const ApplyFlags& flags, Context& context, Proposal& proposal) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const db::PredictionRecord prediction,
+                          store->GetPrediction(*flags.prediction_id));
+  ARTUNE_ASSIGN_OR_RETURN(auto knobs, db::ParseTrialKnobKey(prediction.best_knobs));
+  const std::string origin = "prediction " + std::to_string(prediction.id) + " best";
+  for (const auto& [name, value] : knobs) proposal.settings.push_back({name, value, origin});
+  proposal.winner = KnobKeyText(prediction.best_knobs);
+  proposal.winner_how = "predicted by link model " + std::to_string(prediction.model_id);
+  proposal.prediction_id = prediction.id;
+  proposal.objective = prediction.best_s;
+  proposal.objective_name = "predicted-workload-time";
+  proposal.origin_lines.push_back(
+      origin + ": " + proposal.winner + ", predicted " + std::to_string(prediction.best_s) +
+      " s per pass against the default's " + std::to_string(prediction.default_s) + " (" +
+      prediction.workload + ", link model " + std::to_string(prediction.model_id) + ", " +
+      prediction.created_at + ")");
+  return Status::Ok();
+}
+
 Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
   Proposal proposal;
   std::optional<db::SweepRecord> read_sweep;  // the sweep whose winner is applied
   if (flags.cluster_id) ARTUNE_RETURN_IF_ERROR(CollectClusterSettings(flags, context, proposal));
-  // A sweep is read when named, or (the default) when neither a cluster nor --set is
-  // given.
-  if (!flags.cluster_id && (flags.sweep_id.has_value() || flags.settings.empty())) {
+  if (flags.prediction_id) {
+    ARTUNE_RETURN_IF_ERROR(CollectPredictionSettings(flags, context, proposal));
+  }
+  // A sweep is read when named, or (the default) when neither a cluster, a
+  // prediction nor --set is given.
+  if (!flags.cluster_id && !flags.prediction_id &&
+      (flags.sweep_id.has_value() || flags.settings.empty())) {
     auto opened = OpenStoreForReading(context);
     if (!opened.ok()) {
       return opened.status().WithContext(
@@ -413,6 +441,8 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["format"] = std::string(tuner::ConfigFormatName(format));
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
     out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
+    out["prediction_id"] =
+        proposal.prediction_id ? ordered_json(*proposal.prediction_id) : ordered_json();
     out["objective"] =
         proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
     out["objective_value"] =
@@ -472,6 +502,11 @@ void RegisterApply(CLI::App& root, Context& context) {
                        "hosts with different devices chose different winners, one config per host "
                        "group, in files named after the group's devices beside the target")
           ->excludes(sweep);
+  command
+      ->add_option("--prediction", flags->prediction_id,
+                   "Prediction whose best config to apply (`artune predict` prints its ID)")
+      ->excludes(sweep)
+      ->excludes(cluster);
   command
       ->add_option("--goal", flags->goal,
                    "With --cluster: worst-link (the config whose worst link is best) or "

@@ -149,6 +149,24 @@ Status FallbackStore::InsertClusterLink(const db::ClusterLinkRecord& link) {
 Result<std::vector<db::ClusterLinkRecord>> FallbackStore::ListClusterLinks(int64_t cluster_id) {
   return Active().ListClusterLinks(cluster_id);
 }
+Result<int64_t> FallbackStore::InsertLinkModel(const db::LinkModelRecord& model) {
+  return WriteWithFallback([&](db::Store& s) { return s.InsertLinkModel(model); });
+}
+Result<std::vector<db::LinkModelRecord>> FallbackStore::ListLinkModels(int limit) {
+  return Active().ListLinkModels(limit);
+}
+Result<db::LinkModelRecord> FallbackStore::GetLinkModel(int64_t id) {
+  return Active().GetLinkModel(id);
+}
+Result<int64_t> FallbackStore::InsertPrediction(const db::PredictionRecord& prediction) {
+  return WriteWithFallback([&](db::Store& s) { return s.InsertPrediction(prediction); });
+}
+Result<std::vector<db::PredictionRecord>> FallbackStore::ListPredictions(int limit) {
+  return Active().ListPredictions(limit);
+}
+Result<db::PredictionRecord> FallbackStore::GetPrediction(int64_t id) {
+  return Active().GetPrediction(id);
+}
 Result<db::StoreInfo> FallbackStore::Info() { return Active().Info(); }
 
 }  // namespace artune::cli

@@ -64,6 +64,12 @@ class FallbackStore final : public db::Store {
   Result<db::ClusterRecord> GetCluster(int64_t id) override;
   Status InsertClusterLink(const db::ClusterLinkRecord& link) override;
   Result<std::vector<db::ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) override;
+  Result<int64_t> InsertLinkModel(const db::LinkModelRecord& model) override;
+  Result<std::vector<db::LinkModelRecord>> ListLinkModels(int limit) override;
+  Result<db::LinkModelRecord> GetLinkModel(int64_t id) override;
+  Result<int64_t> InsertPrediction(const db::PredictionRecord& prediction) override;
+  Result<std::vector<db::PredictionRecord>> ListPredictions(int limit) override;
+  Result<db::PredictionRecord> GetPrediction(int64_t id) override;
   Result<db::StoreInfo> Info() override;
 
  private:

@@ -9,6 +9,8 @@ namespace artune::cli {
 // command.h so that adding them rebuilds one file, not every subcommand.
 void RegisterRelay(CLI::App& root, Context& context);
 void RegisterRun(CLI::App& root, Context& context);
+void RegisterModel(CLI::App& root, Context& context);    // model_cmd.cc
+void RegisterPredict(CLI::App& root, Context& context);  // predict_cmd.cc
 }  // namespace artune::cli
 
 int main(int argc, char** argv) {
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
   RegisterProbe(app, context);
   RegisterBench(app, context);
   RegisterSweep(app, context);
+  RegisterModel(app, context);
+  RegisterPredict(app, context);
   RegisterApply(app, context);
   RegisterWorkload(app, context);
   RegisterServe(app, context);

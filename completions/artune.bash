@@ -11,6 +11,11 @@ _artune() {
       'probe') path='probe' ;;
       'bench') path='bench' ;;
       'sweep') path='sweep' ;;
+      'model') path='model' ;;
+      'model measure') path='model measure' ;;
+      'model list') path='model list' ;;
+      'model show') path='model show' ;;
+      'predict') path='predict' ;;
       'apply') path='apply' ;;
       'apply config') path='apply config' ;;
       'apply compare') path='apply compare' ;;
@@ -32,15 +37,20 @@ _artune() {
   done
   local words="" value_options=""
   case "$path" in
-    '') words='config probe bench sweep apply workload serve relay run completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
+    '') words='config probe bench sweep model predict apply workload serve relay run completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'probe') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --keep-command --duration --json --no-store'; value_options='--iface|--read|--port|--filter|--pid|--comm|--duration' ;;
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --no-checksum --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
     'sweep') words='--help -h --config --set --knob --scheme --classes --buffers --workload --replay-messages --objective --peer --fabric --strategy --repeats --warmup --duration --inflight --finalists --final-rounds --seed --background-load --resume --json --mpi --pairs --pairs-seed --listen --ab'; value_options='--config|--set|--knob|--scheme|--classes|--buffers|--workload|--replay-messages|--objective|--peer|--fabric|--strategy|--repeats|--warmup|--duration|--inflight|--finalists|--final-rounds|--seed|--background-load|--resume|--pairs|--pairs-seed|--listen|--ab' ;;
+    'model') words='measure list show --help -h'; value_options='' ;;
+    'model measure') words='--help -h --config --set --fabric --peer --budget --rounds --polling --inflight --json'; value_options='--config|--set|--fabric|--peer|--budget|--rounds|--polling|--inflight' ;;
+    'model list') words='--help -h --limit --json'; value_options='--limit' ;;
+    'model show') words='--help -h --json'; value_options='' ;;
+    'predict') words='--help -h --config --set --knob --workload --scheme --classes --buffers --replay-messages --seed --inflight --link-model --top --json'; value_options='--config|--set|--knob|--workload|--scheme|--classes|--buffers|--replay-messages|--seed|--inflight|--link-model|--top' ;;
     'apply') words='config compare --help -h'; value_options='' ;;
-    'apply config') words='--help -h --sweep --cluster --goal --set --output --format --live --dry-run --json'; value_options='--sweep|--cluster|--goal|--set|--output|--format|--live' ;;
+    'apply config') words='--help -h --sweep --cluster --prediction --goal --set --output --format --live --dry-run --json'; value_options='--sweep|--cluster|--prediction|--goal|--set|--output|--format|--live' ;;
     'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --duration --warmup-rounds --messages --inflight --seed --background-load --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--duration|--warmup-rounds|--messages|--inflight|--seed|--background-load' ;;
     'workload') words='--help -h --ps --workers --steps --duration --scale --seed --timeout --json'; value_options='--ps|--workers|--steps|--duration|--scale|--seed|--timeout' ;;
     'serve') words='--help -h --listen --transport --servers --grpc-threads --json --config --set'; value_options='--listen|--transport|--servers|--grpc-threads|--config|--set' ;;

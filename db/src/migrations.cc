@@ -360,15 +360,70 @@ std::string SchemaV8() {
          "  CHECK (background_load >= 0);  -- CPU hogs beside the measurement; 0: none\n";
 }
 
+// Schema v9: link models (`artune model measure`: the time per call of each
+// protocol's slices by size and calls in flight) and the predictions made from
+// them (`artune predict`), each prediction with the full config of its best.
+std::string SchemaV9() {
+  const Table link_models = {"link_models",
+                             {
+                                 {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+                                 {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+                                 {"host", "TEXT", "NOT NULL"},
+                                 {"peer", "TEXT", "NOT NULL", "'loopback' or host:port"},
+                                 {"fabric", "TEXT", "NOT NULL CHECK (fabric <> '')"},
+                                 {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
+                                 {"duration_s", "REAL", "NOT NULL"},
+                             }};
+  const Table link_model_points = {
+      "link_model_points",
+      {
+          {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
+          {"protocol", "TEXT", "NOT NULL CHECK (protocol <> '')", "transport::ProtocolName"},
+          {"polling", "TEXT", "NOT NULL CHECK (polling IN ('busy', 'event', 'adaptive'))"},
+          {"chunk_size", "INTEGER", "NOT NULL CHECK (chunk_size >= 0)", "chunked only; else 0"},
+          {"pipeline_depth", "INTEGER", "NOT NULL CHECK (pipeline_depth >= 0)"},
+          {"size", "INTEGER", "NOT NULL CHECK (size >= 0)", "bytes of the unit"},
+          {"inflight", "INTEGER", "NOT NULL CHECK (inflight >= 1)"},
+          {"median_s", "REAL", "NOT NULL", "per call, median over the rounds"},
+          {"low_s", "REAL", "NOT NULL"},
+          {"high_s", "REAL", "NOT NULL"},
+          {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
+      },
+      {"PRIMARY KEY (model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight)"},
+      /*without_rowid=*/true};
+  const Table predictions = {
+      "predictions",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
+          {"workload", "TEXT", "NOT NULL CHECK (workload <> '')", "'capture:12' | 'scheme:skew'"},
+          {"search_space", "TEXT", "NOT NULL"},
+          {"inflight", "REAL", "NOT NULL"},
+          {"configs", "INTEGER", "NOT NULL CHECK (configs >= 1)", "configs costed"},
+          {"best_knobs", "TEXT", "NOT NULL CHECK (best_knobs <> '')", "knob key"},
+          {"best_s", "REAL", "NOT NULL", "predicted seconds of one pass"},
+          {"default_knobs", "TEXT", "NOT NULL"},
+          {"default_s", "REAL", "NOT NULL"},
+          {"summary", "TEXT", "NOT NULL", "the terms that decided, one per line"},
+      }};
+  return "\n" + CreateTable(link_models) +
+         "CREATE INDEX link_models_by_time ON link_models (created_at);\n\n" +
+         CreateTable(link_model_points) + "\n" + CreateTable(predictions) +
+         "CREATE INDEX predictions_by_time ON predictions (created_at);\n\n" +
+         KeyValueTable("prediction_config", "prediction_id", "predictions (id)", "knob", "TEXT");
+}
+
 // Built once; the Migration entries point into it for the life of the process.
-const std::array<std::string, 8>& SchemaTexts() {
-  static const std::array<std::string, 8> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
-                                                   SchemaV5(), SchemaV6(), SchemaV7(), SchemaV8()};
+const std::array<std::string, 9>& SchemaTexts() {
+  static const std::array<std::string, 9> texts = {SchemaV1(), SchemaV2(), SchemaV3(),
+                                                   SchemaV4(), SchemaV5(), SchemaV6(),
+                                                   SchemaV7(), SchemaV8(), SchemaV9()};
   return texts;
 }
 
-const std::array<Migration, 8>& Migrations() {
-  static const std::array<Migration, 8> migrations = {{
+const std::array<Migration, 9>& Migrations() {
+  static const std::array<Migration, 9> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -378,6 +433,8 @@ const std::array<Migration, 8>& Migrations() {
        SchemaTexts()[5]},
       {7, "cluster runs and their links, each link's measurement a sweep", SchemaTexts()[6]},
       {8, "the background load (CPU hogs) a sweep was measured under", SchemaTexts()[7]},
+      {9, "link models (per-protocol slice costs) and the predictions made from them",
+       SchemaTexts()[8]},
   }};
   return migrations;
 }

@@ -14,6 +14,7 @@
 #include "cluster_store.h"
 #include "memory_copy.h"
 #include "migrations.h"
+#include "model_store.h"
 #include "record_table.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -228,6 +229,24 @@ class SqliteStore final : public Store {
   }
   Result<std::vector<ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) override {
     return clusters::ListClusterLinks(db_, cluster_id);
+  }
+  Result<int64_t> InsertLinkModel(const LinkModelRecord& model) override {
+    return models::InsertLinkModel(db_, model, NowIso8601Utc());
+  }
+  Result<std::vector<LinkModelRecord>> ListLinkModels(int limit) override {
+    return models::ListLinkModels(db_, limit);
+  }
+  Result<LinkModelRecord> GetLinkModel(int64_t id) override {
+    return models::GetLinkModel(db_, id);
+  }
+  Result<int64_t> InsertPrediction(const PredictionRecord& prediction) override {
+    return models::InsertPrediction(db_, prediction, NowIso8601Utc());
+  }
+  Result<std::vector<PredictionRecord>> ListPredictions(int limit) override {
+    return models::ListPredictions(db_, limit);
+  }
+  Result<PredictionRecord> GetPrediction(int64_t id) override {
+    return models::GetPrediction(db_, id);
   }
 
   Status CheckWritable() override { return CheckDatabaseWritable(db_); }

@@ -17,6 +17,8 @@ namespace {
 // of one pass, averaged over the passes of a --duration measurement.
 constexpr const char* kWorkloadTimePerPass = "seconds_per_pass";
 
+}  // namespace
+
 Result<Workload> WorkloadOf(const SweepPlan& plan, db::Store& store) {
   if (plan.capture_id != 0) {
     ReplayOptions replay;
@@ -33,8 +35,6 @@ Result<Workload> WorkloadOf(const SweepPlan& plan, db::Store& store) {
   spec.seed = plan.seed;
   return SchemeWorkload(spec);
 }
-
-}  // namespace
 
 std::map<std::string, std::string> SweepParameters(const SweepPlan& plan) {
   return {{"scheme", plan.scheme},

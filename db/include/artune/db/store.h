@@ -241,6 +241,50 @@ struct ClusterLinkRecord {
   std::string finished_at;  // ISO 8601 UTC, assigned by InsertClusterLink when empty
 };
 
+// One measured point of a link model (schema v9): the median wall time per call of
+// calls carrying one unit of `protocol` of `size` bytes, `inflight` calls deep.
+struct LinkModelPointRow {
+  std::string protocol;         // transport::ProtocolName: "eager", "chunked-rendezvous", ...
+  std::string polling;          // "busy" | "event" | "adaptive"
+  uint64_t chunk_size = 0;      // chunked-rendezvous only; 0 otherwise
+  uint32_t pipeline_depth = 0;  // chunked-rendezvous only; 0 otherwise
+  uint64_t size = 0;
+  uint32_t inflight = 1;                       // at least 1
+  double median_s = 0, low_s = 0, high_s = 0;  // finite
+  uint32_t rounds = 1;                         // at least 1
+};
+
+// One `artune model measure` (schema v9): a link's per-protocol costs.
+struct LinkModelRecord {
+  int64_t id = 0;          // assigned by InsertLinkModel
+  std::string created_at;  // ISO 8601 UTC, assigned by InsertLinkModel when empty
+  std::string host;        // hostname of the client side
+  std::string peer;        // "loopback" or host:port
+  std::string fabric;      // "tcp" | "shm" | "verbs"; not empty
+  uint32_t rounds = 1;     // interleaved rounds measured; at least 1
+  double duration_s = 0;
+  std::vector<LinkModelPointRow> points;  // unique by every field up to inflight
+};
+
+// One `artune predict` (schema v9): the best config of a search space for a
+// workload by a link model, and its full config (what `apply config --prediction`
+// writes).
+struct PredictionRecord {
+  int64_t id = 0;          // assigned by InsertPrediction
+  std::string created_at;  // ISO 8601 UTC, assigned by InsertPrediction when empty
+  int64_t model_id = 0;    // must name a stored link model
+  std::string workload;    // "capture:12" | "scheme:skew"; not empty
+  std::string search_space;
+  double inflight = 0;
+  uint32_t configs = 0;    // configs costed; at least 1
+  std::string best_knobs;  // TrialKnobKey of the best; not empty
+  double best_s = 0;       // predicted seconds of one pass
+  std::string default_knobs;
+  double default_s = 0;
+  std::string summary;                        // the deciding terms, one per line
+  std::map<std::string, std::string> config;  // every knob of the best config
+};
+
 // The canonical text of a trial's knob values: "name=value" pairs in name order
 // joined by ';' ("chunk_size=64KiB;eager_threshold=4KiB"). Two trials of one sweep
 // with the same key are the same point; the store keeps at most one.
@@ -383,6 +427,26 @@ class Store {
   virtual Status InsertClusterLink(const ClusterLinkRecord& link) = 0;
   // The cluster's links by round, then pair. kNotFound when no cluster has this id.
   virtual Result<std::vector<ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) = 0;
+
+  // Stores a link model and its points in one transaction; returns the new id.
+  // Errors: kInvalidArgument (empty fabric, no point, zero rounds or inflight, a
+  // point repeated, a non-finite time), kTimeout, kIoError.
+  virtual Result<int64_t> InsertLinkModel(const LinkModelRecord& model) = 0;
+  // Newest first, each with its points, from one snapshot; limit 0: all, negative:
+  // kInvalidArgument.
+  virtual Result<std::vector<LinkModelRecord>> ListLinkModels(int limit) = 0;
+  // With its points. kNotFound when no model has this id (the message says how to
+  // make one).
+  virtual Result<LinkModelRecord> GetLinkModel(int64_t id) = 0;
+  // Stores a prediction and its best config in one transaction; returns the new id.
+  // Errors: kNotFound (no such link model), kInvalidArgument (empty workload or
+  // best_knobs, zero configs, a non-finite number, an empty knob name), kTimeout,
+  // kIoError.
+  virtual Result<int64_t> InsertPrediction(const PredictionRecord& prediction) = 0;
+  // Newest first, each with its config; limit as ListLinkModels.
+  virtual Result<std::vector<PredictionRecord>> ListPredictions(int limit) = 0;
+  // kNotFound when no prediction has this id.
+  virtual Result<PredictionRecord> GetPrediction(int64_t id) = 0;
 
   virtual Result<StoreInfo> Info() = 0;
 };

@@ -52,6 +52,11 @@ struct SweepPlan {
   bool replay_fixed_rounds = false;
 };
 
+// The plan's workload: its capture's replay list, else its scheme's message
+// (`artune predict` costs the same list a sweep measures). Errors: the capture's
+// (kNotFound, kCorruption) and the scheme's (kInvalidArgument).
+Result<Workload> WorkloadOf(const SweepPlan& plan, db::Store& store);
+
 // What --resume needs to rebuild the same run, stored with the sweep.
 std::map<std::string, std::string> SweepParameters(const SweepPlan& plan);
 

@@ -1,0 +1,273 @@
+// artune model: measure a link's model (what a slice costs per protocol, polling
+// mode, size and calls in flight) in a few tens of seconds, and list or show the
+// stored ones. `artune predict` costs a workload with one. Thin over
+// artune/model/measure.h; a command of its own rather than `sweep --strategy
+// model` because it measures protocols, not configs: none of sweep's objective,
+// finalists or resume apply, and its records are not trials.
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "artune/model/link_model.h"
+#include "artune/model/measure.h"
+#include "artune/transport/knobs.h"
+#include "command.h"
+#include "fallback_store.h"
+#include "format.h"
+#include "knob_flags.h"
+#include "progress.h"
+#include "stored_list.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct ModelFlags {
+  KnobFlags knobs;
+  std::string fabric;
+  std::string peer;
+  double budget_s = 30;
+  uint32_t rounds = 5;
+  std::vector<std::string> pollings = {"busy", "event", "adaptive"};
+  std::vector<uint32_t> inflights = {1, 4};
+  int64_t id = 0;
+  int limit = 20;
+  bool json = false;
+};
+
+std::string Micros(double seconds) {
+  std::ostringstream out;
+  const double us = seconds * 1e6;
+  out << std::fixed << std::setprecision(us < 100 ? 1 : 0) << us;
+  return out.str();
+}
+
+std::string Percent(double fraction) {
+  return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + " %";
+}
+
+ordered_json PointJson(const db::LinkModelPointRow& point) {
+  return {{"protocol", point.protocol},
+          {"polling", point.polling},
+          {"chunk_size", point.chunk_size},
+          {"pipeline_depth", point.pipeline_depth},
+          {"size", point.size},
+          {"inflight", point.inflight},
+          {"median_s", point.median_s},
+          {"low_s", point.low_s},
+          {"high_s", point.high_s},
+          {"rounds", point.rounds}};
+}
+
+ordered_json ModelJson(const db::LinkModelRecord& model, bool with_points) {
+  ordered_json out = {{"id", model.id},
+                      {"created_at", model.created_at},
+                      {"host", model.host},
+                      {"peer", model.peer},
+                      {"fabric", model.fabric},
+                      {"rounds", model.rounds},
+                      {"duration_s", model.duration_s},
+                      {"points", model.points.size()}};
+  if (with_points) {
+    out["points"] = ordered_json::array();
+    for (const auto& point : model.points) out["points"].push_back(PointJson(point));
+  }
+  return out;
+}
+
+// One table per protocol group: a row per size, per inflight the median and spread.
+void PrintModel(const db::LinkModelRecord& model) {
+  std::cout << "Link model " << model.id << ": " << model.fabric << " to " << model.peer << " from "
+            << model.host << ", " << model.rounds << " interleaved rounds in "
+            << FormatNumber(model.duration_s, 1) << " s (" << model.created_at << ")\n";
+  std::map<std::string, std::vector<const db::LinkModelPointRow*>> groups;
+  std::set<uint32_t> inflights;
+  for (const auto& point : model.points) {
+    std::string group = point.protocol;
+    if (point.chunk_size > 0) {
+      group += " " + transport::FormatBytes(point.chunk_size) + " depth " +
+               std::to_string(point.pipeline_depth);
+    }
+    groups[group + ", " + point.polling].push_back(&point);
+    inflights.insert(point.inflight);
+  }
+  for (const auto& [group, points] : groups) {
+    std::cout << "\n" << group << " (us per call, median [spread over rounds])\n";
+    std::vector<std::string> header = {"SIZE"};
+    for (uint32_t calls : inflights) header.push_back("x" + std::to_string(calls));
+    std::vector<std::vector<std::string>> rows = {header};
+    std::map<uint64_t, std::map<uint32_t, const db::LinkModelPointRow*>> by_size;
+    for (const auto* point : points) by_size[point->size][point->inflight] = point;
+    for (const auto& [size, cells] : by_size) {
+      std::vector<std::string> row = {transport::FormatBytes(size)};
+      for (uint32_t calls : inflights) {
+        auto cell = cells.find(calls);
+        if (cell == cells.end()) {
+          row.push_back("-");
+          continue;
+        }
+        const auto& p = *cell->second;
+        const double spread = p.median_s > 0 ? (p.high_s - p.low_s) / p.median_s : 0;
+        row.push_back(Micros(p.median_s) + " [" + Percent(spread) + "]");
+      }
+      rows.push_back(std::move(row));
+    }
+    PrintTable(rows, std::vector<bool>(header.size(), true), std::cout);
+  }
+}
+
+Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
+  model::MeasureOptions options;
+  ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+  options.base = loaded.config;
+  if (!flags.fabric.empty()) {
+    ARTUNE_RETURN_IF_ERROR(transport::SetKnob(options.base, "fabric", flags.fabric));
+  }
+  options.peer = flags.peer;
+  options.budget_s = flags.budget_s;
+  options.rounds = flags.rounds;
+  options.min_rounds = std::min<uint32_t>(3, flags.rounds);
+  options.pollings.clear();
+  for (const std::string& name : flags.pollings) {
+    ARTUNE_ASSIGN_OR_RETURN(auto polling, model::ParsePolling(name));
+    options.pollings.push_back(polling);
+  }
+  options.inflights = flags.inflights;
+  return options;
+}
+
+Status Measure(const ModelFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(const model::MeasureOptions options, OptionsFromFlags(flags));
+  ARTUNE_ASSIGN_OR_RETURN(
+      std::unique_ptr<FallbackStore> store,
+      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+  ProgressLine progress(context);
+  ARTUNE_ASSIGN_OR_RETURN(
+      model::MeasureReport report,
+      model::MeasureLinkModel(options, [&progress](const model::MeasureProgress& p) {
+        if (!progress.drawing()) return;
+        progress.Update("round " + std::to_string(p.round) +
+                        " of <=" + std::to_string(p.rounds_planned) + ": group " +
+                        std::to_string(p.groups_done + 1) + "/" + std::to_string(p.groups) + " " +
+                        p.group + ", " + FormatDuration(p.elapsed_s) + " so far");
+      }));
+  progress.Clear();
+  db::LinkModelRecord record = model::ToRecord(report.model, report.rounds, report.duration_s);
+  auto id = store->InsertLinkModel(record);
+  if (id.ok()) record.id = *id;
+  const Status not_stored =
+      id.ok() ? store->NotStoredStatus("the link model above was not stored") : id.status();
+  if (flags.json) {
+    ordered_json out = ModelJson(record, true);
+    out["stored"] = not_stored.ok();
+    out["median_spread"] = report.median_spread;
+    out["worst_spread"] = report.worst_spread;
+    out["worst_point"] = report.worst_point;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    PrintModel(record);
+    std::cout << "\n"
+              << record.points.size() << " points; spread over rounds: median "
+              << Percent(report.median_spread) << ", worst " << Percent(report.worst_spread) << " ("
+              << report.worst_point << ")\n";
+    if (not_stored.ok()) {
+      std::cout << "`artune predict --workload ID --link-model " << record.id
+                << "` costs a capture's configs with it\n";
+    }
+  }
+  return not_stored;
+}
+
+Status Show(const ModelFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord record, store->GetLinkModel(flags.id));
+  if (flags.json) {
+    std::cout << ModelJson(record, true).dump(2) << "\n";
+  } else {
+    PrintModel(record);
+  }
+  return Status::Ok();
+}
+
+Status List(const ModelFlags& flags, Context& context) {
+  StoredListing<db::LinkModelRecord> listing{
+      "link_models",
+      "link_models",
+      "model",
+      "link models",
+      "model measure",
+      [](db::Store& store, int limit) { return store.ListLinkModels(limit); },
+      [](const db::LinkModelRecord& record) { return ModelJson(record, false); },
+      {"ID", "CREATED", "FABRIC", "PEER", "POINTS", "ROUNDS", "SECONDS"},
+      {true, false, false, false, true, true, true},
+      [](const db::LinkModelRecord& record) {
+        return std::vector<std::string>{std::to_string(record.id),
+                                        ShortTime(record.created_at),
+                                        record.fabric,
+                                        record.peer,
+                                        std::to_string(record.points.size()),
+                                        std::to_string(record.rounds),
+                                        FormatNumber(record.duration_s, 1)};
+      }};
+  return PrintStoredListing(listing, flags.limit, flags.json, context);
+}
+
+}  // namespace
+
+void RegisterModel(CLI::App& root, Context& context) {
+  CLI::App* model = root.add_subcommand(
+      "model",
+      "Measure a link model (per protocol, polling mode, slice size and calls in flight: the "
+      "time of a call) for `artune predict`; list and show stored ones");
+  model->require_subcommand(1);
+  auto flags = std::make_shared<ModelFlags>();
+  CLI::App* measure = model->add_subcommand(
+      "measure",
+      "Measure this link's model in about --budget seconds: eager, coalesced eager, rendezvous "
+      "read and chunked rendezvous (chunks 64KiB, 512KiB, 4MiB at depths 1, 4, 16), slices "
+      "64B..10MiB, each forced by its knobs, in interleaved rounds (medians, spread said)");
+  AddKnobFlags(*measure, flags->knobs);
+  measure->add_option("--fabric", flags->fabric, "tcp | verbs | shm | auto (default: the config's)")
+      ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
+  measure
+      ->add_option("--peer", flags->peer,
+                   "host:port of `artune serve` (default: a loopback server in this process)")
+      ->check(HostPortValidator());
+  measure
+      ->add_option("--budget", flags->budget_s,
+                   "Seconds to spend: no round starts that would end past it (3 rounds at least)")
+      ->check(CLI::Range(1.0, 3600.0))
+      ->capture_default_str();
+  measure->add_option("--rounds", flags->rounds, "At most this many interleaved rounds")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  measure->add_option("--polling", flags->pollings, "Polling modes to measure (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"busy", "event", "adaptive"}))
+      ->capture_default_str();
+  measure
+      ->add_option("--inflight", flags->inflights,
+                   "Calls in flight to measure at (comma-separated; predict interpolates)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  measure->add_flag("--json", flags->json, "Print the model as one JSON object");
+  measure->callback(
+      [flags, &context] { RunCommand(context, [&] { return Measure(*flags, context); }); });
+
+  CLI::App* list = model->add_subcommand("list", "List stored link models, newest first");
+  list->add_option("--limit", flags->limit, "Newest N models (0: all)")->capture_default_str();
+  list->add_flag("--json", flags->json, "Print one JSON object");
+  list->callback([flags, &context] { RunCommand(context, [&] { return List(*flags, context); }); });
+
+  CLI::App* show = model->add_subcommand("show", "Show one stored link model's points");
+  show->add_option("id", flags->id, "Link model ID (`artune model list`)")->required();
+  show->add_flag("--json", flags->json, "Print one JSON object");
+  show->callback([flags, &context] { RunCommand(context, [&] { return Show(*flags, context); }); });
+}
+
+}  // namespace artune::cli

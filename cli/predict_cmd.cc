@@ -1,0 +1,252 @@
+// artune predict: the predicted time of one pass of a workload (a capture's replay
+// list, or a scheme's message: what `artune sweep` measures) under every config of
+// a search space, costed by a stored link model (`artune model measure`); the best,
+// its margin over the default and the terms that decided. Stored, so that
+// `artune apply config --prediction ID` writes it. Thin over artune/model/predict.h.
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "artune/model/link_model.h"
+#include "artune/model/predict.h"
+#include "artune/transport/knobs.h"
+#include "artune/tuner/search_space.h"
+#include "artune/tuner/sweep_plan.h"
+#include "command.h"
+#include "fallback_store.h"
+#include "format.h"
+#include "knob_flags.h"
+
+namespace artune::cli {
+namespace {
+
+using nlohmann::ordered_json;
+
+struct PredictFlags {
+  KnobFlags knobs;
+  tuner::SweepPlan plan;  // the workload and the axes, as `artune sweep` reads them
+  int64_t model_id = 0;   // 0: the newest stored model
+  uint32_t top = 10;
+  bool json = false;
+};
+
+std::string Millis(double seconds) {
+  std::ostringstream out;
+  out << std::setprecision(4) << seconds * 1e3 << " ms";
+  return out.str();
+}
+
+std::string PercentText(double fraction) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << fraction * 100 << " %";
+  return out.str();
+}
+
+Result<db::LinkModelRecord> ChooseModel(db::Store& store, int64_t id) {
+  if (id != 0) return store.GetLinkModel(id);
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::LinkModelRecord> models, store.ListLinkModels(1));
+  if (models.empty()) {
+    return Status::NotFound(
+        "the store has no link model: measure one with `artune model measure` (about 30 s), "
+        "or pass --link-model ID");
+  }
+  return std::move(models.front());
+}
+
+// Calls in flight the pass keeps: the plan's, else the capture's (capped as the
+// sweep caps it), else the sweep's default; never more than the pass has messages
+// (a pass ends when all its calls have completed).
+double PassInflight(const tuner::SweepPlan& plan, const tuner::Workload& workload) {
+  uint32_t inflight = plan.inflight;
+  if (inflight == 0) {
+    inflight = workload.captured_inflight > 0
+                   ? std::min(workload.captured_inflight, tuner::kMaxCapturedInflight)
+                   : tuner::kDefaultSweepInflight;
+  }
+  return static_cast<double>(
+      std::min<uint64_t>(inflight, std::max<size_t>(1, workload.messages.size())));
+}
+
+db::PredictionRecord ToRecord(const model::Prediction& prediction, const db::LinkModelRecord& model,
+                              const tuner::Workload& workload, const tuner::SearchSpace& space) {
+  db::PredictionRecord record;
+  record.model_id = model.id;
+  record.workload = workload.description;
+  record.search_space = space.Canonical();
+  record.inflight = prediction.inflight;
+  record.configs = static_cast<uint32_t>(prediction.ranked.size());
+  record.best_knobs = db::TrialKnobKey(prediction.best().knobs);
+  record.best_s = prediction.best().cost.seconds;
+  record.default_knobs = db::TrialKnobKey(prediction.default_config.knobs);
+  record.default_s = prediction.default_config.cost.seconds;
+  for (const model::DecidingTerm& term : prediction.deciding) {
+    record.summary += (record.summary.empty() ? "" : "\n") + term.text;
+  }
+  record.config = transport::ConfigToMap(prediction.best().config);
+  return record;
+}
+
+ordered_json TermsJson(const model::PassCost& cost) {
+  ordered_json terms = ordered_json::array();
+  for (const auto& [bucket, term] : cost.terms) {
+    ordered_json protocols = ordered_json::object();
+    for (const auto& [protocol, units] : term.protocols) {
+      protocols[std::string(transport::ProtocolName(protocol))] = units;
+    }
+    terms.push_back({{"bucket", model::BucketLabel(bucket)},
+                     {"seconds", term.seconds},
+                     {"units", term.units},
+                     {"protocols", protocols}});
+  }
+  return terms;
+}
+
+void PrintJson(const db::PredictionRecord& record, const model::Prediction& prediction,
+               const Status& not_stored, double compute_s) {
+  ordered_json out;
+  out["prediction_id"] = not_stored.ok() ? ordered_json(record.id) : ordered_json(nullptr);
+  out["stored"] = not_stored.ok();
+  out["link_model_id"] = record.model_id;
+  out["workload"] = record.workload;
+  out["search_space"] = record.search_space;
+  out["inflight"] = record.inflight;
+  out["compute_s"] = compute_s;
+  out["best"] = {{"knobs", prediction.best().knobs},
+                 {"predicted_s", record.best_s},
+                 {"terms", TermsJson(prediction.best().cost)}};
+  out["default"] = {{"knobs", prediction.default_config.knobs},
+                    {"predicted_s", record.default_s},
+                    {"terms", TermsJson(prediction.default_config.cost)}};
+  out["margin"] = prediction.margin;
+  out["deciding"] = ordered_json::array();
+  for (const model::DecidingTerm& term : prediction.deciding) {
+    out["deciding"].push_back({{"from", model::BucketLabel(term.first_bucket)},
+                               {"best_protocols", term.best_protocols},
+                               {"default_protocols", term.default_protocols},
+                               {"saving_s", term.saving_s},
+                               {"share_of_pass", term.share_of_pass},
+                               {"text", term.text}});
+  }
+  out["configs"] = ordered_json::array();
+  for (const model::ConfigPrediction& config : prediction.ranked) {
+    out["configs"].push_back({{"knobs", config.knobs}, {"predicted_s", config.cost.seconds}});
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void PrintHuman(const db::PredictionRecord& record, const model::Prediction& prediction,
+                const db::LinkModelRecord& model, const Status& not_stored, double compute_s,
+                uint32_t top) {
+  std::cout << "Prediction " << (not_stored.ok() ? std::to_string(record.id) : "(not stored)")
+            << ": " << record.workload << " costed by link model " << model.id << " ("
+            << model.fabric << " to " << model.peer << ", " << model.created_at << "), "
+            << record.configs << " configs, " << FormatNumber(record.inflight, 0)
+            << " calls in flight, in " << FormatNumber(compute_s * 1e3, 1) << " ms\n";
+  std::cout << std::left << std::setw(10) << "best" << record.best_knobs << "  "
+            << Millis(record.best_s) << " per pass\n";
+  std::cout << std::left << std::setw(10) << "default" << record.default_knobs << "  "
+            << Millis(record.default_s) << " per pass\n";
+  if (prediction.margin > 0) {
+    std::cout << std::left << std::setw(10) << "margin"
+              << "the best saves " << PercentText(prediction.margin) << " of the default's pass\n";
+  } else {
+    std::cout << std::left << std::setw(10) << "margin"
+              << "none: the default is predicted as fast as any config of the space\n";
+  }
+  bool first = true;
+  for (const model::DecidingTerm& term : prediction.deciding) {
+    std::cout << std::left << std::setw(10) << (first ? "deciding" : "") << term.text << "\n";
+    first = false;
+  }
+  std::vector<std::vector<std::string>> rows = {{"RANK", "KNOBS", "PREDICTED", "VS DEFAULT"}};
+  for (size_t i = 0; i < prediction.ranked.size() && i < top; ++i) {
+    const model::ConfigPrediction& config = prediction.ranked[i];
+    const double ratio = record.default_s > 0 ? config.cost.seconds / record.default_s : 0;
+    rows.push_back({std::to_string(i + 1), db::TrialKnobKey(config.knobs),
+                    Millis(config.cost.seconds), FormatNumber(ratio, 3) + "x"});
+  }
+  std::cout << "\n";
+  PrintTable(rows, {true, false, true, true}, std::cout);
+  if (not_stored.ok()) {
+    std::cout << "`artune apply config --prediction " << record.id << "` writes the best\n";
+  }
+}
+
+Status RunPredict(const PredictFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::SearchSpace space, tuner::ParseSearchSpace(flags.plan.axes));
+  ARTUNE_ASSIGN_OR_RETURN(
+      std::unique_ptr<FallbackStore> store,
+      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+  ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model_record,
+                          ChooseModel(*store, flags.model_id));
+  ARTUNE_ASSIGN_OR_RETURN(const model::LinkModel link_model, model::FromRecord(model_record));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, tuner::WorkloadOf(flags.plan, *store));
+  const double inflight = PassInflight(flags.plan, workload);
+  const auto start = std::chrono::steady_clock::now();
+  ARTUNE_ASSIGN_OR_RETURN(const model::Prediction prediction,
+                          model::Predict(link_model, workload, space, loaded.config, inflight));
+  const double compute_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  db::PredictionRecord record = ToRecord(prediction, model_record, workload, space);
+  auto id = store->InsertPrediction(record);
+  if (id.ok()) record.id = *id;
+  const Status not_stored =
+      id.ok() ? store->NotStoredStatus("the prediction above was not stored") : id.status();
+  if (flags.json) {
+    PrintJson(record, prediction, not_stored, compute_s);
+  } else {
+    PrintHuman(record, prediction, model_record, not_stored, compute_s, flags.top);
+  }
+  return not_stored;
+}
+
+}  // namespace
+
+void RegisterPredict(CLI::App& root, Context& context) {
+  auto flags = std::make_shared<PredictFlags>();
+  CLI::App* command = root.add_subcommand(
+      "predict",
+      "Predict the best config of a search space for a workload from a link model (`artune "
+      "model measure`) in milliseconds, without measuring: every config's time of one pass, "
+      "the margin over the default and the terms that decided; stored for `artune apply "
+      "config --prediction ID`");
+  AddKnobFlags(*command, flags->knobs);
+  command->add_option("--knob", flags->plan.axes,
+                      "A knob axis, as `artune sweep --knob`: NAME=LO..HI:xF or NAME=a,b,c; "
+                      "repeatable. Default: eager_threshold=256B..256KiB:x2 and "
+                      "chunk_size=16KiB..4MiB:x2");
+  command->add_option("--workload", flags->plan.capture_id,
+                      "Stored capture ID whose replay list to cost (`artune captures`), as `artune "
+                      "sweep --workload` replays it");
+  command->add_option("--scheme", flags->plan.scheme, "TF-gRPC-Bench payload scheme instead")
+      ->check(CLI::IsMember({"uniform", "random", "skew"}))
+      ->excludes("--workload")
+      ->capture_default_str();
+  command->add_option("--classes", flags->plan.classes,
+                      "Buffer classes of the scheme, e.g. S,M,L (default S,M for uniform, S,M,L "
+                      "otherwise)");
+  command->add_option("--buffers", flags->plan.buffers, "Buffers per scheme message")
+      ->capture_default_str();
+  command
+      ->add_option("--replay-messages", flags->plan.replay_messages,
+                   "Messages in a capture replay list")
+      ->capture_default_str();
+  command->add_option("--seed", flags->plan.seed, "Payload seed (as the sweep's)")
+      ->capture_default_str();
+  command
+      ->add_option("--inflight", flags->plan.inflight,
+                   "Calls in flight of the pass; default: as `artune sweep` (the capture's p50, "
+                   "else 8), at most the pass's messages")
+      ->check(CLI::Range(1, 1024));
+  command->add_option("--link-model", flags->model_id,
+                      "Stored link model ID (`artune model list`); default: the newest");
+  command->add_option("--top", flags->top, "Configs listed, fastest first")->capture_default_str();
+  command->add_flag("--json", flags->json, "Print one JSON object (every config)");
+  command->callback(
+      [flags, &context] { RunCommand(context, [&] { return RunPredict(*flags, context); }); });
+}
+
+}  // namespace artune::cli

@@ -1,0 +1,156 @@
+// Link models and predictions (schema v9): stored, read back, refused when
+// malformed; a store of schema v8 opens and upgrades with its rows unchanged.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "artune/db/store.h"
+#include "migrations.h"
+#include "store_internal.h"
+#include "test_util.h"
+
+namespace artune::db {
+namespace {
+
+using testing::SampleRun;
+using testing::TempDir;
+
+LinkModelRecord SampleModel(const std::string& fabric = "tcp") {
+  LinkModelRecord model;
+  model.host = "node1";
+  model.peer = "loopback";
+  model.fabric = fabric;
+  model.rounds = 3;
+  model.duration_s = 21.5;
+  model.points = {
+      {"eager", "adaptive", 0, 0, 64, 1, 12e-6, 11e-6, 14e-6, 3},
+      {"eager", "adaptive", 0, 0, 64, 8, 4e-6, 3.5e-6, 5e-6, 3},
+      {"chunked-rendezvous", "event", 512 * 1024, 4, 8 << 20, 1, 3e-3, 2.9e-3, 3.3e-3, 3},
+  };
+  return model;
+}
+
+PredictionRecord SamplePrediction(int64_t model_id) {
+  PredictionRecord prediction;
+  prediction.model_id = model_id;
+  prediction.workload = "capture:3";
+  prediction.search_space = "eager_threshold=1KiB,64KiB";
+  prediction.inflight = 4;
+  prediction.configs = 2;
+  prediction.best_knobs = "eager_threshold=64KiB";
+  prediction.best_s = 1.5e-3;
+  prediction.default_knobs = "eager_threshold=16KiB";
+  prediction.default_s = 2e-3;
+  prediction.summary =
+      "the 16KiB-64KiB slices: eager instead of rendezvous-read saves 25 % of the pass";
+  prediction.config = {{"eager_threshold", "64KiB"}, {"chunk_size", "512KiB"}};
+  return prediction;
+}
+
+TEST(LinkModels, StoredWithTheirPointsAndListedNewestFirst) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("artune.db"));
+  ASSERT_TRUE(store.ok());
+  auto first = (*store)->InsertLinkModel(SampleModel("tcp"));
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto second = (*store)->InsertLinkModel(SampleModel("shm"));
+  ASSERT_TRUE(second.ok());
+  auto model = (*store)->GetLinkModel(*first);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_EQ(model->fabric, "tcp");
+  EXPECT_EQ(model->rounds, 3u);
+  EXPECT_FALSE(model->created_at.empty());
+  ASSERT_EQ(model->points.size(), 3u);
+  // Read back by protocol, polling, chunk, depth, size, inflight.
+  EXPECT_EQ(model->points[0].protocol, "chunked-rendezvous");
+  EXPECT_EQ(model->points[0].chunk_size, 512u * 1024);
+  EXPECT_EQ(model->points[0].size, 8u << 20);
+  EXPECT_DOUBLE_EQ(model->points[0].median_s, 3e-3);
+  EXPECT_EQ(model->points[2].inflight, 8u);
+  auto listed = (*store)->ListLinkModels(0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ(listed->front().id, *second);
+  EXPECT_EQ(listed->front().points.size(), 3u);
+  EXPECT_EQ((*store)->GetLinkModel(99).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(LinkModels, MalformedModelsAreRefused) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("artune.db"));
+  ASSERT_TRUE(store.ok());
+  LinkModelRecord no_fabric = SampleModel("");
+  EXPECT_EQ((*store)->InsertLinkModel(no_fabric).status().code(), ErrorCode::kInvalidArgument);
+  LinkModelRecord empty = SampleModel();
+  empty.points.clear();
+  EXPECT_EQ((*store)->InsertLinkModel(empty).status().code(), ErrorCode::kInvalidArgument);
+  LinkModelRecord repeated = SampleModel();
+  repeated.points.push_back(repeated.points.front());
+  EXPECT_FALSE((*store)->InsertLinkModel(repeated).ok());
+  LinkModelRecord bad_polling = SampleModel();
+  bad_polling.points[0].polling = "sometimes";
+  EXPECT_FALSE((*store)->InsertLinkModel(bad_polling).ok());
+  // Nothing half-stored.
+  auto listed = (*store)->ListLinkModels(0);
+  ASSERT_TRUE(listed.ok());
+  EXPECT_TRUE(listed->empty());
+}
+
+TEST(Predictions, StoredWithTheBestConfigAndTiedToTheirModel) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("artune.db"));
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ((*store)->InsertPrediction(SamplePrediction(5)).status().code(), ErrorCode::kNotFound);
+  auto model = (*store)->InsertLinkModel(SampleModel());
+  ASSERT_TRUE(model.ok());
+  auto id = (*store)->InsertPrediction(SamplePrediction(*model));
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto prediction = (*store)->GetPrediction(*id);
+  ASSERT_TRUE(prediction.ok()) << prediction.status().ToString();
+  EXPECT_EQ(prediction->model_id, *model);
+  EXPECT_EQ(prediction->best_knobs, "eager_threshold=64KiB");
+  EXPECT_DOUBLE_EQ(prediction->best_s, 1.5e-3);
+  EXPECT_EQ(prediction->config, SamplePrediction(*model).config);
+  EXPECT_EQ(prediction->summary, SamplePrediction(*model).summary);
+  PredictionRecord no_best = SamplePrediction(*model);
+  no_best.best_knobs.clear();
+  EXPECT_EQ((*store)->InsertPrediction(no_best).status().code(), ErrorCode::kInvalidArgument);
+  auto listed = (*store)->ListPredictions(0);
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().config.at("chunk_size"), "512KiB");
+  EXPECT_EQ((*store)->GetPrediction(42).status().code(), ErrorCode::kNotFound);
+}
+
+TEST(Predictions, AStoreOfSchemaV8OpensAndUpgradesUnchanged) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  int64_t run_id = 0;
+  {
+    const std::span<const Migration> all = BuiltinMigrations();
+    std::vector<Migration> v8(all.begin(), all.begin() + 8);
+    auto old = OpenWithMigrations(path, OpenMode::kCreate, v8);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    auto run = (*old)->InsertBenchRun(SampleRun(2));
+    ASSERT_TRUE(run.ok());
+    run_id = *run;
+    auto info = (*old)->Info();
+    ASSERT_TRUE(info.ok());
+    EXPECT_EQ(info->schema_version, 8);
+    EXPECT_EQ(info->row_counts.count("link_models"), 0u);
+  }
+  auto store = Store::Open(path, OpenMode::kExisting);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto info = (*store)->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->schema_version, 9);
+  EXPECT_EQ(info->row_counts.at("link_models"), 0);
+  EXPECT_EQ(info->row_counts.at("predictions"), 0);
+  auto run = (*store)->GetBenchRun(run_id);
+  ASSERT_TRUE(run.ok());
+  EXPECT_EQ(run->config, SampleRun(2).config);
+  EXPECT_TRUE((*store)->InsertLinkModel(SampleModel()).ok());
+}
+
+}  // namespace
+}  // namespace artune::db

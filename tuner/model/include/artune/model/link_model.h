@@ -1,0 +1,84 @@
+// The link model: what one slice costs on one link, per wire protocol, polling
+// mode, slice size and calls in flight, measured by MeasureLinkModel (measure.h)
+// and costed by Predict (predict.h).
+//
+// A point is the median wall time per call of calls that carry one unit of the
+// protocol (one eager packet, one rendezvous transfer), the ack method answering
+// with a checksum (what a capture replay sends), `inflight` calls kept in flight:
+// so the sum of the points of a pass's calls is the pass's wall time.
+//
+//   eager              one slice of `size` bytes in its own eager packet
+//   coalesced-eager    kCoalescedSlices slices packed into one packet of `size` bytes
+//   rendezvous-read    one slice read in one read
+//   chunked-rendezvous one slice of `size` bytes cut into `chunk_size` chunks,
+//                      `pipeline_depth` reads in flight
+//
+// Lookups interpolate log-log (a power law between neighbours: exact where the
+// time is constant or proportional to the size), in size and in calls in flight,
+// and hold the end values outside the measured range. A chunked transfer whose
+// chunk size or depth was not measured is interpolated (log-log) between the
+// measured ones; a chunked curve below its first point joins the rendezvous read
+// of one chunk (a transfer of one chunk is a rendezvous read).
+//
+// Threading: plain values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "artune/db/store.h"
+#include "artune/status.h"
+#include "artune/transport/config.h"
+#include "artune/transport/protocol.h"
+
+namespace artune::model {
+
+// Slices of a measured coalesced-eager packet.
+inline constexpr uint32_t kCoalescedSlices = 8;
+
+struct ModelPoint {
+  transport::Protocol protocol = transport::Protocol::kEager;
+  transport::PollingMode polling = transport::PollingMode::kAdaptive;
+  uint64_t chunk_size = 0;       // chunked-rendezvous only; 0 otherwise
+  uint32_t pipeline_depth = 0;   // chunked-rendezvous only; 0 otherwise
+  uint64_t size = 0;             // bytes of the unit (a coalesced packet: all its slices)
+  uint32_t inflight = 1;         // calls in flight while measured
+  double median_s = 0;           // per call, median over the rounds
+  double low_s = 0, high_s = 0;  // smallest and largest round
+  uint32_t rounds = 0;           // measurements behind the median
+
+  // (high - low) / median: how much the rounds disagreed.
+  double Spread() const { return median_s > 0 ? (high_s - low_s) / median_s : 0; }
+};
+
+struct LinkModel {
+  int64_t id = 0;      // the store's, 0 before it is stored
+  std::string fabric;  // "tcp" | "shm" | "verbs"
+  std::string peer;    // "loopback" or host:port
+  std::string host;    // the measuring (client) side
+  std::vector<ModelPoint> points;
+
+  // The cost of one unit. `chunk_size` and `pipeline_depth` are read for
+  // kChunkedRendezvous only. kNotFound when the model has no point for the
+  // protocol and polling mode (the message names them and the modes it has).
+  Result<double> UnitCost(transport::Protocol protocol, transport::PollingMode polling,
+                          uint64_t size, double inflight, uint64_t chunk_size = 0,
+                          uint32_t pipeline_depth = 0) const;
+};
+
+// Log-log interpolation over (x, y) pairs sorted by x, x and y > 0; the end values
+// outside. Exposed for tests. Requires at least one pair.
+double InterpolateLogLog(const std::vector<std::pair<double, double>>& curve, double x);
+
+// The store's rows of a model and back. FromRecord: kCorruption for a protocol or
+// polling word this build does not know.
+db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double duration_s);
+Result<LinkModel> FromRecord(const db::LinkModelRecord& record);
+
+std::string PollingName(transport::PollingMode polling);  // "busy" | "event" | "adaptive"
+Result<transport::PollingMode> ParsePolling(std::string_view text);
+Result<transport::Protocol> ParseProtocol(std::string_view text);
+
+}  // namespace artune::model

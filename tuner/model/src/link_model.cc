@@ -1,0 +1,200 @@
+#include "artune/model/link_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+namespace artune::model {
+namespace {
+
+using transport::PollingMode;
+using transport::Protocol;
+
+using Curve = std::vector<std::pair<double, double>>;
+
+// The value at `inflight` of points that differ only in size and inflight: each
+// inflight's curve over size first, then the curve over inflight. `anchor`, when
+// set, adds a point of the size curve of every inflight (the chunked curves' join
+// to the rendezvous read of one chunk).
+template <typename Anchor>
+double SizeInflightLookup(const std::vector<const ModelPoint*>& points, uint64_t size,
+                          double inflight, Anchor anchor) {
+  std::map<uint32_t, Curve> by_inflight;
+  for (const ModelPoint* point : points) {
+    by_inflight[point->inflight].emplace_back(static_cast<double>(point->size), point->median_s);
+  }
+  Curve over_inflight;
+  for (auto& [calls, curve] : by_inflight) {
+    if (auto extra = anchor(calls)) curve.push_back(*extra);
+    std::sort(curve.begin(), curve.end());
+    over_inflight.emplace_back(calls, InterpolateLogLog(curve, static_cast<double>(size)));
+  }
+  return InterpolateLogLog(over_inflight, inflight);
+}
+
+std::string ModesText(const std::vector<ModelPoint>& points) {
+  std::set<std::string> modes;
+  for (const ModelPoint& point : points) {
+    modes.insert(std::string(transport::ProtocolName(point.protocol)) + "/" +
+                 PollingName(point.polling));
+  }
+  std::string text;
+  for (const std::string& mode : modes) text += (text.empty() ? "" : ", ") + mode;
+  return text.empty() ? "none" : text;
+}
+
+// The two measured values bracketing `value` (equal at or past an end).
+std::pair<uint64_t, uint64_t> Bracket(const std::set<uint64_t>& measured, uint64_t value) {
+  auto above = measured.lower_bound(value);
+  if (above == measured.end()) return {*measured.rbegin(), *measured.rbegin()};
+  if (*above == value || above == measured.begin()) return {*above, *above};
+  return {*std::prev(above), *above};
+}
+
+// Log-log interpolation between two (x, y) points at x.
+double Between(uint64_t x_low, double y_low, uint64_t x_high, double y_high, uint64_t x) {
+  if (x_low == x_high) return y_low;
+  return InterpolateLogLog(
+      {{static_cast<double>(x_low), y_low}, {static_cast<double>(x_high), y_high}},
+      static_cast<double>(x));
+}
+
+}  // namespace
+
+double InterpolateLogLog(const Curve& curve, double x) {
+  if (x <= curve.front().first) return curve.front().second;
+  if (x >= curve.back().first) return curve.back().second;
+  auto upper = std::upper_bound(curve.begin(), curve.end(), x,
+                                [](double value, const auto& pair) { return value < pair.first; });
+  const auto& [x1, y1] = *std::prev(upper);
+  const auto& [x2, y2] = *upper;
+  if (x1 <= 0 || y1 <= 0 || y2 <= 0 || x2 <= x1) return y1;
+  const double t = std::log(x / x1) / std::log(x2 / x1);
+  return std::exp(std::log(y1) + t * (std::log(y2) - std::log(y1)));
+}
+
+Result<double> LinkModel::UnitCost(Protocol protocol, PollingMode polling, uint64_t size,
+                                   double inflight, uint64_t chunk_size,
+                                   uint32_t pipeline_depth) const {
+  auto select = [&](Protocol wanted) {
+    std::vector<const ModelPoint*> selected;
+    for (const ModelPoint& point : points) {
+      if (point.protocol == wanted && point.polling == polling && point.median_s > 0) {
+        selected.push_back(&point);
+      }
+    }
+    return selected;
+  };
+  auto missing = [&](Protocol wanted) {
+    return Status::NotFound("link model " + std::to_string(id) + " has no " +
+                            std::string(transport::ProtocolName(wanted)) + " points under " +
+                            PollingName(polling) + " polling (it has: " + ModesText(points) +
+                            "); measure one with `artune model measure`");
+  };
+  auto no_anchor = [](uint32_t) { return std::optional<std::pair<double, double>>(); };
+  const std::vector<const ModelPoint*> own = select(protocol);
+  if (own.empty()) return missing(protocol);
+  if (protocol != Protocol::kChunkedRendezvous) {
+    return SizeInflightLookup(own, size, inflight, no_anchor);
+  }
+  const std::vector<const ModelPoint*> reads = select(Protocol::kRendezvousRead);
+  if (reads.empty()) return missing(Protocol::kRendezvousRead);
+  // One measured (chunk size, depth) curve, joined to the read of one chunk.
+  auto chunked = [&](uint64_t chunk, uint32_t depth) -> double {
+    std::vector<const ModelPoint*> curve;
+    for (const ModelPoint* point : own) {
+      if (point->chunk_size == chunk && point->pipeline_depth == depth) curve.push_back(point);
+    }
+    auto read_of = [&](uint64_t bytes, double calls) {
+      return SizeInflightLookup(reads, bytes, calls, no_anchor);
+    };
+    if (size <= chunk || curve.empty()) return read_of(size, inflight);
+    return SizeInflightLookup(curve, size, inflight, [&](uint32_t calls) {
+      return std::optional<std::pair<double, double>>(
+          std::pair<double, double>(static_cast<double>(chunk), read_of(chunk, calls)));
+    });
+  };
+  std::set<uint64_t> chunks, depths;
+  for (const ModelPoint* point : own) {
+    chunks.insert(point->chunk_size);
+    depths.insert(point->pipeline_depth);
+  }
+  const auto [chunk_low, chunk_high] = Bracket(chunks, chunk_size);
+  const auto [depth_low, depth_high] = Bracket(depths, pipeline_depth);
+  auto at_depth = [&](uint64_t depth) {
+    const auto d = static_cast<uint32_t>(depth);
+    return Between(chunk_low, chunked(chunk_low, d), chunk_high, chunked(chunk_high, d),
+                   chunk_size);
+  };
+  return Between(depth_low, at_depth(depth_low), depth_high, at_depth(depth_high), pipeline_depth);
+}
+
+db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double duration_s) {
+  db::LinkModelRecord record;
+  record.id = model.id;
+  record.peer = model.peer;
+  record.host = model.host;
+  record.fabric = model.fabric;
+  record.rounds = rounds;
+  record.duration_s = duration_s;
+  for (const ModelPoint& point : model.points) {
+    record.points.push_back({std::string(transport::ProtocolName(point.protocol)),
+                             PollingName(point.polling), point.chunk_size, point.pipeline_depth,
+                             point.size, point.inflight, point.median_s, point.low_s, point.high_s,
+                             point.rounds});
+  }
+  return record;
+}
+
+Result<LinkModel> FromRecord(const db::LinkModelRecord& record) {
+  LinkModel model;
+  model.id = record.id;
+  model.fabric = record.fabric;
+  model.peer = record.peer;
+  model.host = record.host;
+  for (const db::LinkModelPointRow& row : record.points) {
+    auto protocol = ParseProtocol(row.protocol);
+    auto polling = ParsePolling(row.polling);
+    if (!protocol.ok() || !polling.ok()) {
+      return Status::Corruption("link model " + std::to_string(record.id) + " has a point of " +
+                                row.protocol + "/" + row.polling +
+                                ", which this build of artune does not know");
+    }
+    model.points.push_back({*protocol, *polling, row.chunk_size, row.pipeline_depth, row.size,
+                            row.inflight, row.median_s, row.low_s, row.high_s, row.rounds});
+  }
+  return model;
+}
+
+std::string PollingName(PollingMode polling) {
+  switch (polling) {
+    case PollingMode::kBusy:
+      return "busy";
+    case PollingMode::kEvent:
+      return "event";
+    case PollingMode::kAdaptive:
+      return "adaptive";
+  }
+  return "unknown";
+}
+
+Result<PollingMode> ParsePolling(std::string_view text) {
+  for (PollingMode mode : {PollingMode::kBusy, PollingMode::kEvent, PollingMode::kAdaptive}) {
+    if (PollingName(mode) == text) return mode;
+  }
+  return Status::InvalidArgument("unknown polling mode '" + std::string(text) +
+                                 "': use busy, event or adaptive");
+}
+
+Result<Protocol> ParseProtocol(std::string_view text) {
+  for (int i = 0; i < transport::kProtocolCount; ++i) {
+    const auto protocol = static_cast<Protocol>(i);
+    if (transport::ProtocolName(protocol) == text) return protocol;
+  }
+  return Status::InvalidArgument("unknown protocol '" + std::string(text) +
+                                 "': use eager, coalesced-eager, rendezvous-read or "
+                                 "chunked-rendezvous");
+}
+
+}  // namespace artune::model
