@@ -11,11 +11,6 @@
 namespace artune::relay {
 namespace {
 
-// Chunks up to this size a Data handler writes to the socket itself: for a small
-// call the hand-off to the loop thread is most of the relay's delay, while a large
-// chunk's socket copy would hold the transport's progress thread (the loop writes
-// it in parallel with the transport receiving the next one).
-constexpr size_t kWriteNowMaxBytes = 64u << 10;
 // Bytes read from a socket into one Data call at most: a tensor of a few MiB goes
 // as one or two payload slices (rendezvous, chunked past chunk_size).
 constexpr size_t kMaxChunk = 4u << 20;
@@ -194,10 +189,10 @@ bool RelayImpl::FlushOut(Conn& conn) {
   return true;
 }
 
-bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
+bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
   // Never on the loop's own thread (it holds the lock; a transport that ran a
   // handler inline in CallAsync would get here).
-  if (loop_thread_of == this || chunk.bytes.size() > kWriteNowMaxBytes) return false;
+  if (loop_thread_of == this) return false;
   std::unique_lock state(state_mutex_, std::try_to_lock);
   if (!state.owns_lock() || stopping_.load()) return false;
   const DataHeader& header = chunk.header;
@@ -209,9 +204,20 @@ bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
   }
   ++conn->expect_seq;
   if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();  // a word from it
-  bytes_.fetch_add(chunk.bytes.size());
-  conn->out.Push(std::move(chunk.bytes));
-  const bool healthy = FlushOut(*conn);
+  bytes_.fetch_add(chunk.bytes);
+  // Straight from the transport's memory while the socket takes it; only what it
+  // does not take now is copied, to wait in the queue (the request's memory is the
+  // transport's again when this handler returns). Behind queued bytes, all of it.
+  size_t taken = 0;
+  bool healthy = true;
+  if (conn->out.empty()) {
+    healthy = SendPieces(conn->fd, chunk.pieces, taken);
+    conn->written += taken;
+    conn->out.Push(CopyFrom(chunk, taken));  // the socket is full: the loop goes on
+  } else {
+    conn->out.Push(CopyFrom(chunk, 0));
+    healthy = FlushOut(*conn);
+  }
   // Acks and resets are transport calls, which may wait for a slot: the loop's.
   if (!healthy || conn->written - conn->ack_sent >= options_.window / 4) {
     Post(WriteEvent{conn->self, conn->session, conn->id});

@@ -177,9 +177,10 @@ class RelayImpl final : public Relay {
   void Handle(PeerDeadEvent& event);
   void Handle(WriteEvent& event);
   // From a Data handler: delivers `chunk` and writes it to the socket on this
-  // thread when it is the connection's next chunk and the state lock is free;
-  // false (chunk untouched) when the loop must take it instead.
-  bool TryWriteNow(DecodedChunk& chunk);
+  // thread, straight from the request's memory, when it is the connection's next
+  // chunk and the state lock is free; what the socket does not take is copied into
+  // the queue. False (nothing done) when the loop must take it instead.
+  bool TryWriteNow(const ChunkView& chunk);
   void Handle(PingFailedEvent& event);
   // Whether `peer` answered a call since the last look (its client's completed
   // calls went up): then it was heard from now.

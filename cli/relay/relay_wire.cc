@@ -1,5 +1,6 @@
 #include "relay_wire.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -172,27 +173,24 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   return chunk;
 }
 
-Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
+Result<ChunkView> ViewChunk(const transport::Message& message) {
   if (message.slice_count() < 1) return Malformed("Data");
   Reader reader(message.slice(0));
-  DecodedChunk chunk;
+  ChunkView view;
   uint8_t version = 0, toward = 0, reserved = 0;
   uint32_t entries = 0, literal = 0;
   if (!reader.Get(version) || version != kWireVersion || !reader.Get(toward) || toward > 1 ||
-      !reader.Get(chunk.header.flags) || !reader.Get(reserved) ||
-      !reader.Get(chunk.header.session) || !reader.Get(chunk.header.conn) ||
-      !reader.Get(chunk.header.seq) || !reader.Get(entries) || !reader.Get(literal) ||
-      reader.left() / kRunEntryBytes < entries ||
+      !reader.Get(view.header.flags) || !reader.Get(reserved) || !reader.Get(view.header.session) ||
+      !reader.Get(view.header.conn) || !reader.Get(view.header.seq) || !reader.Get(entries) ||
+      !reader.Get(literal) || reader.left() / kRunEntryBytes < entries ||
       reader.left() - size_t{entries} * kRunEntryBytes != literal) {
     return Malformed("Data");
   }
-  chunk.header.toward = static_cast<Toward>(toward);
+  view.header.toward = static_cast<Toward>(toward);
   const std::byte* table = message.slice(0).data() + reader.offset();
   const std::byte* literal_bytes = table + size_t{entries} * kRunEntryBytes;
   std::vector<size_t> used(message.slice_count(), 0);
-  uint64_t total = literal;
-  for (size_t i = 1; i < message.slice_count(); ++i) total += message.slice(i).size();
-  chunk.bytes.reserve(total);
+  view.pieces.reserve(entries);
   for (uint32_t i = 0; i < entries; ++i) {
     uint32_t length = 0, slot = 0;
     std::memcpy(&length, table + size_t{i} * kRunEntryBytes, 4);
@@ -201,14 +199,34 @@ Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
     const std::byte* source = slot == 0 ? literal_bytes : message.slice(slot).data();
     const size_t available = slot == 0 ? literal : message.slice(slot).size();
     if (available - used[slot] < length) return Malformed("Data");
-    chunk.bytes.insert(chunk.bytes.end(), source + used[slot], source + used[slot] + length);
+    if (length > 0) view.pieces.emplace_back(source + used[slot], length);
     used[slot] += length;
+    view.bytes += length;
   }
   if (used[0] != literal) return Malformed("Data");
   for (size_t i = 1; i < message.slice_count(); ++i) {
     if (used[i] != message.slice(i).size()) return Malformed("Data");
   }
-  return chunk;
+  return view;
+}
+
+std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip) {
+  std::vector<std::byte> bytes;
+  bytes.reserve(view.bytes - std::min(skip, view.bytes));
+  for (const transport::ConstSlice& piece : view.pieces) {
+    if (skip >= piece.size()) {
+      skip -= piece.size();
+      continue;
+    }
+    bytes.insert(bytes.end(), piece.begin() + static_cast<ptrdiff_t>(skip), piece.end());
+    skip = 0;
+  }
+  return bytes;
+}
+
+Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
+  ARTUNE_ASSIGN_OR_RETURN(ChunkView view, ViewChunk(message));
+  return DecodedChunk{view.header, CopyFrom(view, 0)};
 }
 
 std::vector<std::byte> EncodeAck(const Ack& ack) {

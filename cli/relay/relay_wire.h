@@ -75,13 +75,26 @@ struct Chunk {
 Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
                          const std::vector<ByteRun>& runs, transport::Allocator& allocator);
 
+// A Data request read in place: its stream bytes as pieces of the request's slices,
+// in stream order, valid while the Message lives. A receiver writes them to its
+// socket straight from the transport's memory (no reassembly copy).
+struct ChunkView {
+  DataHeader header;
+  std::vector<transport::ConstSlice> pieces;
+  size_t bytes = 0;  // the pieces' total
+};
+// kProtocolError for a malformed request (short, bad version, runs that do not
+// match the slices).
+Result<ChunkView> ViewChunk(const transport::Message& message);
+
 struct DecodedChunk {
   DataHeader header;
   std::vector<std::byte> bytes;  // the stream bytes, as the sender read them
 };
-// kProtocolError for a malformed request (short, bad version, runs that do not
-// match the slices).
+// ViewChunk's bytes copied into one buffer (for a chunk kept past its Message).
 Result<DecodedChunk> DecodeChunk(const transport::Message& message);
+// The bytes of `view` from stream offset `skip` on, copied into one buffer.
+std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip);
 
 struct Ack {
   Toward toward = Toward::kTarget;

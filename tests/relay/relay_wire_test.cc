@@ -60,6 +60,40 @@ TEST(RelayWireTest, ChunkRoundTripsWithOneSlicePerMessage) {
   }
 }
 
+// The receiver's view reads the stream bytes in place: pieces inside the request's
+// slices, in stream order; any tail of them copies out exactly.
+TEST(RelayWireTest, ViewReadsTheBytesInPlace) {
+  Bytes bytes(1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
+  const std::vector<ByteRun> runs = {{10, 0}, {300, 5}, {9, 0}, {200, 6}, {400, 5}, {81, 0}};
+  HeapAllocator allocator(1 << 20);
+  auto chunk = BuildChunk({Toward::kTarget, 0, 1, 2, 3}, bytes, runs, allocator);
+  ASSERT_TRUE(chunk.ok());
+  const transport::Message message = AsMessage(*chunk);
+  auto view = ViewChunk(message);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->bytes, bytes.size());
+  EXPECT_EQ(view->header.seq, 3u);
+  ASSERT_EQ(view->pieces.size(), runs.size());
+  Bytes joined;
+  for (const transport::ConstSlice& piece : view->pieces) {
+    bool inside = false;
+    for (const transport::ConstSlice& slice : message.slices()) {
+      inside |= piece.data() >= slice.data() &&
+                piece.data() + piece.size() <= slice.data() + slice.size();
+    }
+    EXPECT_TRUE(inside) << "a piece outside the request's memory";
+    joined.insert(joined.end(), piece.begin(), piece.end());
+  }
+  EXPECT_EQ(joined, bytes);
+  for (size_t skip :
+       {size_t{0}, size_t{1}, size_t{10}, size_t{11}, size_t{519}, size_t{999}, size_t{1000}}) {
+    EXPECT_EQ(CopyFrom(*view, skip),
+              Bytes(bytes.begin() + static_cast<ptrdiff_t>(skip), bytes.end()))
+        << "skip " << skip;
+  }
+}
+
 TEST(RelayWireTest, RunsThatMissBytesAreRefused) {
   HeapAllocator allocator(1 << 20);
   const Bytes bytes(10);
