@@ -91,21 +91,33 @@ Result<OpenRequest> DecodeOpen(const transport::Message& message) {
 }
 
 Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
-                         const std::vector<ByteRun>& runs, transport::Allocator& allocator) {
-  // Message number -> its slice (1-based) and bytes in this chunk.
-  std::map<uint64_t, std::pair<uint32_t, size_t>> messages;
+                         const std::vector<ByteRun>& runs, transport::Allocator& allocator,
+                         size_t in_place_min) {
+  // A message's payload bytes in this chunk: its slice (1-based), how many, in how
+  // many runs, and where its first run starts in `bytes`.
+  struct Payload {
+    uint32_t slot = 0;
+    size_t bytes = 0;
+    size_t runs = 0;
+    size_t offset = 0;
+  };
+  std::map<uint64_t, Payload> messages;
   uint64_t covered = 0, literal = 0;
   size_t entries = 0;
   for (const ByteRun& run : runs) {
-    covered += run.length;
     entries += (run.length + 0x7fffffff) / 0x80000000;
     if (run.message == 0) {
       literal += run.length;
     } else {
-      auto [it, added] = messages.try_emplace(run.message, 0, 0);
-      if (added) it->second.first = static_cast<uint32_t>(messages.size());
-      it->second.second += run.length;
+      auto [it, added] = messages.try_emplace(run.message);
+      if (added) {
+        it->second.slot = static_cast<uint32_t>(messages.size());
+        it->second.offset = covered;
+      }
+      it->second.bytes += run.length;
+      ++it->second.runs;
     }
+    covered += run.length;
   }
   if (covered != bytes.size()) {
     return Status::InvalidArgument("relay: the runs cover " + std::to_string(covered) +
@@ -125,13 +137,20 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   head.U32(static_cast<uint32_t>(literal));
   std::vector<size_t> filled(messages.size() + 1, 0);
   std::vector<std::vector<std::byte>> heap(messages.size() + 1);
+  // Where each slice's bytes are: in place (a span of `bytes`), or gathered.
+  std::vector<std::byte*> in_place(messages.size() + 1, nullptr);
   chunk.payloads.resize(messages.size() + 1);
-  for (const auto& [message, slot] : messages) {
-    auto buffer = allocator.Allocate(slot.second);
+  for (const auto& [message, payload] : messages) {
+    if (in_place_min > 0 && payload.runs == 1 && payload.bytes >= in_place_min) {
+      in_place[payload.slot] = const_cast<std::byte*>(bytes.data()) + payload.offset;
+      chunk.in_place = true;
+      continue;
+    }
+    auto buffer = allocator.Allocate(payload.bytes);
     if (buffer.ok()) {
-      chunk.payloads[slot.first] = std::move(*buffer);
+      chunk.payloads[payload.slot] = std::move(*buffer);
     } else {
-      heap[slot.first].resize(slot.second);
+      heap[payload.slot].resize(payload.bytes);
     }
   }
   auto storage = [&](uint32_t slot) -> std::byte* {
@@ -141,7 +160,7 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   std::vector<std::byte> literal_bytes;
   literal_bytes.reserve(literal);
   for (const ByteRun& run : runs) {
-    const uint32_t slot = run.message == 0 ? 0 : messages.at(run.message).first;
+    const uint32_t slot = run.message == 0 ? 0 : messages.at(run.message).slot;
     for (uint64_t left = run.length; left > 0;) {
       const auto piece = static_cast<uint32_t>(std::min<uint64_t>(left, 0x7fffffff));
       head.U32(piece);
@@ -149,10 +168,10 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
       if (slot == 0) {
         literal_bytes.insert(literal_bytes.end(), bytes.begin() + offset,
                              bytes.begin() + offset + piece);
-      } else {
+      } else if (in_place[slot] == nullptr) {
         std::memcpy(storage(slot) + filled[slot], bytes.data() + offset, piece);
-        filled[slot] += piece;
       }
+      if (slot != 0) filled[slot] += piece;
       offset += piece;
       left -= piece;
     }
@@ -163,7 +182,9 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   // Payloads the allocator refused go from heap memory (the transport copies them).
   chunk.heap.reserve(chunk.payloads.size());
   for (size_t slot = 1; slot < chunk.payloads.size(); ++slot) {
-    if (chunk.payloads[slot]) {
+    if (in_place[slot] != nullptr) {
+      chunk.slices.emplace_back(in_place[slot], filled[slot]);
+    } else if (chunk.payloads[slot]) {
       chunk.slices.emplace_back(chunk.payloads[slot].data(), filled[slot]);
     } else {
       chunk.heap.push_back(std::move(heap[slot]));
