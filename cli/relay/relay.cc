@@ -228,8 +228,8 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
   server.RegisterHandler(
       std::string(kDataMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
-        ARTUNE_ASSIGN_OR_RETURN(DecodedChunk chunk, DecodeChunk(request));
-        if (!TryWriteNow(chunk)) Post(DataEvent{std::move(chunk)});
+        ARTUNE_ASSIGN_OR_RETURN(ChunkView chunk, ViewChunk(request));
+        if (!TryWriteNow(chunk)) Post(DataEvent{DecodedChunk{chunk.header, CopyFrom(chunk, 0)}});
         return Status::Ok();
       },
       non_blocking);

@@ -24,8 +24,9 @@
 //
 // Threading: one event-loop thread owns every socket and connection, under a
 // lock it holds except while waiting; transport handlers and call completions
-// queue events for it, except that a Data handler finding the lock free writes a
-// small in-order chunk to the socket itself (no transport call from there).
+// queue events for it, except that a Data handler finding the lock free writes an
+// in-order chunk to the socket itself, straight from the transport's memory (no
+// transport call from there).
 // counters() and Shutdown() may be called from any thread.
 #pragma once
 

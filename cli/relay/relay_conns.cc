@@ -11,14 +11,16 @@
 namespace artune::relay {
 namespace {
 
-// Chunks up to this size a Data handler writes to the socket itself: for a small
-// call the hand-off to the loop thread is most of the relay's delay, while a large
-// chunk's socket copy would hold the transport's progress thread (the loop writes
-// it in parallel with the transport receiving the next one).
-constexpr size_t kWriteNowMaxBytes = 64u << 10;
 // Bytes read from a socket into one Data call at most: a tensor of a few MiB goes
 // as one or two payload slices (rendezvous, chunked past chunk_size).
 constexpr size_t kMaxChunk = 4u << 20;
+// A read of at least this much sends its large messages (one run of at least
+// kInPlaceMinBytes: gRPC sends a message as one DATA frame, up to 16 MiB) from the
+// read buffer itself, which then goes with the call: no copy, and the registered
+// memory a connection holds stays under twice the bytes its calls have in flight.
+// Smaller reads (small calls) are gathered, and the buffer is read into again.
+constexpr size_t kInPlaceMinRead = kMaxChunk / 2;
+constexpr size_t kInPlaceMinBytes = 64u << 10;
 
 Toward Other(Toward self) { return self == Toward::kOrigin ? Toward::kTarget : Toward::kOrigin; }
 
@@ -88,15 +90,23 @@ void RelayImpl::OnConnEvents(Conn& conn, uint32_t events) {
 void RelayImpl::ReadSocket(Conn& conn) {
   if (conn.read_closed) return UpdateInterest(conn);
   const uint64_t credit = options_.window - std::min(options_.window, conn.sent - conn.acked);
-  // One buffer for every connection (only this thread reads sockets), allocated
-  // once and never zero-filled: BuildChunk copies out of it before the next read.
-  if (!read_buffer_) read_buffer_.reset(new std::byte[kMaxChunk]);
+  // One buffer per peer relay (only this thread reads sockets), registered with its
+  // client and never zero-filled: BuildChunk copies out of it before the next read,
+  // or sends from it in place and takes it (then the next read gets a fresh one).
+  Peer& peer = *conn.peer;
+  if (!peer.read_buffer) {
+    if (auto fresh = peer.client->allocator().Allocate(kMaxChunk); fresh.ok()) {
+      peer.read_buffer = std::move(*fresh);
+    }
+  }
+  if (!peer.read_buffer && !read_buffer_) read_buffer_.reset(new std::byte[kMaxChunk]);
+  std::byte* const into = peer.read_buffer ? peer.read_buffer.data() : read_buffer_.get();
   const size_t limit = std::min<uint64_t>(kMaxChunk, credit);
   size_t have = 0;
   uint8_t flags = 0;
   while (have < limit) {
     const size_t asked = limit - have;
-    const ssize_t got = recv(conn.fd, read_buffer_.get() + have, asked, MSG_DONTWAIT);
+    const ssize_t got = recv(conn.fd, into + have, asked, MSG_DONTWAIT);
     if (got > 0) {
       have += static_cast<size_t>(got);
       // A short read emptied the socket: asking again would only say EAGAIN (epoll
@@ -114,10 +124,10 @@ void RelayImpl::ReadSocket(Conn& conn) {
     break;
   }
   if (have == 0 && flags == 0) return UpdateInterest(conn);
-  const std::span<const std::byte> bytes(read_buffer_.get(), have);
+  const std::span<const std::byte> bytes(into, have);
   std::vector<ByteRun> runs;
   conn.splitter.Feed(bytes, runs);
-  SendData(conn, bytes, runs, flags);
+  SendData(conn, bytes, runs, flags, peer.read_buffer ? &peer.read_buffer : nullptr);
   if (flags == kFlagReset) return CloseConn(conn, true, false);
   if (flags == kFlagFin) {
     conn.read_closed = true;
@@ -128,13 +138,17 @@ void RelayImpl::ReadSocket(Conn& conn) {
 }
 
 void RelayImpl::SendData(Conn& conn, std::span<const std::byte> bytes,
-                         const std::vector<ByteRun>& runs, uint8_t flags) {
+                         const std::vector<ByteRun>& runs, uint8_t flags,
+                         transport::Buffer* source) {
   DataHeader header{Other(conn.self), flags, conn.session, conn.id, conn.next_seq++};
-  auto chunk = BuildChunk(header, bytes, runs, conn.peer->client->allocator());
+  const size_t in_place_min =
+      source != nullptr && bytes.size() >= kInPlaceMinRead ? kInPlaceMinBytes : 0;
+  auto chunk = BuildChunk(header, bytes, runs, conn.peer->client->allocator(), in_place_min);
   if (!chunk.ok()) {
     Log("relay: " + chunk.status().ToString());
     return;
   }
+  if (chunk->in_place) chunk->source = std::move(*source);
   conn.sent += bytes.size();
   bytes_.fetch_add(bytes.size());
   auto owned = std::make_shared<Chunk>(std::move(*chunk));
@@ -191,10 +205,10 @@ bool RelayImpl::FlushOut(Conn& conn) {
   return true;
 }
 
-bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
+bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
   // Never on the loop's own thread (it holds the lock; a transport that ran a
   // handler inline in CallAsync would get here).
-  if (loop_thread_of == this || chunk.bytes.size() > kWriteNowMaxBytes) return false;
+  if (loop_thread_of == this) return false;
   std::unique_lock state(state_mutex_, std::try_to_lock);
   if (!state.owns_lock() || stopping_.load()) return false;
   const DataHeader& header = chunk.header;
@@ -206,9 +220,20 @@ bool RelayImpl::TryWriteNow(DecodedChunk& chunk) {
   }
   ++conn->expect_seq;
   if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();  // a word from it
-  bytes_.fetch_add(chunk.bytes.size());
-  conn->out.Push(std::move(chunk.bytes));
-  const bool healthy = FlushOut(*conn);
+  bytes_.fetch_add(chunk.bytes);
+  // Straight from the transport's memory while the socket takes it; only what it
+  // does not take now is copied, to wait in the queue (the request's memory is the
+  // transport's again when this handler returns). Behind queued bytes, all of it.
+  size_t taken = 0;
+  bool healthy = true;
+  if (conn->out.empty()) {
+    healthy = SendPieces(conn->fd, chunk.pieces, taken);
+    conn->written += taken;
+    conn->out.Push(CopyFrom(chunk, taken));  // the socket is full: the loop goes on
+  } else {
+    conn->out.Push(CopyFrom(chunk, 0));
+    healthy = FlushOut(*conn);
+  }
   // Acks and resets are transport calls, which may wait for a slot: the loop's.
   if (!healthy || conn->written - conn->ack_sent >= options_.window / 4) {
     Post(WriteEvent{conn->self, conn->session, conn->id});

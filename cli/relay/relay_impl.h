@@ -79,6 +79,9 @@ struct Peer {
   std::chrono::steady_clock::time_point last_heard = std::chrono::steady_clock::now();
   uint64_t calls_completed = 0;
   int pings_missed = 0;
+  // Where the loop reads sockets carried to this peer: registered memory of its
+  // client, so a large message is sent from it in place (ReadSocket). Loop only.
+  transport::Buffer read_buffer;
 };
 
 // One carried connection as seen from one end: `self` is kOrigin for the program's
@@ -203,9 +206,10 @@ class RelayImpl final : public Relay {
   void Handle(PeerDeadEvent& event);
   void Handle(WriteEvent& event);
   // From a Data handler: delivers `chunk` and writes it to the socket on this
-  // thread when it is the connection's next chunk and the state lock is free;
-  // false (chunk untouched) when the loop must take it instead.
-  bool TryWriteNow(DecodedChunk& chunk);
+  // thread, straight from the request's memory, when it is the connection's next
+  // chunk and the state lock is free; what the socket does not take is copied into
+  // the queue. False (nothing done) when the loop must take it instead.
+  bool TryWriteNow(const ChunkView& chunk);
   void Handle(PingFailedEvent& event);
   // Whether `peer` answered a call since the last look (its client's completed
   // calls went up): then it was heard from now.
@@ -241,8 +245,10 @@ class RelayImpl final : public Relay {
   // Hands the queued bytes to the socket until it is full or they are gone; false
   // when the socket broke. Never calls the transport (safe on a handler's thread).
   bool FlushOut(Conn& conn);
+  // `source`: the registered buffer `bytes` lie in (nullptr: none); a large read's
+  // payloads are then sent from it in place, and it goes with the call.
   void SendData(Conn& conn, std::span<const std::byte> bytes, const std::vector<ByteRun>& runs,
-                uint8_t flags);
+                uint8_t flags, transport::Buffer* source = nullptr);
   void SendAck(Conn& conn);
   void Deliver(Conn& conn, DecodedChunk chunk);
   // Closes the socket (with a reset when `reset`), tells the peer when `tell_peer`,
@@ -286,7 +292,8 @@ class RelayImpl final : public Relay {
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<Peer>>>
       retired_peers_;
   uint64_t next_conn_ = 1;
-  std::unique_ptr<std::byte[]> read_buffer_;  // ReadSocket's, shared by every connection
+  // ReadSocket's when the peer's allocator has no buffer to spare.
+  std::unique_ptr<std::byte[]> read_buffer_;
   std::chrono::steady_clock::time_point last_ping_{};
   std::chrono::steady_clock::time_point last_loop_ = std::chrono::steady_clock::now();
 

@@ -1,5 +1,6 @@
 #include "relay_wire.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -90,21 +91,33 @@ Result<OpenRequest> DecodeOpen(const transport::Message& message) {
 }
 
 Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
-                         const std::vector<ByteRun>& runs, transport::Allocator& allocator) {
-  // Message number -> its slice (1-based) and bytes in this chunk.
-  std::map<uint64_t, std::pair<uint32_t, size_t>> messages;
+                         const std::vector<ByteRun>& runs, transport::Allocator& allocator,
+                         size_t in_place_min) {
+  // A message's payload bytes in this chunk: its slice (1-based), how many, in how
+  // many runs, and where its first run starts in `bytes`.
+  struct Payload {
+    uint32_t slot = 0;
+    size_t bytes = 0;
+    size_t runs = 0;
+    size_t offset = 0;
+  };
+  std::map<uint64_t, Payload> messages;
   uint64_t covered = 0, literal = 0;
   size_t entries = 0;
   for (const ByteRun& run : runs) {
-    covered += run.length;
     entries += (run.length + 0x7fffffff) / 0x80000000;
     if (run.message == 0) {
       literal += run.length;
     } else {
-      auto [it, added] = messages.try_emplace(run.message, 0, 0);
-      if (added) it->second.first = static_cast<uint32_t>(messages.size());
-      it->second.second += run.length;
+      auto [it, added] = messages.try_emplace(run.message);
+      if (added) {
+        it->second.slot = static_cast<uint32_t>(messages.size());
+        it->second.offset = covered;
+      }
+      it->second.bytes += run.length;
+      ++it->second.runs;
     }
+    covered += run.length;
   }
   if (covered != bytes.size()) {
     return Status::InvalidArgument("relay: the runs cover " + std::to_string(covered) +
@@ -124,13 +137,20 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   head.U32(static_cast<uint32_t>(literal));
   std::vector<size_t> filled(messages.size() + 1, 0);
   std::vector<std::vector<std::byte>> heap(messages.size() + 1);
+  // Where each slice's bytes are: in place (a span of `bytes`), or gathered.
+  std::vector<std::byte*> in_place(messages.size() + 1, nullptr);
   chunk.payloads.resize(messages.size() + 1);
-  for (const auto& [message, slot] : messages) {
-    auto buffer = allocator.Allocate(slot.second);
+  for (const auto& [message, payload] : messages) {
+    if (in_place_min > 0 && payload.runs == 1 && payload.bytes >= in_place_min) {
+      in_place[payload.slot] = const_cast<std::byte*>(bytes.data()) + payload.offset;
+      chunk.in_place = true;
+      continue;
+    }
+    auto buffer = allocator.Allocate(payload.bytes);
     if (buffer.ok()) {
-      chunk.payloads[slot.first] = std::move(*buffer);
+      chunk.payloads[payload.slot] = std::move(*buffer);
     } else {
-      heap[slot.first].resize(slot.second);
+      heap[payload.slot].resize(payload.bytes);
     }
   }
   auto storage = [&](uint32_t slot) -> std::byte* {
@@ -140,7 +160,7 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   std::vector<std::byte> literal_bytes;
   literal_bytes.reserve(literal);
   for (const ByteRun& run : runs) {
-    const uint32_t slot = run.message == 0 ? 0 : messages.at(run.message).first;
+    const uint32_t slot = run.message == 0 ? 0 : messages.at(run.message).slot;
     for (uint64_t left = run.length; left > 0;) {
       const auto piece = static_cast<uint32_t>(std::min<uint64_t>(left, 0x7fffffff));
       head.U32(piece);
@@ -148,10 +168,10 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
       if (slot == 0) {
         literal_bytes.insert(literal_bytes.end(), bytes.begin() + offset,
                              bytes.begin() + offset + piece);
-      } else {
+      } else if (in_place[slot] == nullptr) {
         std::memcpy(storage(slot) + filled[slot], bytes.data() + offset, piece);
-        filled[slot] += piece;
       }
+      if (slot != 0) filled[slot] += piece;
       offset += piece;
       left -= piece;
     }
@@ -162,7 +182,9 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   // Payloads the allocator refused go from heap memory (the transport copies them).
   chunk.heap.reserve(chunk.payloads.size());
   for (size_t slot = 1; slot < chunk.payloads.size(); ++slot) {
-    if (chunk.payloads[slot]) {
+    if (in_place[slot] != nullptr) {
+      chunk.slices.emplace_back(in_place[slot], filled[slot]);
+    } else if (chunk.payloads[slot]) {
       chunk.slices.emplace_back(chunk.payloads[slot].data(), filled[slot]);
     } else {
       chunk.heap.push_back(std::move(heap[slot]));
@@ -172,27 +194,24 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
   return chunk;
 }
 
-Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
+Result<ChunkView> ViewChunk(const transport::Message& message) {
   if (message.slice_count() < 1) return Malformed("Data");
   Reader reader(message.slice(0));
-  DecodedChunk chunk;
+  ChunkView view;
   uint8_t version = 0, toward = 0, reserved = 0;
   uint32_t entries = 0, literal = 0;
   if (!reader.Get(version) || version != kWireVersion || !reader.Get(toward) || toward > 1 ||
-      !reader.Get(chunk.header.flags) || !reader.Get(reserved) ||
-      !reader.Get(chunk.header.session) || !reader.Get(chunk.header.conn) ||
-      !reader.Get(chunk.header.seq) || !reader.Get(entries) || !reader.Get(literal) ||
-      reader.left() / kRunEntryBytes < entries ||
+      !reader.Get(view.header.flags) || !reader.Get(reserved) || !reader.Get(view.header.session) ||
+      !reader.Get(view.header.conn) || !reader.Get(view.header.seq) || !reader.Get(entries) ||
+      !reader.Get(literal) || reader.left() / kRunEntryBytes < entries ||
       reader.left() - size_t{entries} * kRunEntryBytes != literal) {
     return Malformed("Data");
   }
-  chunk.header.toward = static_cast<Toward>(toward);
+  view.header.toward = static_cast<Toward>(toward);
   const std::byte* table = message.slice(0).data() + reader.offset();
   const std::byte* literal_bytes = table + size_t{entries} * kRunEntryBytes;
   std::vector<size_t> used(message.slice_count(), 0);
-  uint64_t total = literal;
-  for (size_t i = 1; i < message.slice_count(); ++i) total += message.slice(i).size();
-  chunk.bytes.reserve(total);
+  view.pieces.reserve(entries);
   for (uint32_t i = 0; i < entries; ++i) {
     uint32_t length = 0, slot = 0;
     std::memcpy(&length, table + size_t{i} * kRunEntryBytes, 4);
@@ -201,14 +220,34 @@ Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
     const std::byte* source = slot == 0 ? literal_bytes : message.slice(slot).data();
     const size_t available = slot == 0 ? literal : message.slice(slot).size();
     if (available - used[slot] < length) return Malformed("Data");
-    chunk.bytes.insert(chunk.bytes.end(), source + used[slot], source + used[slot] + length);
+    if (length > 0) view.pieces.emplace_back(source + used[slot], length);
     used[slot] += length;
+    view.bytes += length;
   }
   if (used[0] != literal) return Malformed("Data");
   for (size_t i = 1; i < message.slice_count(); ++i) {
     if (used[i] != message.slice(i).size()) return Malformed("Data");
   }
-  return chunk;
+  return view;
+}
+
+std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip) {
+  std::vector<std::byte> bytes;
+  bytes.reserve(view.bytes - std::min(skip, view.bytes));
+  for (const transport::ConstSlice& piece : view.pieces) {
+    if (skip >= piece.size()) {
+      skip -= piece.size();
+      continue;
+    }
+    bytes.insert(bytes.end(), piece.begin() + static_cast<ptrdiff_t>(skip), piece.end());
+    skip = 0;
+  }
+  return bytes;
+}
+
+Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
+  ARTUNE_ASSIGN_OR_RETURN(ChunkView view, ViewChunk(message));
+  return DecodedChunk{view.header, CopyFrom(view, 0)};
 }
 
 std::vector<std::byte> EncodeAck(const Ack& ack) {

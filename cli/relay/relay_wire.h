@@ -67,21 +67,41 @@ struct Chunk {
   std::vector<transport::Buffer> payloads;   // [0] unused; [i]: slice i when allocated
   std::vector<std::vector<std::byte>> heap;  // payloads the allocator refused
   std::vector<transport::ConstSlice> slices;
+  bool in_place = false;     // some slice points into `bytes` (BuildChunk's in_place_min)
+  transport::Buffer source;  // the caller's: the read buffer in-place slices point into
 };
 // Builds the Data request for `bytes` (the next bytes read from a socket, `runs`
 // their classification by a GrpcSplitter, covering exactly `bytes`): each message's
 // payload bytes in this chunk gathered into one buffer from `allocator` (heap memory
-// when the allocator refuses). kInvalidArgument when the runs do not cover `bytes`.
+// when the allocator refuses). A message whose bytes in this chunk are one run of
+// at least `in_place_min` bytes (0: none) is sent from `bytes` itself, no copy
+// (then in_place is set, and `bytes` must live until the call completes: the
+// caller moves its buffer into `source`). kInvalidArgument when the runs do not
+// cover `bytes`.
 Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
-                         const std::vector<ByteRun>& runs, transport::Allocator& allocator);
+                         const std::vector<ByteRun>& runs, transport::Allocator& allocator,
+                         size_t in_place_min = 0);
+
+// A Data request read in place: its stream bytes as pieces of the request's slices,
+// in stream order, valid while the Message lives. A receiver writes them to its
+// socket straight from the transport's memory (no reassembly copy).
+struct ChunkView {
+  DataHeader header;
+  std::vector<transport::ConstSlice> pieces;
+  size_t bytes = 0;  // the pieces' total
+};
+// kProtocolError for a malformed request (short, bad version, runs that do not
+// match the slices).
+Result<ChunkView> ViewChunk(const transport::Message& message);
 
 struct DecodedChunk {
   DataHeader header;
   std::vector<std::byte> bytes;  // the stream bytes, as the sender read them
 };
-// kProtocolError for a malformed request (short, bad version, runs that do not
-// match the slices).
+// ViewChunk's bytes copied into one buffer (for a chunk kept past its Message).
 Result<DecodedChunk> DecodeChunk(const transport::Message& message);
+// The bytes of `view` from stream offset `skip` on, copied into one buffer.
+std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip);
 
 struct Ack {
   Toward toward = Toward::kTarget;

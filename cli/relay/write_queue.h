@@ -4,8 +4,10 @@
 // kernel took them. Event-loop thread only, like the Conn that holds it.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <deque>
 #include <span>
@@ -60,5 +62,36 @@ class WriteQueue {
   size_t front_offset_ = 0;
   size_t bytes_ = 0;
 };
+
+// Hands `pieces` (in order) to the stream socket `fd` without copying them, until
+// they are gone or the socket is full; `taken` is set to the bytes the kernel took
+// (a prefix of the pieces' concatenation). False when the socket failed (errno
+// says why); a full socket is no failure. Any thread that owns `fd`'s writes.
+inline bool SendPieces(int fd, std::span<const std::span<const std::byte>> pieces, size_t& taken) {
+  constexpr size_t kBatch = 256;  // iovecs per sendmsg (well under IOV_MAX)
+  taken = 0;
+  for (size_t next = 0; next < pieces.size();) {
+    iovec batch[kBatch];
+    size_t count = 0, offered = 0;
+    for (; next < pieces.size() && count < kBatch; ++next) {
+      if (pieces[next].empty()) continue;
+      batch[count++] = {const_cast<std::byte*>(pieces[next].data()), pieces[next].size()};
+      offered += pieces[next].size();
+    }
+    if (count == 0) break;
+    msghdr message{};
+    message.msg_iov = batch;
+    message.msg_iovlen = count;
+    ssize_t wrote = -1;
+    do {
+      wrote = sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+    } while (wrote < 0 && errno == EINTR);
+    if (wrote < 0) return errno == EAGAIN || errno == EWOULDBLOCK;
+    taken += static_cast<size_t>(wrote);
+    // Short: the socket is full, and the rest of this batch and the next wait.
+    if (static_cast<size_t>(wrote) < offered) return true;
+  }
+  return true;
+}
 
 }  // namespace artune::relay

@@ -60,6 +60,73 @@ TEST(RelayWireTest, ChunkRoundTripsWithOneSlicePerMessage) {
   }
 }
 
+// The receiver's view reads the stream bytes in place: pieces inside the request's
+// slices, in stream order; any tail of them copies out exactly.
+TEST(RelayWireTest, ViewReadsTheBytesInPlace) {
+  Bytes bytes(1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 7 + 1);
+  const std::vector<ByteRun> runs = {{10, 0}, {300, 5}, {9, 0}, {200, 6}, {400, 5}, {81, 0}};
+  HeapAllocator allocator(1 << 20);
+  auto chunk = BuildChunk({Toward::kTarget, 0, 1, 2, 3}, bytes, runs, allocator);
+  ASSERT_TRUE(chunk.ok());
+  const transport::Message message = AsMessage(*chunk);
+  auto view = ViewChunk(message);
+  ASSERT_TRUE(view.ok()) << view.status().ToString();
+  EXPECT_EQ(view->bytes, bytes.size());
+  EXPECT_EQ(view->header.seq, 3u);
+  ASSERT_EQ(view->pieces.size(), runs.size());
+  Bytes joined;
+  for (const transport::ConstSlice& piece : view->pieces) {
+    bool inside = false;
+    for (const transport::ConstSlice& slice : message.slices()) {
+      inside |= piece.data() >= slice.data() &&
+                piece.data() + piece.size() <= slice.data() + slice.size();
+    }
+    EXPECT_TRUE(inside) << "a piece outside the request's memory";
+    joined.insert(joined.end(), piece.begin(), piece.end());
+  }
+  EXPECT_EQ(joined, bytes);
+  for (size_t skip :
+       {size_t{0}, size_t{1}, size_t{10}, size_t{11}, size_t{519}, size_t{999}, size_t{1000}}) {
+    EXPECT_EQ(CopyFrom(*view, skip),
+              Bytes(bytes.begin() + static_cast<ptrdiff_t>(skip), bytes.end()))
+        << "skip " << skip;
+  }
+}
+
+// A message whose bytes in the chunk are one long run is sent from the read
+// buffer itself; one in several runs, or short, is gathered; the bytes come back
+// exact either way.
+TEST(RelayWireTest, LongSingleRunsAreSentInPlace) {
+  Bytes bytes(5000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 11 + 3);
+  // message 1: one run of 2000 (in place); message 2: two runs of 900 (gathered);
+  // message 3: one run of 100 (short: gathered).
+  const std::vector<ByteRun> runs = {{9, 0},   {2000, 1}, {9, 0},   {900, 2}, {9, 0},
+                                     {900, 2}, {9, 0},    {100, 3}, {1064, 0}};
+  HeapAllocator allocator(1 << 20);
+  auto chunk = BuildChunk({}, bytes, runs, allocator, /*in_place_min=*/1000);
+  ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
+  EXPECT_TRUE(chunk->in_place);
+  ASSERT_EQ(chunk->slices.size(), 4u);
+  EXPECT_EQ(chunk->slices[1].data(), bytes.data() + 9);
+  EXPECT_EQ(chunk->slices[1].size(), 2000u);
+  for (size_t slot : {size_t{2}, size_t{3}}) {
+    const bool inside = chunk->slices[slot].data() >= bytes.data() &&
+                        chunk->slices[slot].data() < bytes.data() + bytes.size();
+    EXPECT_FALSE(inside) << "slice " << slot << " should be a gathered copy";
+  }
+  auto decoded = DecodeChunk(AsMessage(*chunk));
+  ASSERT_TRUE(decoded.ok()) << decoded.status().ToString();
+  EXPECT_EQ(decoded->bytes, bytes);
+  // Without in_place_min nothing points into the read buffer.
+  auto gathered = BuildChunk({}, bytes, runs, allocator);
+  ASSERT_TRUE(gathered.ok());
+  EXPECT_FALSE(gathered->in_place);
+  EXPECT_NE(gathered->slices[1].data(), bytes.data() + 9);
+  EXPECT_EQ(DecodeChunk(AsMessage(*gathered))->bytes, bytes);
+}
+
 TEST(RelayWireTest, RunsThatMissBytesAreRefused) {
   HeapAllocator allocator(1 << 20);
   const Bytes bytes(10);

@@ -1,7 +1,12 @@
 // A connection's write queue: whatever the kernel takes at each sendmsg (a whole
 // batch, part of a buffer, a run across buffers), the bytes reach the socket
 // exactly once and in order, and a batch never holds more than kMaxPieces buffers.
+// SendPieces, which writes a received chunk's pieces straight to a socket, leaves
+// exactly the unwritten rest when the socket fills.
 #include "write_queue.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +103,87 @@ TEST(WriteQueue, PushWhileDraining) {
   Bytes rest = Drain(queue, [](size_t offered) { return offered; });
   got.insert(got.end(), rest.begin(), rest.end());
   EXPECT_EQ(got, want);
+}
+
+// Reads what is waiting on `fd` (non-blocking) onto `out`.
+void ReadAvailable(int fd, Bytes& out) {
+  std::byte buffer[65536];
+  for (;;) {
+    const ssize_t got = recv(fd, buffer, sizeof buffer, MSG_DONTWAIT);
+    if (got <= 0) return;
+    out.insert(out.end(), buffer, buffer + got);
+  }
+}
+
+TEST(SendPieces, AFullSocketTakesAPrefixAndTheRestFollowsExactly) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  const int small = 4096;
+  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  std::mt19937 random(7);
+  // More pieces than one sendmsg takes, empty ones among them, far more bytes than
+  // the socket holds.
+  std::vector<Bytes> storage;
+  Bytes want;
+  for (int i = 0; i < 600; ++i) {
+    storage.push_back(Pattern(i % 50 == 0 ? 0 : 1 + random() % 3000, static_cast<uint8_t>(i)));
+    want.insert(want.end(), storage.back().begin(), storage.back().end());
+  }
+  std::vector<std::span<const std::byte>> pieces(storage.begin(), storage.end());
+  size_t taken = 0;
+  ASSERT_TRUE(SendPieces(fds[0], pieces, taken));
+  ASSERT_GT(taken, 0u);
+  ASSERT_LT(taken, want.size());  // the socket filled: a prefix went
+  Bytes got;
+  ReadAvailable(fds[1], got);
+  ASSERT_EQ(got, Bytes(want.begin(), want.begin() + static_cast<ptrdiff_t>(taken)));
+  // The rest, sent as one queued copy would be, in as many rounds as it takes.
+  Bytes rest(want.begin() + static_cast<ptrdiff_t>(taken), want.end());
+  for (int round = 0; round < 100'000 && !rest.empty(); ++round) {
+    const std::span<const std::byte> piece(rest);
+    size_t more = 0;
+    ASSERT_TRUE(SendPieces(fds[0], std::span(&piece, 1), more));
+    rest.erase(rest.begin(), rest.begin() + static_cast<ptrdiff_t>(more));
+    ReadAvailable(fds[1], got);
+  }
+  EXPECT_TRUE(rest.empty());
+  EXPECT_EQ(got, want);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(SendPieces, EverythingGoesInOrderWhenThereIsRoom) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  // Several sendmsg batches' worth of small pieces (and empty ones), well within
+  // what the socket holds.
+  std::vector<Bytes> storage;
+  Bytes want;
+  for (int i = 0; i < 700; ++i) {
+    storage.push_back(Pattern(i % 7 == 0 ? 0 : 1 + i % 40, static_cast<uint8_t>(i)));
+    want.insert(want.end(), storage.back().begin(), storage.back().end());
+  }
+  std::vector<std::span<const std::byte>> pieces(storage.begin(), storage.end());
+  size_t taken = 0;
+  ASSERT_TRUE(SendPieces(fds[0], pieces, taken));
+  EXPECT_EQ(taken, want.size());
+  Bytes got;
+  ReadAvailable(fds[1], got);
+  EXPECT_EQ(got, want);
+  close(fds[0]);
+  close(fds[1]);
+}
+
+TEST(SendPieces, ABrokenSocketIsAFailure) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  close(fds[1]);
+  const Bytes a = Pattern(10, 1);
+  const std::span<const std::byte> piece(a);
+  size_t taken = 0;
+  EXPECT_FALSE(SendPieces(fds[0], std::span(&piece, 1), taken));
+  EXPECT_EQ(taken, 0u);
+  close(fds[0]);
 }
 
 }  // namespace
