@@ -241,8 +241,11 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
 }
 
 Status ListSweeps(const ResultsOptions& options, const Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store->ListSweeps(options.limit));
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForListing(context));
+  std::vector<db::SweepRecord> sweeps;  // none in a store not made yet
+  if (store != nullptr) {
+    ARTUNE_ASSIGN_OR_RETURN(sweeps, store->ListSweeps(options.limit));
+  }
   if (options.json) {
     ordered_json j = {{"sweeps", ordered_json::array()}};
     for (const db::SweepRecord& sweep : sweeps) j["sweeps"].push_back(SweepJson(sweep));
