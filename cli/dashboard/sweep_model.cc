@@ -5,6 +5,7 @@
 #include <set>
 
 #include "artune/transport/knobs.h"
+#include "artune/tuner/goal.h"
 
 namespace artune::dashboard {
 namespace {
@@ -35,8 +36,10 @@ bool Usable(const SweepTrial& trial) {
   return trial.status == db::TrialStatus::kOk && trial.validated && std::isfinite(trial.objective);
 }
 
-// Whether `a` beats `b` under `goal`; ties keep the earlier (strictly better only).
-bool Better(double a, double b, const std::string& goal) { return goal == "max" ? a > b : a < b; }
+// The sweep's stored goal ("min" | "max"); text the store never writes reads as min.
+tuner::ObjectiveGoal Goal(const SweepInput& input) {
+  return tuner::ParseGoal(input.goal).value_or(tuner::ObjectiveGoal::kMin);
+}
 
 // summary.cells over the axes in summary: each cell's best usable objective, its
 // colour level among the usable cells, and the chosen config's cell marked.
@@ -52,7 +55,7 @@ void FillHeatmap(const SweepInput& input, SweepSummary& summary) {
                                   [index_of(summary.chunk_values, AxisValue(trial, kChunkKnob))];
     cell.measured = true;
     if (!Usable(trial)) continue;
-    if (!cell.usable || Better(trial.objective, cell.objective, input.goal)) {
+    if (!cell.usable || tuner::Better(Goal(input), trial.objective, cell.objective)) {
       cell.objective = trial.objective;
     }
     cell.usable = true;
@@ -60,10 +63,10 @@ void FillHeatmap(const SweepInput& input, SweepSummary& summary) {
   for (auto& row : summary.cells) {
     for (HeatCell& cell : row) {
       if (!cell.usable) continue;
-      if (!best_value || Better(cell.objective, *best_value, input.goal)) {
+      if (!best_value || tuner::Better(Goal(input), cell.objective, *best_value)) {
         best_value = cell.objective;
       }
-      if (!worst_value || Better(*worst_value, cell.objective, input.goal)) {
+      if (!worst_value || tuner::Better(Goal(input), *worst_value, cell.objective)) {
         worst_value = cell.objective;
       }
     }
@@ -133,7 +136,7 @@ SweepSummary SummarizeSweep(const SweepInput& input) {
     chunk_set.insert(AxisValue(trial, kChunkKnob));
     if (!Usable(trial)) continue;
     ++summary.ok;
-    if (!summary.best || Better(trial.objective, summary.best->objective, input.goal)) {
+    if (!summary.best || tuner::Better(Goal(input), trial.objective, summary.best->objective)) {
       summary.best = trial;
     }
   }

@@ -9,6 +9,7 @@
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/goal.h"
 
 namespace artune::report {
 namespace {
@@ -20,9 +21,9 @@ bool Usable(const db::TrialRecord& trial) {
   return trial.status == db::TrialStatus::kOk && trial.validated;
 }
 
-// Lower is better unless the sweep maximises.
-bool Better(const db::SweepRecord& sweep, double a, double b) {
-  return sweep.goal == "max" ? a > b : a < b;
+// The sweep's stored goal; text the store never writes reads as min, as before.
+tuner::ObjectiveGoal Goal(const db::SweepRecord& sweep) {
+  return tuner::ParseGoal(sweep.goal).value_or(tuner::ObjectiveGoal::kMin);
 }
 
 // The values a knob took, in the knob's own order (bytes by size, enums by
@@ -89,7 +90,8 @@ std::string Seconds(double seconds) {
 }
 
 std::string ObjectiveLabel(const db::SweepRecord& sweep) {
-  return sweep.objective + (sweep.goal == "max" ? " (higher is better)" : " (lower is better)");
+  return sweep.objective +
+         (Goal(sweep) == tuner::ObjectiveGoal::kMax ? " (higher is better)" : " (lower is better)");
 }
 
 // The metric columns worth a column: those any trial has, in a fixed order first.
@@ -333,7 +335,7 @@ void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
   heatmap.row_axis = axes.row;
   heatmap.column_axis = axes.column.empty() ? "(one column)" : axes.column;
   heatmap.value_name = sweep.objective;
-  heatmap.lower_is_better = sweep.goal != "max";
+  heatmap.lower_is_better = Goal(sweep) == tuner::ObjectiveGoal::kMin;
   heatmap.row_labels = AxisValues(trials, axes.row);
   heatmap.column_labels =
       axes.column.empty() ? std::vector<std::string>{"-"} : AxisValues(trials, axes.column);
@@ -358,7 +360,7 @@ void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
       }
       continue;
     }
-    if (cell.value && !Better(sweep, trial.objective, *cell.value)) continue;
+    if (cell.value && !tuner::Better(Goal(sweep), trial.objective, *cell.value)) continue;
     cell.value = trial.objective;
     cell.text = FormatNumber(trial.objective);
     cell.tooltip = sweep.objective + " " + FormatNumber(trial.objective) + " (95% CI " +
