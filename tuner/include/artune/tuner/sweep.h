@@ -35,10 +35,10 @@
 #include "artune/status.h"
 #include "artune/transport/config.h"
 #include "artune/tuner/final_round.h"
+#include "artune/tuner/goal.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/strategy.h"
-#include "artune/tuner/goal.h"
 #include "artune/tuner/trial.h"
 #include "artune/tuner/workload.h"
 
