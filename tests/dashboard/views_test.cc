@@ -15,6 +15,20 @@ bool Contains(const Canvas& canvas, const std::string& text) {
   return canvas.Text().find(text) != std::string::npos;
 }
 
+// The sweep view of `input` on an 80 x 24 screen.
+Canvas DrawSweepScreen(const SweepInput& input) {
+  SweepPanel panel;
+  panel.configured = true;
+  panel.summary = SummarizeSweep(input);
+  Canvas canvas(80, 24);
+  UiState ui;
+  ui.view = View::kSweep;
+  Frame frame;
+  frame.sweep = panel;
+  DrawScreen(frame, ui, canvas);
+  return canvas;
+}
+
 TrafficSnapshot SampleTraffic() {
   TrafficModel model;
   const SteadyTime t0 = SteadyTime{} + seconds(100);
@@ -315,15 +329,7 @@ TEST(ViewsTest, SweepViewShowsProgressHeatmapAndBest) {
     trial.duration_s = 10;
     input.trials.push_back(trial);
   }
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   EXPECT_TRUE(Contains(canvas, "sweep 3  latency-p50 (min)")) << text;
   EXPECT_TRUE(Contains(canvas, "3/4 trials")) << text;
@@ -405,15 +411,7 @@ TEST(ViewsTest, TheChosenConfigMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
   default_again.ci_low = 23;
   default_again.ci_high = 25;
   input.default_remeasured = default_again;
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   const size_t best_line =
       text.find("again  chosen  chunk_size=64KiB eager_threshold=4KiB  18 [17, 19]");
@@ -449,15 +447,7 @@ TEST(ViewsTest, AFinishedSweepNamesAndStarsTheChosenConfig) {
   }
   input.verdict = db::Verdict::kBeatsDefault;
   input.chosen_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   EXPECT_TRUE(Contains(canvas, "chosen chunk_size=64KiB eager_threshold=8KiB  21 [20, 22]"))
       << text;
