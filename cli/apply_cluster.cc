@@ -34,6 +34,60 @@ std::string GroupConfigPath(const std::string& base_path, const std::string& dev
   return named.string();
 }
 
+namespace {
+
+// One group's knob changes as JSON: {name, current, source, new, changed} each.
+ordered_json GroupChangesJson(const std::vector<tuner::KnobChange>& changes) {
+  ordered_json changed = ordered_json::array();
+  for (const tuner::KnobChange& change : changes) {
+    changed.push_back({{"name", change.name},
+                       {"current", change.current},
+                       {"source", change.current_source},
+                       {"new", change.proposed},
+                       {"changed", change.changed}});
+  }
+  return changed;
+}
+
+// One group's changed knobs as a table, and how many of them change.
+void PrintGroupChanges(const std::string& origin, const std::string& for_hosts,
+                       const std::vector<tuner::KnobChange>& changes, std::ostream& out) {
+  out << "from " << origin << "\n";
+  std::vector<std::vector<std::string>> rows = {{"KNOB", "IN FORCE", "SOURCE", "NEW", ""}};
+  size_t changed = 0;
+  for (const tuner::KnobChange& change : changes) {
+    if (!change.changed) continue;
+    rows.push_back(
+        {change.name, change.current, change.current_source, change.proposed, "changed"});
+    ++changed;
+  }
+  if (changed > 0) PrintTable(rows, {}, out);
+  out << changed << " of " << changes.size() << " knobs change " << for_hosts << "\n";
+}
+
+// The closing line on stderr: where each group's config went and what to do with it.
+void PrintGroupsPlaced(const ClusterGroupsApply& request, const std::vector<std::string>& placed) {
+  const bool to_stdout = request.base_path.empty();
+  const std::string cluster = "cluster " + std::to_string(request.cluster_id);
+  std::string placed_text;
+  for (const std::string& text : placed) placed_text += (placed_text.empty() ? "" : "; ") + text;
+  std::cerr << "artune: " << cluster << ": " << request.reason << ": "
+            << (request.dry_run ? "would write "
+                : to_stdout     ? "printed "
+                                : "wrote ")
+            << request.parts.size() << " configs, " << placed_text;
+  if (!to_stdout) {
+    std::cerr << "; load each on its hosts (ARTUNE_CONFIG=FILE, or copy it to their "
+                 "transport.toml)";
+    if (request.base_is_default) {
+      std::cerr << "; " << request.base_path << " itself is left as it is";
+    }
+  }
+  std::cerr << "\n";
+}
+
+}  // namespace
+
 Status ApplyClusterGroups(const ClusterGroupsApply& request,
                           const transport::LoadedConfig& in_force) {
   const bool to_stdout = request.base_path.empty();
@@ -44,7 +98,6 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
         " configs printed one after the other would override each other: give --output FILE "
         "(one file per group) or --format json");
   }
-  const std::string cluster = "cluster " + std::to_string(request.cluster_id);
   ordered_json printed = {{"cluster_id", request.cluster_id}, {"groups", ordered_json::array()}};
   ordered_json report = {{"target", to_stdout ? "stdout" : "group-files"},
                          {"cluster_id", request.cluster_id},
@@ -78,35 +131,17 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
     placed.push_back((to_stdout ? std::string("the \"") + part.device_class + "\" group" : path) +
                      " (for " + Hosts(part.hosts) + ")");
     if (request.json) {
-      ordered_json changed = ordered_json::array();
-      for (const tuner::KnobChange& change : changes) {
-        changed.push_back({{"name", change.name},
-                           {"current", change.current},
-                           {"source", change.current_source},
-                           {"new", change.proposed},
-                           {"changed", change.changed}});
-      }
       report["groups"].push_back({{"device_class", part.device_class},
                                   {"hosts", part.hosts},
                                   {"knobs", knobs},
                                   {"origin", part.origin},
                                   {"path", path},
                                   {"written", writing},
-                                  {"changes", changed},
+                                  {"changes", GroupChangesJson(changes)},
                                   {"config", transport::ConfigToMap(proposed)}});
       continue;
     }
-    out << "from " << part.origin << "\n";
-    std::vector<std::vector<std::string>> rows = {{"KNOB", "IN FORCE", "SOURCE", "NEW", ""}};
-    size_t changed = 0;
-    for (const tuner::KnobChange& change : changes) {
-      if (!change.changed) continue;
-      rows.push_back(
-          {change.name, change.current, change.current_source, change.proposed, "changed"});
-      ++changed;
-    }
-    if (changed > 0) PrintTable(rows, {}, out);
-    out << changed << " of " << changes.size() << " knobs change " << for_hosts << "\n";
+    PrintGroupChanges(part.origin, for_hosts, changes, out);
     if (writing) {
       out << "wrote " << path << " (" << tuner::ConfigFormatName(request.format) << ")\n";
     }
@@ -114,22 +149,7 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
   }
   if (to_stdout && !request.dry_run) std::cout << printed.dump(2) << "\n";
   if (request.json) std::cout << report.dump(2) << "\n";
-
-  std::string placed_text;
-  for (const std::string& text : placed) placed_text += (placed_text.empty() ? "" : "; ") + text;
-  std::cerr << "artune: " << cluster << ": " << request.reason << ": "
-            << (request.dry_run ? "would write "
-                : to_stdout     ? "printed "
-                                : "wrote ")
-            << request.parts.size() << " configs, " << placed_text;
-  if (!to_stdout) {
-    std::cerr << "; load each on its hosts (ARTUNE_CONFIG=FILE, or copy it to their "
-                 "transport.toml)";
-    if (request.base_is_default) {
-      std::cerr << "; " << request.base_path << " itself is left as it is";
-    }
-  }
-  std::cerr << "\n";
+  PrintGroupsPlaced(request, placed);
   return Status::Ok();
 }
 

@@ -348,6 +348,82 @@ Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
   return Status::Ok();
 }
 
+// The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
+// A file named by ARTUNE_CONFIG that does not exist yet is the one this apply
+// creates: the config in force is then the defaults and the environment.
+Result<transport::LoadedConfig> LoadConfigInForce() {
+  transport::ConfigLoadOptions load_options;
+  std::error_code exists_error;
+  const std::string default_path = transport::DefaultConfigPath();
+  load_options.use_default_path =
+      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
+  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext(
+        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
+        "variable it names)");
+  }
+  return loaded;
+}
+
+// The default config path, or why there is none.
+Result<std::string> DefaultPathOrError() {
+  std::string path = transport::DefaultConfigPath();
+  if (path.empty()) {
+    return Status::InvalidArgument(
+        "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
+        "give --output FILE");
+  }
+  return path;
+}
+
+// A cluster whose host groups need different configs: one file per group
+// (apply_cluster.h).
+Status ApplyProposalGroups(const ApplyFlags& flags, const Proposal& proposal, Target target,
+                           tuner::ConfigFormat format, const transport::LoadedConfig& in_force) {
+  ClusterGroupsApply groups;
+  groups.cluster_id = *proposal.cluster_id;
+  groups.reason = proposal.cluster_groups_reason;
+  groups.parts = proposal.cluster_groups;
+  groups.extra_settings = proposal.settings;
+  groups.format = format;
+  if (target == Target::kDefaultFile) {
+    ARTUNE_ASSIGN_OR_RETURN(groups.base_path, DefaultPathOrError());
+  } else if (target == Target::kOutputFile) {
+    groups.base_path = flags.output;
+  }
+  groups.base_is_default = target == Target::kDefaultFile;
+  groups.dry_run = flags.dry_run;
+  groups.json = flags.json;
+  return ApplyClusterGroups(groups, in_force);
+}
+
+// Where the applied knobs came from, in `apply config --json`.
+void AddProposalJson(ordered_json& out, const Proposal& proposal) {
+  out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+  out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
+  out["prediction_id"] =
+      proposal.prediction_id ? ordered_json(*proposal.prediction_id) : ordered_json();
+  out["objective"] =
+      proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
+  out["objective_value"] = proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
+  out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
+  out["winner"] = WinnerJson(proposal);
+}
+
+// The warnings of `apply config --json`, and whether busy polling came from an idle sweep.
+void AddWarningsJson(ordered_json& out, const Proposal& proposal,
+                     const std::vector<std::string>& warnings) {
+  out["warnings"] = warnings;
+  if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
+  // True when the config takes polling = busy from a sweep measured without
+  // --background-load (the warning says why that matters).
+  out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
+  if (!proposal.idle_busy_polling_warning.empty()) {
+    out["warnings"].push_back(proposal.idle_busy_polling_warning);
+  }
+}
+
 Status ApplyConfig(const ApplyFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(const Target target, ChooseTarget(flags));
   tuner::ConfigFormat format = tuner::ConfigFormat::kToml;
@@ -371,40 +447,9 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
   }
   if (target == Target::kLive) return ApplyLive(flags, proposal);
 
-  // The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
-  // A file named by ARTUNE_CONFIG that does not exist yet is the one this apply
-  // creates: the config in force is then the defaults and the environment.
-  transport::ConfigLoadOptions load_options;
-  std::error_code exists_error;
-  const std::string default_path = transport::DefaultConfigPath();
-  load_options.use_default_path =
-      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
-  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
-  if (!loaded.ok()) {
-    return loaded.status().WithContext(
-        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
-        "variable it names)");
-  }
-  const transport::LoadedConfig& in_force = *loaded;
+  ARTUNE_ASSIGN_OR_RETURN(const transport::LoadedConfig in_force, LoadConfigInForce());
   if (!proposal.cluster_groups.empty()) {
-    ClusterGroupsApply groups;
-    groups.cluster_id = *proposal.cluster_id;
-    groups.reason = proposal.cluster_groups_reason;
-    groups.parts = proposal.cluster_groups;
-    groups.extra_settings = proposal.settings;
-    groups.format = format;
-    groups.base_path = target == Target::kDefaultFile  ? transport::DefaultConfigPath()
-                       : target == Target::kOutputFile ? flags.output
-                                                       : "";
-    if (target == Target::kDefaultFile && groups.base_path.empty()) {
-      return Status::InvalidArgument(
-          "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
-          "give --output FILE");
-    }
-    groups.base_is_default = target == Target::kDefaultFile;
-    groups.dry_run = flags.dry_run;
-    groups.json = flags.json;
-    return ApplyClusterGroups(groups, in_force);
+    return ApplyProposalGroups(flags, proposal, target, format, in_force);
   }
   ARTUNE_ASSIGN_OR_RETURN(const Config proposed,
                           tuner::ApplyKnobSettings(in_force.config, proposal.settings));
@@ -412,12 +457,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
 
   std::string path;
   if (target == Target::kDefaultFile) {
-    path = transport::DefaultConfigPath();
-    if (path.empty()) {
-      return Status::InvalidArgument(
-          "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
-          "give --output FILE");
-    }
+    ARTUNE_ASSIGN_OR_RETURN(path, DefaultPathOrError());
   } else if (target == Target::kOutputFile) {
     path = flags.output;
   }
@@ -439,29 +479,13 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["target"] = target == Target::kDefaultFile ? "default-file" : "file";
     out["path"] = path;
     out["format"] = std::string(tuner::ConfigFormatName(format));
-    out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
-    out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
-    out["prediction_id"] =
-        proposal.prediction_id ? ordered_json(*proposal.prediction_id) : ordered_json();
-    out["objective"] =
-        proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
-    out["objective_value"] =
-        proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
-    out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
-    out["winner"] = WinnerJson(proposal);
+    AddProposalJson(out, proposal);
     out["written"] = writing;
     out["in_force_file"] =
         in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
     out["changes"] = ChangesJson(changes);
     out["config"] = transport::ConfigToMap(proposed);
-    out["warnings"] = warnings;
-    if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
-    // True when the config takes polling = busy from a sweep measured without
-    // --background-load (the warning says why that matters).
-    out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
-    if (!proposal.idle_busy_polling_warning.empty()) {
-      out["warnings"].push_back(proposal.idle_busy_polling_warning);
-    }
+    AddWarningsJson(out, proposal, warnings);
     std::cout << out.dump(2) << "\n";
   } else if (!context.globals.quiet || target != Target::kStdout) {
     for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   Context context;
   CLI::App app{"artune: profile gRPC tensor traffic and tune the RDMA transport that carries it"};
   app.name("artune");
-  app.require_subcommand(1);
+  // At most one; none is handled after parsing (the command list, not an error line).
+  app.require_subcommand(0, 1);
   app.fallthrough();  // global options may follow the subcommand
   app.set_version_flag("--version", "artune 0.1.0");
   app.add_option("--db", context.globals.db_path,
@@ -67,6 +68,13 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "artune: internal error: " << e.what() << "\n";
     return kExitFailure;
+  }
+  if (app.get_subcommands().empty()) {
+    // Bare `artune` (or only global options): what `artune --help` prints, on
+    // stdout, but with the usage exit code, as git and ip do (1 and 255): a script
+    // that forgot the command must not read this as success.
+    std::cout << app.help();
+    return kExitUsage;
   }
   return context.exit_code;
 }

@@ -102,7 +102,7 @@ void RegisterReport(CLI::App& root, Context& context) {
   auto* sweep = command->add_option(
       "--sweep", options->sweep_id,
       "Sweep id (`artune sweep`): the eager_threshold x chunk_size heatmap of the objective "
-      "with the best cell marked, the winner against the defaults, every trial");
+      "with the chosen config marked, the chosen config against the defaults, every trial");
   sweep->check(CLI::PositiveNumber);
   capture->excludes(sweep);
   auto* cluster = command->add_option(

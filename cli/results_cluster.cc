@@ -46,22 +46,15 @@ ordered_json ScoreJson(const tuner::ClusterData& data,
           {"geomean", score->geomean_ok ? ordered_json(score->geomean) : ordered_json()}};
 }
 
-ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
-  ordered_json j;
-  j["cluster"] = ClusterRecordJson(data.cluster);
-  j["objective"] = data.objective;
-  j["goal"] = data.goal;
-  j["cluster_goal"] = std::string(tuner::ClusterGoalName(data.input.cluster_goal));
-  j["default"] = data.input.default_key;
-  j["usable_links"] = analysis.usable_links;
-  j["failed_links"] = analysis.failed_links;
+// Every link: its ends, status, best config against the default and the winner.
+ordered_json LinksJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
   std::vector<bool> outlier(data.links.size(), false);
   for (const tuner::Outlier& o : analysis.outliers) outlier[o.link] = true;
-  j["links"] = ordered_json::array();
+  ordered_json links = ordered_json::array();
   for (size_t i = 0; i < data.links.size(); ++i) {
     const db::ClusterLinkRecord& link = data.links[i];
     const tuner::LinkRow& row = analysis.rows[i];
-    j["links"].push_back(
+    links.push_back(
         {{"round", link.round},
          {"pair", link.pair},
          {"client",
@@ -79,44 +72,47 @@ ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAn
          {"winner_objective", Optional(row.winner_objective)},
          {"outlier", outlier[i]}});
   }
-  j["winner"] = ScoreJson(data, analysis.winner.winner);
-  j["winner_reason"] = analysis.winner.reason;
-  j["default_score"] = ScoreJson(data, analysis.winner.default_score);
-  j["candidates"] = ordered_json::array();
-  for (const tuner::ConfigScore& score : analysis.winner.candidates) {
-    j["candidates"].push_back(ScoreJson(data, score));
-  }
-  const tuner::HostMatrix& matrix = analysis.matrix;
+  return links;
+}
+
+// The host x host heatmap under one config.
+ordered_json HeatmapJson(const tuner::HostMatrix& matrix) {
   ordered_json cells = ordered_json::array();
   for (const auto& row : matrix.cells) {
     ordered_json cells_row = ordered_json::array();
     for (const auto& cell : row) cells_row.push_back(Optional(cell.value));
     cells.push_back(std::move(cells_row));
   }
-  j["heatmap"] = {
-      {"knobs", matrix.config_key.empty() ? ordered_json() : ordered_json(matrix.config_key)},
-      {"under", matrix.is_winner ? "winner" : "default"},
-      {"rows", "client_host"},
-      {"columns", "server_host"},
-      {"hosts", matrix.hosts},
-      {"omitted_hosts", matrix.omitted_hosts},
-      {"cells", cells}};
-  j["outliers"] = ordered_json::array();
+  return {{"knobs", matrix.config_key.empty() ? ordered_json() : ordered_json(matrix.config_key)},
+          {"under", matrix.is_winner ? "winner" : "default"},
+          {"rows", "client_host"},
+          {"columns", "server_host"},
+          {"hosts", matrix.hosts},
+          {"omitted_hosts", matrix.omitted_hosts},
+          {"cells", cells}};
+}
+
+ordered_json OutliersJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
+  ordered_json outliers = ordered_json::array();
   for (const tuner::Outlier& o : analysis.outliers) {
     const db::ClusterLinkRecord& link = data.links[o.link];
-    j["outliers"].push_back({{"client_host", link.client_host},
-                             {"server_host", link.server_host},
-                             {"round", link.round},
-                             {"pair", link.pair},
-                             {"knobs", o.config_key},
-                             {"objective", o.objective},
-                             {"median", o.median},
-                             {"scale", o.scale},
-                             {"deviations", o.deviations},
-                             {"message", OutlierSentence(data, analysis, o)}});
+    outliers.push_back({{"client_host", link.client_host},
+                        {"server_host", link.server_host},
+                        {"round", link.round},
+                        {"pair", link.pair},
+                        {"knobs", o.config_key},
+                        {"objective", o.objective},
+                        {"median", o.median},
+                        {"scale", o.scale},
+                        {"deviations", o.deviations},
+                        {"message", OutlierSentence(data, analysis, o)}});
   }
+  return outliers;
+}
+
+ordered_json HostGroupsJson(const tuner::HostGrouping& grouping) {
   ordered_json groups = ordered_json::array();
-  for (const tuner::HostGroup& group : analysis.grouping.groups) {
+  for (const tuner::HostGroup& group : grouping.groups) {
     groups.push_back(
         {{"device_class", group.device_class},
          {"hosts", group.hosts},
@@ -124,10 +120,32 @@ ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAn
          {"winner", group.winner.winner ? ordered_json(group.winner.winner->key) : ordered_json()},
          {"reason", group.winner.reason}});
   }
-  j["host_groups"] = {{"split", analysis.grouping.groups.size() > 1},
-                      {"winners_differ", analysis.grouping.winners_differ},
-                      {"reason", analysis.grouping.reason},
-                      {"groups", groups}};
+  return {{"split", grouping.groups.size() > 1},
+          {"winners_differ", grouping.winners_differ},
+          {"reason", grouping.reason},
+          {"groups", groups}};
+}
+
+ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
+  ordered_json j;
+  j["cluster"] = ClusterRecordJson(data.cluster);
+  j["objective"] = data.objective;
+  j["goal"] = data.goal;
+  j["cluster_goal"] = std::string(tuner::ClusterGoalName(data.input.cluster_goal));
+  j["default"] = data.input.default_key;
+  j["usable_links"] = analysis.usable_links;
+  j["failed_links"] = analysis.failed_links;
+  j["links"] = LinksJson(data, analysis);
+  j["winner"] = ScoreJson(data, analysis.winner.winner);
+  j["winner_reason"] = analysis.winner.reason;
+  j["default_score"] = ScoreJson(data, analysis.winner.default_score);
+  j["candidates"] = ordered_json::array();
+  for (const tuner::ConfigScore& score : analysis.winner.candidates) {
+    j["candidates"].push_back(ScoreJson(data, score));
+  }
+  j["heatmap"] = HeatmapJson(analysis.matrix);
+  j["outliers"] = OutliersJson(data, analysis);
+  j["host_groups"] = HostGroupsJson(analysis.grouping);
   j["failed"] = ordered_json::array();
   for (const db::ClusterLinkRecord& link : data.links) {
     if (link.status == db::LinkStatus::kOk) continue;

@@ -1,7 +1,7 @@
 // artune results [--limit N] [--json]: the stored bench runs, newest first.
 // artune results show ID [--json]: one run with its full config and parameters.
 // artune results --sweeps [--json]: the stored sweeps, newest first.
-// artune results --sweep ID [--json]: a sweep's trials, its winner against the
+// artune results --sweep ID [--json]: a sweep's trials, its chosen config against the
 // default config, the default measured again at the end and the sweep's verdict,
 // and a text heatmap eager_threshold x chunk_size.
 // artune results --clusters / --cluster ID: cluster runs (results_cluster.h).
@@ -172,8 +172,8 @@ std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
   return names;
 }
 
-// The trial at (eager, chunk) when every other swept knob is at the winner's value
-// (or, without a winner, any trial there).
+// The trial at (eager, chunk) when every other swept knob is at the chosen config's
+// value (or, with none chosen, any trial there).
 const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
                                    const std::optional<db::TrialRecord>& best,
                                    const std::string& eager, const std::string& chunk) {
@@ -224,7 +224,7 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
     const uint32_t rounds = sweep.verdict->final_rounds;
     out << "Final    " << rounds << " interleaved round" << (rounds == 1 ? "" : "s")
         << " of the default and " << sweep.verdict->finalists.size()
-        << " finalists; the winner is chosen here\n";
+        << " finalists; the chosen config is picked here\n";
     for (const db::FinalistRecord& finalist : sweep.verdict->finalists) {
       const std::string won = "faster than the default in " + std::to_string(finalist.rounds_won) +
                               " of " + std::to_string(rounds) + " rounds";
@@ -233,7 +233,7 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
     print_again("         ", sweep.verdict->default_remeasured, "the default");
   } else {
     print_again("Again    ", sweep.verdict->best_remeasured,
-                "the winner measured again after the search, just before the default");
+                "the chosen config measured again after the search, just before the default");
     print_again("Again    ", sweep.verdict->default_remeasured,
                 "the default measured again after the search");
   }
@@ -241,8 +241,11 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
 }
 
 Status ListSweeps(const ResultsOptions& options, const Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store->ListSweeps(options.limit));
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForListing(context));
+  std::vector<db::SweepRecord> sweeps;  // none in a store not made yet
+  if (store != nullptr) {
+    ARTUNE_ASSIGN_OR_RETURN(sweeps, store->ListSweeps(options.limit));
+  }
   if (options.json) {
     ordered_json j = {{"sweeps", ordered_json::array()}};
     for (const db::SweepRecord& sweep : sweeps) j["sweeps"].push_back(SweepJson(sweep));
@@ -270,12 +273,16 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
 struct SweepView {
   db::SweepRecord sweep;
   std::vector<db::TrialRecord> trials;
-  std::optional<db::TrialRecord> best;           // the chosen trial (ChosenTrial)
+  // The chosen config (ChosenTrial: the final round's pick, the one `apply config
+  // --sweep` writes) and the search's best trial (Store::BestTrial), which differ
+  // when the final round chose another finalist. JSON calls the chosen one "best".
+  std::optional<db::TrialRecord> best;
+  std::optional<db::TrialRecord> search_best;
   std::optional<int64_t> cluster_id;             // the cluster run it measured a link of
   std::optional<db::TrialRecord> default_trial;  // the trial of the default knobs
   std::vector<std::string> eagers;               // heatmap rows
   std::vector<std::string> chunks;               // heatmap columns
-  // With more axes than the two, each cell is the point at the winner's values of
+  // With more axes than the two, each cell is the point at the chosen values of
   // the others (HeatmapCell): say which, or a 3-axis map reads as the whole sweep.
   std::map<std::string, std::string> held;
 
@@ -287,6 +294,7 @@ Result<SweepView> ReadSweepView(db::Store& store, int64_t sweep_id) {
   ARTUNE_ASSIGN_OR_RETURN(view.sweep, store.GetSweep(sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(view.trials, store.ListTrials(view.sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(view.best, ChosenTrial(store, view.sweep));
+  ARTUNE_ASSIGN_OR_RETURN(view.search_best, store.BestTrial(view.sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(view.cluster_id, tuner::FindClusterOfSweep(store, view.sweep.id));
   for (const db::TrialRecord& trial : view.trials) {
     if (db::TrialKnobKey(trial.knobs) == view.sweep.default_knobs) view.default_trial = trial;
@@ -358,7 +366,13 @@ void PrintSweepHeader(const SweepView& view) {
   std::cout << "\n";
 }
 
-// Every trial, the chosen one and the default noted.
+// Whether the search's best trial is another than the chosen config: then it is
+// named as such beside the chosen one.
+bool SearchBestDiffers(const SweepView& view) {
+  return view.search_best && (!view.best || view.best->id != view.search_best->id);
+}
+
+// Every trial, the chosen one, the search's best (when another) and the default noted.
 void PrintTrialTable(const SweepView& view) {
   const std::optional<db::TrialRecord>& best = view.best;
   const std::optional<db::TrialRecord>& default_trial = view.default_trial;
@@ -366,9 +380,12 @@ void PrintTrialTable(const SweepView& view) {
       {"ID", "KNOBS", "STATUS", "OBJECTIVE", "CI LOW", "CI HIGH", "N", "NOTE"}};
   for (const db::TrialRecord& trial : view.trials) {
     std::string note;
-    if (best && trial.id == best->id) note = "best";
-    if (default_trial && trial.id == default_trial->id)
-      note += note.empty() ? "default" : ", default";
+    const auto add = [&](const char* what) {
+      note += (note.empty() ? "" : ", ") + std::string(what);
+    };
+    if (best && trial.id == best->id) add("chosen");
+    if (SearchBestDiffers(view) && trial.id == view.search_best->id) add("search's best");
+    if (default_trial && trial.id == default_trial->id) add("default");
     if (!trial.error.empty()) note += (note.empty() ? "" : "; ") + trial.error;
     rows.push_back({std::to_string(trial.id), db::TrialKnobKey(trial.knobs),
                     std::string(db::TrialStatusName(trial.status)),
@@ -379,15 +396,24 @@ void PrintTrialTable(const SweepView& view) {
   std::cout << "\n";
 }
 
-// The chosen trial and the default, each with its interval.
-void PrintWinnerAndDefault(const SweepView& view) {
+// The chosen config, the search's best trial when it is another, and the default,
+// each with its interval.
+void PrintChosenAndDefault(const SweepView& view) {
   if (view.best) {
     const db::TrialRecord& best = *view.best;
-    std::cout << "Winner   " << db::TrialKnobKey(best.knobs) << "  "
+    std::cout << "Chosen   " << db::TrialKnobKey(best.knobs) << "  "
               << FormatNumber(best.objective, 2) << " [" << FormatNumber(best.ci_low, 2) << ", "
-              << FormatNumber(best.ci_high, 2) << "]\n";
+              << FormatNumber(best.ci_high, 2) << "]  (`artune apply config --sweep "
+              << view.sweep.id << "` writes it)\n";
   } else {
-    std::cout << "Winner   none (no trial validated)\n";
+    std::cout << "Chosen   none (no trial validated)\n";
+  }
+  if (SearchBestDiffers(view)) {
+    const db::TrialRecord& search_best = *view.search_best;
+    std::cout << "Search's best trial  " << db::TrialKnobKey(search_best.knobs) << "  "
+              << FormatNumber(search_best.objective, 2) << " ["
+              << FormatNumber(search_best.ci_low, 2) << ", " << FormatNumber(search_best.ci_high, 2)
+              << "]  (not chosen: the final round judged the chosen config better)\n";
   }
   if (view.default_trial) {
     const db::TrialRecord& default_trial = *view.default_trial;
@@ -398,7 +424,7 @@ void PrintWinnerAndDefault(const SweepView& view) {
   }
 }
 
-// The heatmap cell's text: the objective (* on the winner), or why there is none.
+// The heatmap cell's text: the objective (* on the chosen config), or why there is none.
 std::string HeatmapCellText(const db::TrialRecord* cell,
                             const std::optional<db::TrialRecord>& best) {
   if (cell == nullptr) return "-";
@@ -415,9 +441,9 @@ void PrintHeatmap(const SweepView& view) {
     for (const auto& [name, value] : view.held) {
       at += (at.empty() ? "" : ", ") + name + "=" + value;
     }
-    std::cout << " at the winner's " << at;
+    std::cout << " at the chosen config's " << at;
   }
-  std::cout << "; * winner, - not measured, FAIL failed, BAD corrupted data\n";
+  std::cout << "; * chosen, - not measured, FAIL failed, BAD corrupted data\n";
   std::vector<std::vector<std::string>> grid;
   std::vector<std::string> header = {"eager \\ chunk"};
   for (const std::string& chunk : view.chunks) header.push_back(chunk);
@@ -443,7 +469,7 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   }
   PrintSweepHeader(view);
   PrintTrialTable(view);
-  PrintWinnerAndDefault(view);
+  PrintChosenAndDefault(view);
   PrintVerdict(view.sweep, std::cout);
   if (view.heatmap()) PrintHeatmap(view);
   return Status::Ok();
@@ -458,9 +484,10 @@ void RegisterResults(CLI::App& root, Context& context) {
   command->add_flag("--json", options->json, "Print one JSON object instead of the table");
   command->add_option("--limit", options->limit, "Show the N newest runs; 0 shows all")
       ->capture_default_str();
-  command->add_option("--sweep", options->sweep_id,
-                      "Show sweep ID: its trials, the winner, the default measured again and "
-                      "the verdict, and a heatmap eager_threshold x chunk_size");
+  command->add_option(
+      "--sweep", options->sweep_id,
+      "Show sweep ID: its trials, the chosen config, the default measured again and "
+      "the verdict, and a heatmap eager_threshold x chunk_size");
   command->add_flag("--sweeps", options->sweeps, "List the stored sweeps instead of bench runs");
   auto* cluster =
       command->add_option("--cluster", options->cluster_id,

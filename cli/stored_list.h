@@ -1,13 +1,15 @@
 // The one shape of a stored-record listing (`artune results`, `artune captures`):
 // the newest --limit records as a table, or as one JSON object
 // {"db": PATH, "total_<noun>": N, "<noun>": [...]}, with the same --limit check,
-// empty-store message and "N newest of M" footer. A command says what its records
+// empty-store message and "N newest of M" footer. A store that does not exist yet
+// lists as an empty one (exit 0). A command says what its records
 // are and how one prints; the listing does the rest.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -19,6 +21,18 @@
 #include "format.h"
 
 namespace artune::cli {
+
+// The store for a listing (`artune results`, `captures`, `results --sweeps`): a
+// store that does not exist yet holds nothing, which is not an error; then the
+// result is nullptr and the listing prints an empty one. Other errors as
+// OpenStoreForReading.
+inline Result<std::unique_ptr<db::Store>> OpenStoreForListing(const Context& context) {
+  Result<std::unique_ptr<db::Store>> store = OpenStoreForReading(context);
+  if (!store.ok() && store.status().code() == ErrorCode::kNotFound) {
+    return std::unique_ptr<db::Store>();
+  }
+  return store;
+}
 
 template <typename Record>
 struct StoredListing {
@@ -44,9 +58,14 @@ Status PrintStoredListing(const StoredListing<Record>& listing, int limit, bool 
                                    " is negative: pass 0 for all " + std::string(listing.noun) +
                                    " or a positive count");
   }
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const std::vector<Record> records, listing.list(*store, limit));
-  ARTUNE_ASSIGN_OR_RETURN(const db::StoreInfo info, store->Info());
+  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForListing(context));
+  std::vector<Record> records;
+  db::StoreInfo info;  // a store not made yet: its path, no rows
+  info.path = db::ResolveDatabasePath(context.globals.db_path);
+  if (store != nullptr) {
+    ARTUNE_ASSIGN_OR_RETURN(records, listing.list(*store, limit));
+    ARTUNE_ASSIGN_OR_RETURN(info, store->Info());
+  }
   const auto count = info.row_counts.find(std::string(listing.table));
   const int64_t total = count == info.row_counts.end() ? 0 : count->second;
 

@@ -113,7 +113,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   }
   if (outcome.best_beats_default && baseline && baseline->status == db::TrialStatus::kOk &&
       winner->objective > 0 && baseline->objective > 0) {
-    const bool lower = sweep.goal == "min";
+    const bool lower = tuner::ParseGoal(sweep.goal) == tuner::ObjectiveGoal::kMin;
     const double gain =
         lower ? baseline->objective / winner->objective : winner->objective / baseline->objective;
     std::cout << "best vs default: " << std::fixed << std::setprecision(2) << gain << "x"

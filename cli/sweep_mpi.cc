@@ -422,6 +422,100 @@ void StoreOrAbort(db::Store& store, int64_t cluster_id, const LinkReport& report
   progress.Stored(report, *stored);
 }
 
+// Every rank's host, address, device and start error, in rank order.
+Result<std::vector<RankInfo>> GatherRanks(MpiWorld& world, const RankInfo& info) {
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<std::string> gathered, world.AllGather(json{
+                                                                 {"host", info.host},
+                                                                 {"address", info.address},
+                                                                 {"device", info.device},
+                                                                 {"error",
+                                                                  info.error}}.dump()));
+  std::vector<RankInfo> ranks;
+  for (const std::string& text : gathered) {
+    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::Corruption("a rank sent a malformed address");
+    ranks.push_back(
+        {j.value("host", ""), j.value("address", ""), j.value("device", ""), j.value("error", "")});
+  }
+  return ranks;
+}
+
+// The link of `pair`, the p-th of round r, between the ranks it names.
+db::ClusterLinkRecord LinkOf(size_t r, size_t p, const tuner::RankPair& pair,
+                             const std::vector<RankInfo>& ranks) {
+  db::ClusterLinkRecord link;
+  link.round = static_cast<uint32_t>(r);
+  link.pair = static_cast<uint32_t>(p);
+  link.client_rank = pair.client;
+  link.server_rank = pair.server;
+  link.client_host = ranks[pair.client].host;
+  link.client_device = ranks[pair.client].device;
+  link.server_host = ranks[pair.server].host;
+  link.server_device = ranks[pair.server].device;
+  return link;
+}
+
+// Rank 0: every link of a round is stored as soon as it is finished, whoever
+// measured it: its own (`own`, measuring) and the `expected` ones the others send.
+void StoreRoundLinks(int expected, std::optional<std::future<LinkReport>>& own, db::Store& store,
+                     int64_t cluster_id, ClusterProgress& progress, MpiWorld& world) {
+  for (int received = 0; received < expected || own;) {
+    if (own && own->wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      StoreOrAbort(store, cluster_id, own->get(), progress, world);
+      own.reset();
+      continue;
+    }
+    Result<std::optional<MpiWorld::Received>> arrived = world.TryReceiveAny(kLinkTag);
+    if (!arrived.ok()) Abort(arrived.status(), world);
+    if (!arrived->has_value()) {
+      std::this_thread::sleep_for(kPollInterval);
+      continue;
+    }
+    Result<LinkReport> report = DecodeLinkReport((*arrived)->text);
+    if (!report.ok()) Abort(report.status(), world);
+    StoreOrAbort(store, cluster_id, *report, progress, world);
+    ++received;
+  }
+}
+
+// Round r of the schedule: each rank measures the links it is the client of (rank
+// 0 on a thread of its own) and rank 0 stores them all; then every rank waits for
+// the others. `store` is rank 0's, nullptr on the others.
+void RunRound(size_t r, const tuner::PairSchedule& schedule, const RunSetup& setup,
+              const std::vector<RankInfo>& ranks, RankState& state, db::Store* store,
+              ClusterProgress& progress, MpiWorld& world) {
+  const bool root = world.rank() == 0;
+  const auto round_started = Clock::now();
+  int expected = 0;                            // links rank 0 receives this round
+  std::optional<std::future<LinkReport>> own;  // rank 0's own link, measuring
+  for (size_t p = 0; p < schedule.rounds[r].size(); ++p) {
+    const tuner::RankPair& pair = schedule.rounds[r][p];
+    if (setup.done.count({pair.client, pair.server})) {
+      if (root) progress.Skipped();
+      continue;
+    }
+    if (pair.client != 0) ++expected;
+    if (static_cast<int>(pair.client) != world.rank()) continue;
+    const db::ClusterLinkRecord link = LinkOf(r, p, pair, ranks);
+    if (root) {
+      // Measured on a thread of its own, so that rank 0 meanwhile stores the
+      // links the others finish (MPI stays on this thread: MPI_THREAD_FUNNELED).
+      own = std::async(std::launch::async, [&state, server = ranks[pair.server], link] {
+        return MeasureLink(state, server, link);
+      });
+    } else if (Status sent = world.Send(
+                   EncodeLinkReport(MeasureLink(state, ranks[pair.server], link)), 0, kLinkTag);
+               !sent.ok()) {
+      Abort(sent, world);
+    }
+  }
+  if (root) {
+    StoreRoundLinks(expected, own, *store, setup.cluster_id, progress, world);
+    progress.RoundDone(r, SecondsSince(round_started));
+  }
+  if (Status synced = world.Barrier(); !synced.ok()) Abort(synced, world);
+}
+
 }  // namespace
 
 Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
@@ -456,19 +550,7 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   if (Status started = StartRank(flags, setup, dir, state); !started.ok()) {
     state.info.error = started.ToString();
   }
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<std::string> gathered,
-                          world->AllGather(json{{"host", state.info.host},
-                                                {"address", state.info.address},
-                                                {"device", state.info.device},
-                                                {"error", state.info.error}}
-                                               .dump()));
-  std::vector<RankInfo> ranks;
-  for (const std::string& text : gathered) {
-    const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return Status::Corruption("a rank sent a malformed address");
-    ranks.push_back(
-        {j.value("host", ""), j.value("address", ""), j.value("device", ""), j.value("error", "")});
-  }
+  ARTUNE_ASSIGN_OR_RETURN(const std::vector<RankInfo> ranks, GatherRanks(*world, state.info));
   const uint64_t seed = std::stoull(setup.parameters.at("pairs_seed"));
   ARTUNE_ASSIGN_OR_RETURN(
       tuner::PairSchedule schedule,
@@ -477,60 +559,7 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   ClusterProgress progress(root && !context.globals.quiet, setup.cluster_id, setup.measurement,
                            schedule, setup.done.size());
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
-    const auto round_started = Clock::now();
-    int expected = 0;                            // links rank 0 receives this round
-    std::optional<std::future<LinkReport>> own;  // rank 0's own link, measuring
-    for (size_t p = 0; p < schedule.rounds[r].size(); ++p) {
-      const tuner::RankPair& pair = schedule.rounds[r][p];
-      if (setup.done.count({pair.client, pair.server})) {
-        if (root) progress.Skipped();
-        continue;
-      }
-      if (pair.client != 0) ++expected;
-      if (static_cast<int>(pair.client) != world->rank()) continue;
-      db::ClusterLinkRecord link;
-      link.round = static_cast<uint32_t>(r);
-      link.pair = static_cast<uint32_t>(p);
-      link.client_rank = pair.client;
-      link.server_rank = pair.server;
-      link.client_host = ranks[pair.client].host;
-      link.client_device = ranks[pair.client].device;
-      link.server_host = ranks[pair.server].host;
-      link.server_device = ranks[pair.server].device;
-      if (root) {
-        // Measured on a thread of its own, so that rank 0 meanwhile stores the
-        // links the others finish (MPI stays on this thread: MPI_THREAD_FUNNELED).
-        own = std::async(std::launch::async, [&state, server = ranks[pair.server], link] {
-          return MeasureLink(state, server, link);
-        });
-      } else if (Status sent = world->Send(
-                     EncodeLinkReport(MeasureLink(state, ranks[pair.server], link)), 0, kLinkTag);
-                 !sent.ok()) {
-        Abort(sent, *world);
-      }
-    }
-    if (root) {
-      // Every link is stored as soon as it is finished, whoever measured it.
-      for (int received = 0; received < expected || own;) {
-        if (own && own->wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-          StoreOrAbort(*store, setup.cluster_id, own->get(), progress, *world);
-          own.reset();
-          continue;
-        }
-        Result<std::optional<MpiWorld::Received>> arrived = world->TryReceiveAny(kLinkTag);
-        if (!arrived.ok()) Abort(arrived.status(), *world);
-        if (!arrived->has_value()) {
-          std::this_thread::sleep_for(kPollInterval);
-          continue;
-        }
-        Result<LinkReport> report = DecodeLinkReport((*arrived)->text);
-        if (!report.ok()) Abort(report.status(), *world);
-        StoreOrAbort(*store, setup.cluster_id, *report, progress, *world);
-        ++received;
-      }
-      progress.RoundDone(r, SecondsSince(round_started));
-    }
-    if (Status synced = world->Barrier(); !synced.ok()) Abort(synced, *world);
+    RunRound(r, schedule, setup, ranks, state, store.get(), progress, *world);
   }
   Status finished = Status::Ok();
   if (root) {

@@ -86,10 +86,10 @@ nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate)
 std::string VerdictText(db::Verdict verdict) {
   switch (verdict) {
     case db::Verdict::kBeatsDefault:
-      return "beats default: the best config is better than the default beyond noise (its "
+      return "beats default: the chosen config is better than the default beyond noise (its "
              "same-round pairs with the default, or their confidence intervals)";
     case db::Verdict::kWithinNoise:
-      return "within noise: the best config does not beat the default beyond noise (its "
+      return "within noise: the chosen config does not beat the default beyond noise (its "
              "same-round pairs with the default, or their confidence intervals)";
     case db::Verdict::kDefaultIsBest:
       return "default is best: no config measured beats it";

@@ -58,7 +58,7 @@ nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate)
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
 
 // One line of text for a verdict value, for the human output of sweep, results and
-// apply (e.g. "within noise: the best config does not beat the default beyond noise
+// apply (e.g. "within noise: the chosen config does not beat the default beyond noise
 // ..."); unknown values are returned as they are.
 std::string VerdictText(db::Verdict verdict);
 

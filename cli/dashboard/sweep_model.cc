@@ -5,6 +5,7 @@
 #include <set>
 
 #include "artune/transport/knobs.h"
+#include "artune/tuner/goal.h"
 
 namespace artune::dashboard {
 namespace {
@@ -35,8 +36,58 @@ bool Usable(const SweepTrial& trial) {
   return trial.status == db::TrialStatus::kOk && trial.validated && std::isfinite(trial.objective);
 }
 
-// Whether `a` beats `b` under `goal`; ties keep the earlier (strictly better only).
-bool Better(double a, double b, const std::string& goal) { return goal == "max" ? a > b : a < b; }
+// The sweep's stored goal ("min" | "max"); text the store never writes reads as min.
+tuner::ObjectiveGoal Goal(const SweepInput& input) {
+  return tuner::ParseGoal(input.goal).value_or(tuner::ObjectiveGoal::kMin);
+}
+
+// summary.cells over the axes in summary: each cell's best usable objective, its
+// colour level among the usable cells, and the chosen config's cell marked.
+void FillHeatmap(const SweepInput& input, SweepSummary& summary) {
+  auto index_of = [](const std::vector<std::string>& axis, const std::string& value) {
+    return static_cast<size_t>(std::find(axis.begin(), axis.end(), value) - axis.begin());
+  };
+  summary.cells.assign(summary.eager_values.size(),
+                       std::vector<HeatCell>(summary.chunk_values.size()));
+  std::optional<double> best_value, worst_value;
+  for (const SweepTrial& trial : input.trials) {
+    HeatCell& cell = summary.cells[index_of(summary.eager_values, AxisValue(trial, kEagerKnob))]
+                                  [index_of(summary.chunk_values, AxisValue(trial, kChunkKnob))];
+    cell.measured = true;
+    if (!Usable(trial)) continue;
+    if (!cell.usable || tuner::Better(Goal(input), trial.objective, cell.objective)) {
+      cell.objective = trial.objective;
+    }
+    cell.usable = true;
+  }
+  for (auto& row : summary.cells) {
+    for (HeatCell& cell : row) {
+      if (!cell.usable) continue;
+      if (!best_value || tuner::Better(Goal(input), cell.objective, *best_value)) {
+        best_value = cell.objective;
+      }
+      if (!worst_value || tuner::Better(Goal(input), *worst_value, cell.objective)) {
+        worst_value = cell.objective;
+      }
+    }
+  }
+  if (summary.chosen) {
+    summary
+        .cells[index_of(summary.eager_values, AxisValue(*summary.chosen, kEagerKnob))]
+              [index_of(summary.chunk_values, AxisValue(*summary.chosen, kChunkKnob))]
+        .chosen = true;
+  }
+  for (auto& row : summary.cells) {
+    for (HeatCell& cell : row) {
+      if (!cell.usable) continue;
+      const double span = std::abs(*best_value - *worst_value);
+      // 0 at the best value, 1 at the worst.
+      const double distance = span > 0 ? std::abs(cell.objective - *best_value) / span : 0;
+      cell.level = kHeatLevels - 1 -
+                   static_cast<int>(std::lround(distance * static_cast<double>(kHeatLevels - 1)));
+    }
+  }
+}
 
 }  // namespace
 
@@ -85,7 +136,7 @@ SweepSummary SummarizeSweep(const SweepInput& input) {
     chunk_set.insert(AxisValue(trial, kChunkKnob));
     if (!Usable(trial)) continue;
     ++summary.ok;
-    if (!summary.best || Better(trial.objective, summary.best->objective, input.goal)) {
+    if (!summary.best || tuner::Better(Goal(input), trial.objective, summary.best->objective)) {
       summary.best = trial;
     }
   }
@@ -97,49 +148,13 @@ SweepSummary SummarizeSweep(const SweepInput& input) {
     summary.eta_s = mean * static_cast<double>(*summary.planned - summary.done);
   }
 
-  auto index_of = [](const std::vector<std::string>& axis, const std::string& value) {
-    return static_cast<size_t>(std::find(axis.begin(), axis.end(), value) - axis.begin());
-  };
-  summary.cells.assign(summary.eager_values.size(),
-                       std::vector<HeatCell>(summary.chunk_values.size()));
-  std::optional<double> best_value, worst_value;
-  for (const SweepTrial& trial : input.trials) {
-    HeatCell& cell = summary.cells[index_of(summary.eager_values, AxisValue(trial, kEagerKnob))]
-                                  [index_of(summary.chunk_values, AxisValue(trial, kChunkKnob))];
-    cell.measured = true;
-    if (!Usable(trial)) continue;
-    if (!cell.usable || Better(trial.objective, cell.objective, input.goal)) {
-      cell.objective = trial.objective;
-    }
-    cell.usable = true;
-  }
-  for (auto& row : summary.cells) {
-    for (HeatCell& cell : row) {
-      if (!cell.usable) continue;
-      if (!best_value || Better(cell.objective, *best_value, input.goal)) {
-        best_value = cell.objective;
-      }
-      if (!worst_value || Better(*worst_value, cell.objective, input.goal)) {
-        worst_value = cell.objective;
-      }
+  summary.chosen = summary.best;
+  if (summary.finished && !input.chosen_knobs.empty()) {
+    for (const SweepTrial& trial : input.trials) {
+      if (db::TrialKnobKey(trial.knobs) == input.chosen_knobs) summary.chosen = trial;
     }
   }
-  if (summary.best) {
-    summary
-        .cells[index_of(summary.eager_values, AxisValue(*summary.best, kEagerKnob))]
-              [index_of(summary.chunk_values, AxisValue(*summary.best, kChunkKnob))]
-        .best = true;
-  }
-  for (auto& row : summary.cells) {
-    for (HeatCell& cell : row) {
-      if (!cell.usable) continue;
-      const double span = std::abs(*best_value - *worst_value);
-      // 0 at the best value, 1 at the worst.
-      const double distance = span > 0 ? std::abs(cell.objective - *best_value) / span : 0;
-      cell.level = kHeatLevels - 1 -
-                   static_cast<int>(std::lround(distance * static_cast<double>(kHeatLevels - 1)));
-    }
-  }
+  FillHeatmap(input, summary);
   if (summary.finished) {
     summary.verdict = input.verdict;
     summary.default_remeasured = input.default_remeasured;

@@ -47,6 +47,9 @@ struct SweepInput {
   std::optional<db::Verdict> verdict;
   std::optional<SweepTrial> default_remeasured;
   std::optional<SweepTrial> best_remeasured;
+  // The verdict's best_knobs (db::TrialKnobKey): the config the final round chose,
+  // the one `artune apply config --sweep` writes; "" when no verdict is stored.
+  std::string chosen_knobs;
 };
 
 inline constexpr int kHeatLevels = 5;  // 0 worst .. 4 best
@@ -56,7 +59,7 @@ struct HeatCell {
   bool usable = false;    // some trial here is ok and validated
   double objective = 0;   // the best usable objective of the cell
   int level = 0;          // 0..kHeatLevels-1 among usable cells (higher: better)
-  bool best = false;      // the sweep's best cell
+  bool chosen = false;    // the chosen config's cell (SweepSummary::chosen), starred
 };
 
 struct SweepSummary {
@@ -72,7 +75,12 @@ struct SweepSummary {
   std::vector<std::string> eager_values;
   std::vector<std::string> chunk_values;
   std::vector<std::vector<HeatCell>> cells;
+  // The search's best trial so far (ok, validated, best objective).
   std::optional<SweepTrial> best;
+  // The chosen config, as `artune apply config --sweep` takes it: once finished, the
+  // trial the stored verdict chose (its final round may pick another finalist than
+  // `best`); before, or without a verdict naming a trial, `best`.
+  std::optional<SweepTrial> chosen;
   std::optional<SweepTrial> latest;  // the most recently stored trial
   // Only once the sweep is finished: a resumed sweep that is running again still
   // has its previous verdict stored, which the new trials may overturn.

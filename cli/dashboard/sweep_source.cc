@@ -85,6 +85,7 @@ SweepInput SweepInputFromRecords(const db::SweepRecord& sweep,
   for (const db::TrialRecord& record : trials) input.trials.push_back(TrialOf(record));
   if (sweep.verdict) {
     input.verdict = sweep.verdict->verdict;
+    input.chosen_knobs = sweep.verdict->best_knobs;
     if (sweep.verdict->default_remeasured) {
       input.default_remeasured = TrialOf(*sweep.verdict->default_remeasured);
     }

@@ -1,4 +1,4 @@
-// The sweep view: progress and ETA, the best and the latest trial, and the
+// The sweep view: progress and ETA, the chosen config and the latest trial, and the
 // heatmap of the objective over eager_threshold (rows) x chunk_size (columns);
 // for a sweep that measured a cluster's link, the cluster's host x host heatmap
 // beside or below it (cluster_view.cc).
@@ -50,9 +50,10 @@ std::string TrialLine(const SweepTrial& trial) {
 std::pair<std::string, Style> VerdictLine(db::Verdict verdict) {
   switch (verdict) {
     case db::Verdict::kBeatsDefault:
-      return {"best beats the default beyond noise", Style::kGood};
+      return {"the chosen config beats the default beyond noise", Style::kGood};
     case db::Verdict::kWithinNoise:
-      return {"within noise: best does not beat the default beyond noise", Style::kWarn};
+      return {"within noise: the chosen config does not beat the default beyond noise",
+              Style::kWarn};
     case db::Verdict::kDefaultIsBest:
       return {"the default is the best config", Style::kNormal};
     case db::Verdict::kNoValidTrial:
@@ -64,25 +65,13 @@ std::pair<std::string, Style> VerdictLine(db::Verdict verdict) {
 constexpr Style kHeatStyles[kHeatLevels] = {Style::kHeat0, Style::kHeat1, Style::kHeat2,
                                             Style::kHeat3, Style::kHeat4};
 
-}  // namespace
+// The heatmap's columns: the row labels, then one cell per chunk_size value.
+constexpr int kLabelWidth = 9;
+constexpr int kCellWidth = 7;
 
-void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
+// Rows 1 and 2: what the sweep is, and how far it got.
+void DrawSweepProgress(const SweepSummary& s, Canvas& canvas) {
   const int width = canvas.width();
-  if (!sweep.configured) {
-    canvas.Put(2, 2, "Sweep", Style::kHeader);
-    canvas.Put(4, 2, "No sweep: show one from the store with --sweep ID (or --sweep latest)",
-               Style::kDim);
-    return;
-  }
-  if (!sweep.summary) {
-    canvas.Put(1, 1, sweep.source, Style::kHeader);
-    canvas.Put(3, 2,
-               KeepEnd(sweep.error.empty() ? "reading the store" : sweep.error,
-                       static_cast<size_t>(width - 4)),
-               sweep.error.empty() ? Style::kDim : Style::kWarn);
-    return;
-  }
-  const SweepSummary& s = *sweep.summary;
   char line[256];
   std::snprintf(line, sizeof line, "sweep %lld  %s (%s)  %s  %s  %s", static_cast<long long>(s.id),
                 s.objective.c_str(), s.goal.c_str(), s.strategy.c_str(), s.workload.c_str(),
@@ -111,89 +100,131 @@ void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
                 FormatSeconds(s.trial_seconds).c_str());
   col = canvas.Put(2, col, line) + 2;
   if (s.eta_s) canvas.Put(2, col, "ETA " + FormatSeconds(*s.eta_s), Style::kHeader);
+}
 
-  canvas.Put(3, 1, "best  ", Style::kHeader);
-  canvas.Put(3, 7,
-             s.best ? KeepEnd(TrialLine(*s.best), static_cast<size_t>(width - 8))
-                    : std::string("none yet (no ok, validated trial)"),
-             s.best ? Style::kGood : Style::kDim);
-  canvas.Put(4, 1, s.finished ? "last  " : "latest", Style::kHeader);
-  if (s.latest) {
-    canvas.Put(4, 8, KeepEnd(TrialLine(*s.latest), static_cast<size_t>(width - 9)));
+// From row 3: the chosen config (what `artune apply config --sweep` writes), the
+// search's best trial when the final round chose another, the latest trial, and
+// once finished the verdict with the re-measurements it rests on. Returns the
+// first row below them.
+int DrawSweepTrials(const SweepSummary& s, Canvas& canvas) {
+  const int width = canvas.width();
+  const auto fit = [&](const std::string& text, int left) {
+    return KeepEnd(text, static_cast<size_t>(std::max(0, width - left - 1)));
+  };
+  int row = 3;
+  canvas.Put(row, 1, "chosen", Style::kHeader);
+  canvas.Put(row++, 8,
+             s.chosen ? fit(TrialLine(*s.chosen), 8) : "none yet (no ok, validated trial)",
+             s.chosen ? Style::kGood : Style::kDim);
+  if (s.best && s.chosen && KnobText(s.best->knobs) != KnobText(s.chosen->knobs)) {
+    canvas.Put(row, 1, "search's best", Style::kHeader);
+    canvas.Put(row++, 15, fit(TrialLine(*s.best) + "  (not chosen)", 15));
   }
+  canvas.Put(row, 1, s.finished ? "last  " : "latest", Style::kHeader);
+  if (s.latest) canvas.Put(row, 8, fit(TrialLine(*s.latest), 8));
+  ++row;
   if (!s.finished) {
-    canvas.Put(5, 8, "trial " + std::to_string(s.done + 1) + " is being measured", Style::kDim);
-  } else if (s.verdict) {
-    canvas.Put(5, 1, "verdict", Style::kHeader);
-    const auto [text, style] = VerdictLine(*s.verdict);
-    canvas.Put(5, 9, KeepEnd(text, static_cast<size_t>(std::max(0, width - 10))), style);
-    // The end-of-sweep re-measurements the verdict rests on, one under the other:
-    // the config it judged, then the default.
-    int row = 6;
-    if (s.best_remeasured || s.default_remeasured) canvas.Put(row, 1, "again ", Style::kHeader);
-    if (s.best_remeasured) {
-      canvas.Put(row++, 8,
-                 KeepEnd("best    " + TrialLine(*s.best_remeasured),
-                         static_cast<size_t>(std::max(0, width - 9))));
-    }
-    if (s.default_remeasured) {
-      canvas.Put(row, 8,
-                 KeepEnd("default " + TrialLine(*s.default_remeasured),
-                         static_cast<size_t>(std::max(0, width - 9))));
-    }
+    canvas.Put(row++, 8, "trial " + std::to_string(s.done + 1) + " is being measured", Style::kDim);
+    return row;
   }
+  if (!s.verdict) return row;
+  canvas.Put(row, 1, "verdict", Style::kHeader);
+  const auto [text, style] = VerdictLine(*s.verdict);
+  canvas.Put(row++, 9, fit(text, 9), style);
+  // The end-of-sweep re-measurements the verdict rests on, one under the other:
+  // the chosen config, then the default.
+  if (s.best_remeasured || s.default_remeasured) canvas.Put(row, 1, "again ", Style::kHeader);
+  if (s.best_remeasured) canvas.Put(row++, 8, fit("chosen  " + TrialLine(*s.best_remeasured), 8));
+  if (s.default_remeasured) {
+    canvas.Put(row++, 8, fit("default " + TrialLine(*s.default_remeasured), 8));
+  }
+  return row;
+}
 
-  // Heatmap, one row lower when both re-measurements are shown.
-  const int top = s.best_remeasured && s.default_remeasured && s.verdict ? 8 : 7;
+struct HeatmapExtent {
+  int columns = 0;  // drawn (the screen may cut some)
+  int rows = 0;
+};
+
+// The heatmap of the objective from row `top`, the chosen config's cell starred.
+HeatmapExtent DrawSweepHeatmap(const SweepSummary& s, Canvas& canvas, int top) {
+  const int width = canvas.width();
   canvas.Put(top, 1,
-             "objective: rows eager_threshold, columns chunk_size; * best, . none, x failed",
+             "objective: rows eager_threshold, columns chunk_size; * chosen, . none, x failed",
              Style::kHeader);
-  constexpr int kLabelWidth = 9;
-  constexpr int kCellWidth = 7;
   const int max_columns = (width - 1 - kLabelWidth) / kCellWidth;
   const int max_rows = canvas.height() - 1 - (top + 2);
-  const int columns = std::min<int>(max_columns, static_cast<int>(s.chunk_values.size()));
-  const int rows = std::min<int>(max_rows, static_cast<int>(s.eager_values.size()));
-  if (columns < static_cast<int>(s.chunk_values.size()) ||
-      rows < static_cast<int>(s.eager_values.size())) {
+  HeatmapExtent extent;
+  extent.columns = std::min<int>(max_columns, static_cast<int>(s.chunk_values.size()));
+  extent.rows = std::min<int>(max_rows, static_cast<int>(s.eager_values.size()));
+  if (extent.columns < static_cast<int>(s.chunk_values.size()) ||
+      extent.rows < static_cast<int>(s.eager_values.size())) {
     canvas.Put(top + 1, width - 24, "(cut to fit the screen)", Style::kDim);
   }
-  for (int c = 0; c < columns; ++c) {
+  for (int c = 0; c < extent.columns; ++c) {
     canvas.Put(top + 1, 1 + kLabelWidth + c * kCellWidth,
                AlignRight(s.chunk_values[c], kCellWidth - 1), Style::kHeader);
   }
-  for (int r = 0; r < rows; ++r) {
+  for (int r = 0; r < extent.rows; ++r) {
     const int row = top + 2 + r;
     canvas.Put(row, 1, AlignRight(s.eager_values[r], kLabelWidth - 1), Style::kHeader);
-    for (int c = 0; c < columns; ++c) {
+    for (int c = 0; c < extent.columns; ++c) {
       const HeatCell& cell = s.cells[r][c];
       const int left = 1 + kLabelWidth + c * kCellWidth;
       std::string text = !cell.measured ? "." : !cell.usable ? "x" : CellValue(cell.objective);
-      if (cell.best) text = "*" + text;
-      const Style style = !cell.usable ? Style::kDim
-                          : cell.best  ? Style::kBest
-                                       : kHeatStyles[cell.level];
+      if (cell.chosen) text = "*" + text;
+      const Style style = !cell.usable  ? Style::kDim
+                          : cell.chosen ? Style::kBest
+                                        : kHeatStyles[cell.level];
       canvas.Put(row, left, AlignRight(text, kCellWidth - 1), style);
     }
   }
-  if (!sweep.cluster) return;
-  // Beside the sweep's heatmap when it fits, else below it, else one line.
+  return extent;
+}
+
+// The cluster's heatmap beside the sweep's when it fits, else below it, else one line.
+void DrawClusterBesideOrBelow(const ClusterPanel& cluster, Canvas& canvas, int top,
+                              const HeatmapExtent& heatmap) {
+  const int width = canvas.width();
   const int bottom = canvas.height() - 1;  // the key hints' row
-  const int right = 1 + kLabelWidth + columns * kCellWidth + 2;
-  if (DrawClusterPanel(*sweep.cluster, canvas, top + 1, right, width - right, bottom - top - 1)) {
-    return;
-  }
-  const int below = top + 3 + rows;
-  if (DrawClusterPanel(*sweep.cluster, canvas, below, 1, width - 2, bottom - below)) return;
-  const std::string why =
-      sweep.cluster->omitted_hosts > 0
-          ? std::to_string(sweep.cluster->omitted_hosts) + " hosts, too many for a heatmap"
-          : "its heatmap needs a larger terminal";
+  const int right = 1 + kLabelWidth + heatmap.columns * kCellWidth + 2;
+  if (DrawClusterPanel(cluster, canvas, top + 1, right, width - right, bottom - top - 1)) return;
+  const int below = top + 3 + heatmap.rows;
+  if (DrawClusterPanel(cluster, canvas, below, 1, width - 2, bottom - below)) return;
+  const std::string why = cluster.omitted_hosts > 0 ? std::to_string(cluster.omitted_hosts) +
+                                                          " hosts, too many for a heatmap"
+                                                    : "its heatmap needs a larger terminal";
   canvas.Put(bottom - 1, 1,
-             KeepEnd("cluster " + std::to_string(sweep.cluster->cluster_id) + ", link " +
-                         sweep.cluster->link + ": " + why,
+             KeepEnd("cluster " + std::to_string(cluster.cluster_id) + ", link " + cluster.link +
+                         ": " + why,
                      static_cast<size_t>(width - 2)),
              Style::kDim);
+}
+
+}  // namespace
+
+void DrawSweepView(const SweepPanel& sweep, Canvas& canvas) {
+  const int width = canvas.width();
+  if (!sweep.configured) {
+    canvas.Put(2, 2, "Sweep", Style::kHeader);
+    canvas.Put(4, 2, "No sweep: show one from the store with --sweep ID (or --sweep latest)",
+               Style::kDim);
+    return;
+  }
+  if (!sweep.summary) {
+    canvas.Put(1, 1, sweep.source, Style::kHeader);
+    canvas.Put(3, 2,
+               KeepEnd(sweep.error.empty() ? "reading the store" : sweep.error,
+                       static_cast<size_t>(width - 4)),
+               sweep.error.empty() ? Style::kDim : Style::kWarn);
+    return;
+  }
+  const SweepSummary& s = *sweep.summary;
+  DrawSweepProgress(s, canvas);
+  // The heatmap starts at row 7 at the least, lower when more lines are shown above.
+  const int top = std::max(DrawSweepTrials(s, canvas), 7);
+  const HeatmapExtent heatmap = DrawSweepHeatmap(s, canvas, top);
+  if (sweep.cluster) DrawClusterBesideOrBelow(*sweep.cluster, canvas, top, heatmap);
 }
 
 }  // namespace artune::dashboard

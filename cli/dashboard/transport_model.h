@@ -13,24 +13,14 @@
 #include <string>
 
 #include "artune/transport/protocol.h"
+#include "artune/transport/transport.h"
 
 namespace artune::dashboard {
 
-struct ProtocolSample {
-  uint64_t slices = 0;
-  uint64_t bytes = 0;
-  std::array<uint64_t, transport::kLog2BucketCount> slices_by_bucket{};
-};
-
-// One GetStats answer.
-struct TransportSample {
-  std::array<ProtocolSample, transport::kProtocolCount> by_protocol{};
-  uint64_t calls_started = 0;
-  uint64_t calls_completed = 0;
-  uint64_t calls_failed = 0;
-  uint64_t connections_accepted = 0;
-  uint64_t connections_dropped = 0;
-};
+// One GetStats answer: the transport's own counters (transport.h), as the control
+// plane's codec reads them, not a copy of their fields.
+using TransportSample = transport::Stats;
+using ProtocolSample = transport::ProtocolStats;
 
 struct ProtocolRates {
   double slices_per_s = 0;

@@ -16,21 +16,7 @@ Result<TransportSample> FetchTransportStats(const std::string& address,
                       " (is a server, e.g. `artune serve`, listening there? does it want a "
                       "token: ARTUNE_TOKEN_FILE?)");
   }
-  TransportSample sample;
-  for (int p = 0; p < transport::kProtocolCount; ++p) {
-    const transport::ProtocolStats& counters = stats->by_protocol[p];
-    sample.by_protocol[p].slices = counters.slices;
-    sample.by_protocol[p].bytes = counters.bytes;
-    for (int b = 0; b < transport::kLog2BucketCount; ++b) {
-      sample.by_protocol[p].slices_by_bucket[b] = counters.slices_by_bucket[b];
-    }
-  }
-  sample.calls_started = stats->calls_started;
-  sample.calls_completed = stats->calls_completed;
-  sample.calls_failed = stats->calls_failed;
-  sample.connections_accepted = stats->connections_accepted;
-  sample.connections_dropped = stats->connections_dropped;
-  return sample;
+  return *stats;
 }
 
 std::unique_ptr<TransportSource> TransportSource::Start(std::string address,

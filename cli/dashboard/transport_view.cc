@@ -10,16 +10,12 @@
 
 namespace artune::dashboard {
 
-void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
-  if (!transport.configured) {
-    canvas.Put(2, 2, "Transport", Style::kHeader);
-    canvas.Put(4, 2, "No server: give the control-plane address of a running transport server,",
-               Style::kDim);
-    canvas.Put(5, 4, "artune dashboard --server 127.0.0.1:50051   (e.g. an `artune serve`)");
-    return;
-  }
+namespace {
+
+// Row 1: the server and its call and connection counters; row 2: the last poll's error.
+void DrawTransportHeader(const TransportSnapshot& transport, Canvas& canvas) {
   char line[200];
-  int col = canvas.Put(1, 1, "server " + transport.address, Style::kHeader) + 2;
+  const int col = canvas.Put(1, 1, "server " + transport.address, Style::kHeader) + 2;
   if (!transport.latest) {
     canvas.Put(1, col, transport.error.empty() ? "connecting" : "unreachable",
                transport.error.empty() ? Style::kDim : Style::kError);
@@ -37,9 +33,12 @@ void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
     canvas.Put(2, 1, KeepEnd(transport.error, static_cast<size_t>(canvas.width() - 2)),
                Style::kError);
   }
-  if (!transport.latest) return;
-  const TransportSample& sample = *transport.latest;
+}
 
+// From row 3: one row per protocol, its totals and rates.
+void DrawProtocolTable(const TransportSnapshot& transport, const TransportSample& sample,
+                       Canvas& canvas) {
+  char line[200];
   std::snprintf(line, sizeof line, "  %-20s%12s%12s%12s%14s", "PROTOCOL", "slices", "bytes",
                 "slices/s", "bytes/s");
   canvas.Put(3, 0, line, Style::kHeader);
@@ -53,10 +52,12 @@ void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
                   FormatBytesPerSecond(transport.rates[p].bytes_per_s).c_str());
     canvas.Put(4 + p, 0, line);
   }
+}
 
-  // Slices per log2 size bucket and protocol: where the eager/rendezvous crossover
-  // and the chunking actually fell.
-  const int top = 5 + transport::kProtocolCount;
+// Slices per log2 size bucket and protocol from row `top`: where the
+// eager/rendezvous crossover and the chunking actually fell.
+void DrawSizeBuckets(const TransportSample& sample, int top, Canvas& canvas) {
+  char line[200];
   canvas.Put(top, 2, "slices by size (bucket b holds [2^b, 2^(b+1)) bytes)", Style::kHeader);
   // Columns: the bucket (4 wide), then 19 per protocol: 80 columns in all.
   std::string header = "size";
@@ -95,6 +96,22 @@ void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
                  count == 0 ? Style::kDim : Style::kNormal);
     }
   }
+}
+
+}  // namespace
+
+void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas) {
+  if (!transport.configured) {
+    canvas.Put(2, 2, "Transport", Style::kHeader);
+    canvas.Put(4, 2, "No server: give the control-plane address of a running transport server,",
+               Style::kDim);
+    canvas.Put(5, 4, "artune dashboard --server 127.0.0.1:50051   (e.g. an `artune serve`)");
+    return;
+  }
+  DrawTransportHeader(transport, canvas);
+  if (!transport.latest) return;
+  DrawProtocolTable(transport, *transport.latest, canvas);
+  DrawSizeBuckets(*transport.latest, 5 + transport::kProtocolCount, canvas);
 }
 
 }  // namespace artune::dashboard

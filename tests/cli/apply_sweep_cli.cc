@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "apply_cli_fixture.h"
@@ -166,6 +167,43 @@ TEST_F(ApplySweepCliTest, ApplyConfigTakesTheConfigTheVerdictChoseOverTheBestTri
       << o.out;
   // Written where the transport reads it.
   EXPECT_EQ(ShownKnob("eager_threshold").at("value"), 64 * 1024);
+}
+
+// results --sweep calls the config `apply config` writes "chosen" everywhere (the
+// line, the trial table, the heatmap's star) and names the search's best trial as
+// such; its JSON keeps the field names scripts read.
+TEST_F(ApplySweepCliTest, ResultsSweepNamesTheChosenConfigAndTheSearchsBestTrial) {
+  // 4KiB is the best single trial; the final re-measurement chose 64KiB.
+  const int64_t sweep = WriteSweep("eager_threshold=64KiB", "8");
+  const Outcome shown = Run("results --sweep " + std::to_string(sweep));
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("Chosen   eager_threshold=64KiB  12.00 [11.50, 12.50]  (`artune apply "
+                           "config --sweep " +
+                           std::to_string(sweep) + "` writes it)"),
+            std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("Search's best trial  eager_threshold=4KiB  10.00"), std::string::npos)
+      << shown.out;
+  EXPECT_EQ(shown.out.find("Winner"), std::string::npos) << shown.out;
+  // The trial table's notes.
+  std::istringstream lines(shown.out);
+  std::map<std::string, std::string> note_of;
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* eager : {"4KiB", "16KiB", "64KiB"}) {
+      if (line.find("eager_threshold=" + std::string(eager) + " ") != std::string::npos &&
+          line.find(" ok ") != std::string::npos) {
+        note_of[eager] = line;
+      }
+    }
+  }
+  EXPECT_NE(note_of["64KiB"].find("chosen"), std::string::npos) << shown.out;
+  EXPECT_NE(note_of["4KiB"].find("search's best"), std::string::npos) << shown.out;
+  EXPECT_NE(note_of["16KiB"].find("default"), std::string::npos) << shown.out;
+  EXPECT_EQ(note_of["4KiB"].find("chosen"), std::string::npos) << shown.out;
+
+  const Outcome as_json = Run("results --sweep " + std::to_string(sweep) + " --json");
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(json::parse(as_json.out).at("best").at("knobs").at("eager_threshold"), "64KiB");
 }
 
 TEST_F(ApplySweepCliTest, ApplyConfigTakesTheBestTrialWhenNoVerdictNamesOne) {

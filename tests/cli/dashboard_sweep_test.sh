@@ -47,7 +47,7 @@ screen | grep -qE '64KiB +x' || fail "the failed trial is not marked x"
 "$fixture" "$db" finish "$id"
 wait_for "finished"
 wait_for "5/6 trials"
-wait_for "verdict within noise: best does not beat the default"
+wait_for "verdict within noise: the chosen config does not beat the default"
 wait_for "again  default chunk_size=512KiB eager_threshold=8KiB  9.75"
 # The point never measured (64KiB x 1MiB) is a dot.
 screen | grep -qE '64KiB +x +\.' || fail "the unmeasured cell is not a dot"

@@ -1,4 +1,5 @@
-// SummarizeSweep: heatmap axes sorted by value, best cell by goal, levels, ETA.
+// SummarizeSweep: heatmap axes sorted by value, best cell by goal, the chosen
+// config starred, levels, ETA.
 #include "sweep_model.h"
 
 #include <gtest/gtest.h>
@@ -47,11 +48,11 @@ TEST(SweepModelTest, MinGoalMarksTheLowestCellBest) {
   ASSERT_EQ(summary.chunk_values, (std::vector<std::string>{"64KiB", "1MiB"}));
   ASSERT_TRUE(summary.best);
   EXPECT_DOUBLE_EQ(summary.best->objective, 10);
-  EXPECT_TRUE(summary.cells[0][0].best);
+  EXPECT_TRUE(summary.cells[0][0].chosen);
   EXPECT_EQ(summary.cells[0][0].level, kHeatLevels - 1);
   EXPECT_EQ(summary.cells[1][1].level, 0);  // 50: the worst
   EXPECT_EQ(summary.cells[1][0].level, 2);  // 30: half way
-  EXPECT_FALSE(summary.cells[1][1].best);
+  EXPECT_FALSE(summary.cells[1][1].chosen);
   EXPECT_EQ(summary.done, 4u);
   EXPECT_EQ(summary.ok, 4u);
 }
@@ -62,7 +63,7 @@ TEST(SweepModelTest, MaxGoalMarksTheHighestCellBest) {
   SweepSummary summary = SummarizeSweep(input);
   ASSERT_TRUE(summary.best);
   EXPECT_DOUBLE_EQ(summary.best->objective, 900);
-  EXPECT_TRUE(summary.cells[0][0].best);
+  EXPECT_TRUE(summary.cells[0][0].chosen);
   EXPECT_EQ(summary.cells[0][0].level, kHeatLevels - 1);
   EXPECT_EQ(summary.cells[1][0].level, 0);
 }
@@ -73,8 +74,8 @@ TEST(SweepModelTest, FailedTrialsAreMeasuredButNeverBest) {
   SweepSummary summary = SummarizeSweep(input);
   EXPECT_TRUE(summary.cells[0][0].measured);
   EXPECT_FALSE(summary.cells[0][0].usable);
-  EXPECT_FALSE(summary.cells[0][0].best);
-  EXPECT_TRUE(summary.cells[1][0].best);
+  EXPECT_FALSE(summary.cells[0][0].chosen);
+  EXPECT_TRUE(summary.cells[1][0].chosen);
   EXPECT_EQ(summary.ok, 1u);
 }
 
@@ -111,8 +112,34 @@ TEST(SweepModelTest, EqualObjectivesAllGetTheBestLevel) {
   EXPECT_EQ(summary.cells[0][0].level, kHeatLevels - 1);
   EXPECT_EQ(summary.cells[1][0].level, kHeatLevels - 1);
   // Ties go to the earlier trial.
-  EXPECT_TRUE(summary.cells[0][0].best);
-  EXPECT_FALSE(summary.cells[1][0].best);
+  EXPECT_TRUE(summary.cells[0][0].chosen);
+  EXPECT_FALSE(summary.cells[1][0].chosen);
+}
+
+// The final round chose 1MiB over the search's best trial (64KiB): once the sweep
+// is finished the star goes to the chosen config, the one `apply config` writes.
+TEST(SweepModelTest, AFinishedSweepStarsTheConfigTheVerdictChoseNotTheSearchsBest) {
+  SweepInput input = Input("min");
+  input.trials = {Trial("256B", "64KiB", 10), Trial("256B", "1MiB", 11)};
+  input.verdict = db::Verdict::kBeatsDefault;
+  input.chosen_knobs = "chunk_size=1MiB;eager_threshold=256B";
+  input.finished_at = "2026-01-01T00:00:00.000Z";
+  SweepSummary summary = SummarizeSweep(input);
+  ASSERT_TRUE(summary.best);
+  ASSERT_TRUE(summary.chosen);
+  EXPECT_DOUBLE_EQ(summary.best->objective, 10);
+  EXPECT_DOUBLE_EQ(summary.chosen->objective, 11);
+  EXPECT_FALSE(summary.cells[0][0].chosen);
+  EXPECT_TRUE(summary.cells[0][1].chosen);
+
+  // While it runs (a resumed sweep keeps its old verdict) the search's best is what
+  // `apply config` would take.
+  input.finished_at.clear();
+  summary = SummarizeSweep(input);
+  ASSERT_TRUE(summary.chosen);
+  EXPECT_DOUBLE_EQ(summary.chosen->objective, 10);
+  EXPECT_TRUE(summary.cells[0][0].chosen);
+  EXPECT_FALSE(summary.cells[0][1].chosen);
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST_F(SweepSourceTest, FollowsTheLatestSweepAndItsNewTrials) {
   EXPECT_EQ(panel.summary->done, 2u);
   ASSERT_TRUE(panel.summary->best);
   EXPECT_DOUBLE_EQ(panel.summary->best->objective, 10);
-  EXPECT_TRUE(panel.summary->cells[0][0].best);
+  EXPECT_TRUE(panel.summary->cells[0][0].chosen);
 
   ASSERT_TRUE(writer->FinishSweep(first).ok());
   EXPECT_TRUE(source.Poll().summary->finished);
@@ -142,6 +142,8 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   ASSERT_TRUE(panel.summary->best_remeasured);
   EXPECT_DOUBLE_EQ(panel.summary->best_remeasured->objective, 20.5);
   EXPECT_EQ(panel.summary->best_remeasured->knobs, best_again.knobs);
+  ASSERT_TRUE(panel.summary->chosen);  // the verdict's best_knobs, read from the store
+  EXPECT_EQ(panel.summary->chosen->knobs, best_again.knobs);
 }
 
 TEST_F(SweepSourceTest, AGivenIdStaysOnThatSweep) {

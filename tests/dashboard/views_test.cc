@@ -15,6 +15,20 @@ bool Contains(const Canvas& canvas, const std::string& text) {
   return canvas.Text().find(text) != std::string::npos;
 }
 
+// The sweep view of `input` on an 80 x 24 screen.
+Canvas DrawSweepScreen(const SweepInput& input) {
+  SweepPanel panel;
+  panel.configured = true;
+  panel.summary = SummarizeSweep(input);
+  Canvas canvas(80, 24);
+  UiState ui;
+  ui.view = View::kSweep;
+  Frame frame;
+  frame.sweep = panel;
+  DrawScreen(frame, ui, canvas);
+  return canvas;
+}
+
 TrafficSnapshot SampleTraffic() {
   TrafficModel model;
   const SteadyTime t0 = SteadyTime{} + seconds(100);
@@ -315,15 +329,7 @@ TEST(ViewsTest, SweepViewShowsProgressHeatmapAndBest) {
     trial.duration_s = 10;
     input.trials.push_back(trial);
   }
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   EXPECT_TRUE(Contains(canvas, "sweep 3  latency-p50 (min)")) << text;
   EXPECT_TRUE(Contains(canvas, "3/4 trials")) << text;
@@ -365,7 +371,8 @@ TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
   frame.sweep = panel;
   DrawScreen(frame, ui, canvas);
   const std::string text = canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "verdict within noise: best does not beat the default")) << text;
+  EXPECT_TRUE(Contains(canvas, "verdict within noise: the chosen config does not beat the default"))
+      << text;
   EXPECT_TRUE(
       Contains(canvas, "again  default chunk_size=512KiB eager_threshold=16KiB  21 [19, 23]"))
       << text;
@@ -379,7 +386,7 @@ TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
   EXPECT_FALSE(Contains(running, "verdict")) << running.Text();
 }
 
-TEST(ViewsTest, TheWinnerMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
+TEST(ViewsTest, TheChosenConfigMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
   SweepInput input;
   input.id = 6;
   input.objective = "workload-time";
@@ -404,18 +411,10 @@ TEST(ViewsTest, TheWinnerMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
   default_again.ci_low = 23;
   default_again.ci_high = 25;
   input.default_remeasured = default_again;
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   const size_t best_line =
-      text.find("again  best    chunk_size=64KiB eager_threshold=4KiB  18 [17, 19]");
+      text.find("again  chosen  chunk_size=64KiB eager_threshold=4KiB  18 [17, 19]");
   const size_t default_line =
       text.find("default chunk_size=512KiB eager_threshold=16KiB  24 [23, 25]");
   ASSERT_NE(best_line, std::string::npos) << text;
@@ -425,6 +424,40 @@ TEST(ViewsTest, TheWinnerMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
   const size_t heatmap = text.find("objective: rows eager_threshold");
   ASSERT_NE(heatmap, std::string::npos) << text;
   EXPECT_LT(default_line, heatmap) << text;
+}
+
+// The final round chose 8KiB over the search's best trial (4KiB): the view names
+// the chosen config and stars it; the search's best is named as such, unstarred.
+TEST(ViewsTest, AFinishedSweepNamesAndStarsTheChosenConfig) {
+  SweepInput input;
+  input.id = 8;
+  input.objective = "workload-time";
+  input.goal = "min";
+  input.strategy = "adaptive";
+  input.finished_at = "2026-01-01T00:00:00.000Z";
+  for (const auto& [eager, objective] : {std::pair{"4KiB", 20.0}, std::pair{"8KiB", 21.0}}) {
+    SweepTrial trial;
+    trial.knobs = {{"eager_threshold", eager}, {"chunk_size", "64KiB"}};
+    trial.status = db::TrialStatus::kOk;
+    trial.validated = true;
+    trial.objective = objective;
+    trial.ci_low = objective - 1;
+    trial.ci_high = objective + 1;
+    input.trials.push_back(trial);
+  }
+  input.verdict = db::Verdict::kBeatsDefault;
+  input.chosen_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
+  const Canvas canvas = DrawSweepScreen(input);
+  const std::string text = canvas.Text();
+  EXPECT_TRUE(Contains(canvas, "chosen chunk_size=64KiB eager_threshold=8KiB  21 [20, 22]"))
+      << text;
+  EXPECT_TRUE(Contains(canvas,
+                       "search's best chunk_size=64KiB eager_threshold=4KiB  20 [19, 21]  (not "
+                       "chosen)"))
+      << text;
+  EXPECT_TRUE(Contains(canvas, "*21.00")) << text;
+  EXPECT_FALSE(Contains(canvas, "*20.00")) << text;
+  EXPECT_TRUE(Contains(canvas, "* chosen, . none")) << text;
 }
 
 TEST(ViewsTest, FormattersAreShortAndExact) {

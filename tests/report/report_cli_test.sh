@@ -40,15 +40,15 @@ out=$("$artune" --db "$db" report --sweep 1 --output "$dir/sweep.html" --json 2>
   fail "report --sweep --json: $out"
 [[ $out == *'"kind": "sweep"'* ]] || fail "report --sweep --json output: $out"
 html=$(cat "$dir/sweep.html" 2>/dev/null)
-[[ $html == *'Winner: chunk_size=128KiB, eager_threshold=4KiB, latency-p50 41.5 against 55 with the defaults (-24.5%).'* ]] ||
-  fail "winner vs default missing"
-[[ $html == *'eager_threshold 4KiB, chunk_size 128KiB: latency-p50 41.5 (95% CI'*'best</title>'* ]] ||
-  fail "best heatmap cell missing"
+[[ $html == *'Chosen: chunk_size=128KiB, eager_threshold=4KiB, latency-p50 41.5 against 55 with the defaults (-24.5%).'* ]] ||
+  fail "chosen config vs default missing"
+[[ $html == *'eager_threshold 4KiB, chunk_size 128KiB: latency-p50 41.5 (95% CI'*'chosen</title>'* ]] ||
+  fail "chosen heatmap cell missing"
 [[ $html == *'eager_threshold 64KiB, chunk_size 2MiB: invalid: payload checksum mismatch on reply 12</title>'* ]] ||
   fail "invalid cell tooltip missing"
 [[ $html == *'peer closed the connection &lt;reset&gt;'* && $html != *'<reset>'* ]] ||
   fail "trial error not escaped"
-[[ $html == *'Verdict: Within noise: the winner does not beat the defaults'* ]] ||
+[[ $html == *'Verdict: Within noise: the chosen config does not beat the defaults'* ]] ||
   fail "stored verdict missing from the report"
 [[ $html == *'the defaults gave latency-p50 42 (95% CI 41 .. 43).'* && $html == *'<td>default, again</td>'* ]] ||
   fail "re-measured default missing from the report"
@@ -57,7 +57,7 @@ html=$(cat "$dir/sweep.html" 2>/dev/null)
 out=$("$artune" --db "$db" results --sweep 1 2>&1) || fail "results --sweep 1: $out"
 [[ $out == *'Again    chunk_size=512KiB;eager_threshold=16KiB  42.00 [41.00, 43.00]'* ]] ||
   fail "results --sweep lacks the re-measured default: $out"
-[[ $out == *'Verdict  within noise: the best config does not beat the default'* ]] ||
+[[ $out == *'Verdict  within noise: the chosen config does not beat the default'* ]] ||
   fail "results --sweep lacks the verdict: $out"
 out=$("$artune" --db "$db" results --sweep 1 --json 2>&1) || fail "results --sweep 1 --json: $out"
 flat=$(tr -d ' \n' <<<"$out")
@@ -67,10 +67,10 @@ flat=$(tr -d ' \n' <<<"$out")
   fail "results --sweep --json default_remeasured: ${flat: -600}"
 out=$("$artune" --db "$db" results --sweeps 2>&1) || fail "results --sweeps: $out"
 [[ $out == *VERDICT* && $out == *within_noise* ]] || fail "results --sweeps lacks the verdict: $out"
-# A third axis: the heatmap shows eager x chunk at the winner's polling, and says so.
+# A third axis: the heatmap shows eager x chunk at the chosen config's polling, and says so.
 "$fixture" "$db" polling-sweep >/dev/null || fail "fixture polling-sweep"
 out=$("$artune" --db "$db" results --sweep 2 2>&1) || fail "results --sweep 2: $out"
-[[ $out == *"by eager_threshold (rows) x chunk_size (columns) at the winner's polling=busy;"* ]] ||
+[[ $out == *"by eager_threshold (rows) x chunk_size (columns) at the chosen config's polling=busy;"* ]] ||
   fail "results --sweep 2: the heatmap does not say which polling it shows: $out"
 out=$("$artune" --db "$db" results --sweep 2 --json 2>&1) || fail "results --sweep 2 --json: $out"
 flat=$(tr -d ' \n' <<<"$out")

@@ -31,10 +31,10 @@ python3 "$render_check" "$chromium" "$dir/capture.html" 1200x1800 \
   --text '/evil.Service/&lt;script&gt;alert' \
   --text 'grpc_frame_truncated' \
   --colour '#4e79a7' --colour '#f28e2b' --colour '#e15759' || failures=$((failures + 1))
-# The heatmap: the best cell in the ramp's darkest colour #0c2c84 with the red
+# The heatmap: the chosen (and best) cell in the ramp's darkest colour #0c2c84 with the red
 # outline #d62728, the worst in its lightest #fff7bc.
 python3 "$render_check" "$chromium" "$dir/sweep.html" 1200x1000 \
-  --text 'Winner: chunk_size=128KiB, eager_threshold=4KiB' \
+  --text 'Chosen: chunk_size=128KiB, eager_threshold=4KiB' \
   --text 'peer closed the connection &lt;reset&gt;' \
   --colour '#0c2c84' --colour '#d62728' --colour '#fff7bc' || failures=$((failures + 1))
 # The cluster's host heatmap: a -> b (5) in the darkest colour, b -> d (16) in the

@@ -64,7 +64,7 @@ TEST(ChooseHeatmapAxes, PrefersEagerThresholdByChunkSize) {
   EXPECT_EQ(ChooseHeatmapAxes({}).row, "");
 }
 
-TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
+TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheChosenConfig) {
   const std::vector<db::TrialRecord> trials = {
       Trial(1, "16KiB", "512KiB", 55),
       Trial(2, "4KiB", "512KiB", 47),
@@ -73,7 +73,7 @@ TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
       Trial(5, "1MiB", "64KiB", 0, db::TrialStatus::kInvalid),
   };
   const std::string html = SweepReportHtml(Sweep(), trials, trials[3]);
-  // Rows 4KiB, 16KiB, 1MiB (by size, not by text); the best cell is row 0, column 0
+  // Rows 4KiB, 16KiB, 1MiB (by size, not by text); the chosen cell is row 0, column 0
   // of the grid that starts at x=140, y=64.
   const size_t row_4k = html.find(">4KiB</text>");
   const size_t row_16k = html.find(">16KiB</text>");
@@ -84,7 +84,7 @@ TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
   EXPECT_NE(html.find("<rect x=\"141.5\" y=\"65.5\""), std::string::npos);
   EXPECT_EQ(Count(html, "★"), 1u);
   EXPECT_NE(html.find("eager_threshold 4KiB, chunk_size 64KiB: latency-p50 41.5 (95% CI 40.5 .. "
-                      "42.5, 5 samples) — best</title>"),
+                      "42.5, 5 samples) — chosen</title>"),
             std::string::npos);
   EXPECT_NE(html.find("fill=\"" + RampColour(1) + "\""), std::string::npos);
   // The invalid point is hatched and says why.
@@ -92,17 +92,18 @@ TEST(SweepReportHtml, HeatmapOrdersValuesBySizeAndMarksTheBest) {
             std::string::npos);
 }
 
-TEST(SweepReportHtml, ComparesTheWinnerWithTheDefaultsAndHighlightsIt) {
+TEST(SweepReportHtml, ComparesTheChosenConfigWithTheDefaultsAndHighlightsIt) {
   const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
                                                Trial(2, "4KiB", "64KiB", 40)};
   const std::string html = SweepReportHtml(Sweep(), trials, trials[1]);
-  EXPECT_NE(html.find("Winner: chunk_size=64KiB, eager_threshold=4KiB, latency-p50 40 against "
-                      "50 with the defaults (-20.0%)."),
+  EXPECT_NE(html.find("Chosen: chunk_size=64KiB, eager_threshold=4KiB, latency-p50 40 against "
+                      "50 with the defaults (-20.0%). `artune apply config --sweep 4` writes "
+                      "this config."),
             std::string::npos);
-  EXPECT_NE(html.find("<tr class=\"best\"><td>winner</td>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"best\"><td>chosen</td>"), std::string::npos);
   EXPECT_NE(html.find("<td>default</td><td>chunk_size=512KiB, eager_threshold=16KiB</td>"),
             std::string::npos);
-  // In the trials table the winner's row (trial 2) is highlighted.
+  // In the trials table the chosen config's row (trial 2) is highlighted.
   EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">2</td>"), std::string::npos);
   EXPECT_NE(html.find("capture:&lt;3&gt;"), std::string::npos);
 }
@@ -117,7 +118,7 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
   verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 48.5);
   sweep.verdict = verdict;
   const std::string html = SweepReportHtml(sweep, trials, trials[1]);
-  EXPECT_NE(html.find("Verdict: Within noise: the winner does not beat the defaults"),
+  EXPECT_NE(html.find("Verdict: Within noise: the chosen config does not beat the defaults"),
             std::string::npos);
   EXPECT_NE(html.find("the defaults gave latency-p50 48.5 (95% CI 47.5 .. 49.5)."),
             std::string::npos);
@@ -130,7 +131,7 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
   sweep.verdict->default_remeasured->status = db::TrialStatus::kFailed;
   sweep.verdict->default_remeasured->error = "peer <gone>";
   const std::string failed = SweepReportHtml(sweep, trials, trials[1]);
-  EXPECT_NE(failed.find("The winner beats the defaults beyond noise"), std::string::npos);
+  EXPECT_NE(failed.find("The chosen config beats the defaults beyond noise"), std::string::npos);
   EXPECT_NE(
       failed.find("The defaults measured again after the search: failed (peer &lt;gone&gt;)."),
       std::string::npos);
@@ -146,7 +147,7 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
   EXPECT_NE(SweepReportHtml(sweep, trials, trials[1]).find("Not decided yet"), std::string::npos);
 }
 
-TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
+TEST(SweepReportHtml, ShowsTheChosenConfigMeasuredAgainBesideTheDefault) {
   const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
                                                Trial(2, "4KiB", "64KiB", 44),
                                                Trial(3, "8KiB", "64KiB", 45)};
@@ -158,13 +159,14 @@ TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
   verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 49.5);
   sweep.verdict = verdict;
   std::string html = SweepReportHtml(sweep, trials, trials[1]);
-  EXPECT_NE(html.find("Measured again together after the search, the winner gave latency-p50 "
+  EXPECT_NE(html.find("Measured again together after the search, the chosen config gave "
+                      "latency-p50 "
                       "46.5 (95% CI 45.5 .. 47.5) and the defaults gave latency-p50 49.5 (95% CI "
                       "48.5 .. 50.5)."),
             std::string::npos)
       << html;
   const size_t winner_again = html.find(
-      "<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=4KiB</td>"
+      "<td>chosen, again</td><td>chunk_size=64KiB, eager_threshold=4KiB</td>"
       "<td class=\"num\">46.5</td><td class=\"num\">45.5 .. 47.5</td>");
   const size_t default_again = html.find("<td>default, again</td>");
   EXPECT_NE(winner_again, std::string::npos) << html;
@@ -172,29 +174,60 @@ TEST(SweepReportHtml, ShowsTheWinnerMeasuredAgainBesideTheDefault) {
   EXPECT_EQ(html.find("final re-measurement chose"), std::string::npos)
       << "the verdict judged the best trial itself";
 
-  // The sweep chose another finalist than the best single trial: the report says so.
+  // The sweep chose another finalist than the search's best trial: the report says so.
   sweep.verdict->best_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
   sweep.verdict->best_remeasured = Trial(0, "8KiB", "64KiB", 45.5);
   html = SweepReportHtml(sweep, trials, trials[1]);
-  EXPECT_NE(html.find("The sweep&#39;s final re-measurement chose chunk_size=64KiB, "
-                      "eager_threshold=8KiB over the best single trial above"),
+  EXPECT_NE(html.find("The search&#39;s best trial was chunk_size=64KiB, eager_threshold=4KiB, "
+                      "latency-p50 44; the sweep&#39;s final re-measurement chose the config "
+                      "above over it."),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"),
+  EXPECT_NE(html.find("<td>chosen, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"),
             std::string::npos);
 
   // A failed re-measurement of the winner is stated, with no numbers in its row.
   sweep.verdict->best_remeasured->status = db::TrialStatus::kFailed;
   sweep.verdict->best_remeasured->error = "timeout";
   html = SweepReportHtml(sweep, trials, trials[1]);
-  EXPECT_NE(html.find("The winner measured again after the search: failed (timeout). Measured "
+  EXPECT_NE(html.find("The chosen config measured again after the search: failed (timeout). "
+                      "Measured "
                       "again after the search, warm like the trials, the defaults gave "
                       "latency-p50 49.5"),
             std::string::npos)
       << html;
-  EXPECT_NE(html.find("<td>winner, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"
+  EXPECT_NE(html.find("<td>chosen, again</td><td>chunk_size=64KiB, eager_threshold=8KiB</td>"
                       "<td class=\"num\">-</td><td class=\"num\">-</td>"),
             std::string::npos);
+}
+
+// The final round chose 8KiB over the search's best trial (4KiB): the star, the
+// highlighted rows and the name "chosen" go to 8KiB, the config `apply config`
+// writes; 4KiB is named the search's best and not starred.
+TEST(SweepReportHtml, StarsTheChosenConfigNotTheSearchsBestTrial) {
+  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
+                                               Trial(2, "4KiB", "64KiB", 44),
+                                               Trial(3, "8KiB", "64KiB", 45)};
+  db::SweepRecord sweep = Sweep();
+  db::SweepVerdict verdict;
+  verdict.verdict = db::Verdict::kBeatsDefault;
+  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
+  sweep.verdict = verdict;
+  const std::string html = SweepReportHtml(sweep, trials, trials[1]);
+  EXPECT_EQ(Count(html, "★"), 1u);
+  EXPECT_NE(html.find("eager_threshold 8KiB, chunk_size 64KiB: latency-p50 45 (95% CI 44 .. 46, "
+                      "5 samples) — chosen</title>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("5 samples) — search&#39;s best, not chosen</title>"), std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"best\"><td>chosen</td><td>chunk_size=64KiB, "
+                      "eager_threshold=8KiB</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td>search&#39;s best</td><td>chunk_size=64KiB, eager_threshold=4KiB</td>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr class=\"best\"><td class=\"num\">3</td>"), std::string::npos);
+  EXPECT_EQ(html.find("Winner"), std::string::npos);
+  EXPECT_EQ(html.find("winner"), std::string::npos);
 }
 
 TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
@@ -207,7 +240,7 @@ TEST(SweepReportHtml, EscapesErrorsAndKnobValues) {
   // The failed trial's objective and interval are shown as absent, not as zeros.
   EXPECT_NE(html.find("<td>failed</td><td class=\"num\">-</td><td class=\"num\">-</td>"),
             std::string::npos);
-  EXPECT_NE(html.find("No trial finished ok and validated: there is no winner."),
+  EXPECT_NE(html.find("No trial finished ok and validated: there is no config to choose."),
             std::string::npos);
 }
 
@@ -222,7 +255,8 @@ TEST(SweepReportHtml, MaximisingSweepAndMissingDefaults) {
   EXPECT_NE(html.find("bandwidth (higher is better)"), std::string::npos);
   EXPECT_NE(html.find("not finished"), std::string::npos);
   EXPECT_NE(html.find("were not measured in this sweep."), std::string::npos);
-  // 1200 is the best, so its cell has the darkest colour and the mark.
+  // 1200 is the best (and, with no verdict, the chosen), so its cell has the darkest
+  // colour and the mark.
   EXPECT_EQ(Count(html, "★"), 1u);
   EXPECT_NE(html.find("chunk_size 1MiB: bandwidth 1200 (95% CI"), std::string::npos);
 }

@@ -489,7 +489,7 @@ TEST(ClusterAnalysisPropertyTest, TheWinnerIsMeasuredEverywhereAndScoresBest) {
                              : *std::min_element(values.begin(), values.end());
     EXPECT_DOUBLE_EQ(winner.worst, worst);
     for (const ConfigScore& other : analysis.winner.candidates) {
-      EXPECT_FALSE(BetterObjective(input.goal, other.score, winner.score)) << other.key;
+      EXPECT_FALSE(Better(input.goal, other.score, winner.score)) << other.key;
     }
   }
   EXPECT_GT(with_winner, 50);  // the generator does make clusters with a winner

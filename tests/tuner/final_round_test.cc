@@ -37,16 +37,17 @@ TEST(FinalRound, PickFinalistsTakesTheBestValidNonDefaultPoints) {
       Trial({{"chunk_size", "2MiB"}}, 60),
       Trial({{"chunk_size", "4MiB"}}, 70),
   };
-  const auto lowest = PickFinalists(trials, "chunk_size=512KiB", true, 3);
+  const auto lowest = PickFinalists(trials, "chunk_size=512KiB", ObjectiveGoal::kMin, 3);
   ASSERT_EQ(lowest.size(), 3u);
   EXPECT_EQ(lowest[0].knobs.at("chunk_size"), "1MiB");
   EXPECT_EQ(lowest[1].knobs.at("chunk_size"), "2MiB");
   EXPECT_EQ(lowest[2].knobs.at("chunk_size"), "4MiB");
-  const auto highest = PickFinalists(trials, "chunk_size=512KiB", false, 2);
+  const auto highest = PickFinalists(trials, "chunk_size=512KiB", ObjectiveGoal::kMax, 2);
   ASSERT_EQ(highest.size(), 2u);
   EXPECT_EQ(highest[0].knobs.at("chunk_size"), "16KiB");
   EXPECT_EQ(highest[1].knobs.at("chunk_size"), "4MiB");
-  EXPECT_TRUE(PickFinalists({trials[0], trials[3]}, "chunk_size=512KiB", true, 3).empty());
+  EXPECT_TRUE(
+      PickFinalists({trials[0], trials[3]}, "chunk_size=512KiB", ObjectiveGoal::kMin, 3).empty());
 }
 
 TEST(FinalRound, PoolRoundsTakesTheMedianOfEverySample) {
@@ -154,7 +155,8 @@ TEST(FinalRound, RoundsAlternateTheirOrderAndCountRoundsWon) {
   options.rounds = 3;
   std::vector<std::string> reported;
   auto result = RunFinalRound(target, Workload{}, transport::Config{}, 1, default_knobs, finalists,
-                              true, options, [&](size_t n, size_t total, const std::string& knobs) {
+                              ObjectiveGoal::kMin, options,
+                              [&](size_t n, size_t total, const std::string& knobs) {
                                 EXPECT_EQ(total, 9u);
                                 EXPECT_EQ(n, reported.size() + 1);
                                 reported.push_back(knobs);
@@ -216,7 +218,7 @@ TEST(FinalRound, UnderDriftFinalistsAreRankedByTheirPairsWithTheDefault) {
   FinalRoundOptions options;
   options.rounds = 4;
   auto result = RunFinalRound(target, Workload{}, transport::Config{}, 1,
-                              {{"chunk_size", "512KiB"}}, finalists, true, options);
+                              {{"chunk_size", "512KiB"}}, finalists, ObjectiveGoal::kMin, options);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   ASSERT_EQ(result->finalists.size(), 2u);
   EXPECT_EQ(result->finalists[0].pooled.knobs.at("chunk_size"), "1MiB");
@@ -244,33 +246,33 @@ TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
   winner.pooled.ci_high = 119;
   winner.rounds_won = 3;
   round.finalists = {winner};
-  ASSERT_FALSE(BeatsDefault(winner.pooled, round.default_pooled, true));
+  ASSERT_FALSE(BeatsDefault(winner.pooled, round.default_pooled, ObjectiveGoal::kMin));
 
   VerdictEvidence evidence;
   evidence.search_best = Trial({{"chunk_size", "2MiB"}}, 90);
   evidence.final_round = round;
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,
                                                               1.05, 1.04, 1.06, 1.02};
-  db::SweepVerdict verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  db::SweepVerdict verdict = DecideVerdict(evidence, "chunk_size=512KiB", ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=2MiB");
 
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 0.97, 1.05, 0.99, 1.07,
                                                               0.95, 1.04, 1.01, 0.98};
-  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 
   // Five pairs decide nothing: the pooled intervals overlap, so within noise.
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07};
   EXPECT_FALSE(WinnerPairs(*evidence.final_round).has_value());
-  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 
   // Better by the pooled medians (95 against 100) but not by its pairs: the
   // default is best, and it is what gets applied.
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {0.98, 1.01, 0.97, 0.99, 1.00,
                                                               0.96, 1.02, 0.99, 0.98};
-  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kDefaultIsBest);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=512KiB");
 
@@ -278,7 +280,7 @@ TEST(FinalRound, TheVerdictRestsOnSameRoundPairsWhenThereAreEnough) {
   evidence.final_round->paired_speedups["chunk_size=2MiB"] = {1.04, 1.06, 1.05, 1.03, 1.07,
                                                               1.05, 1.04, 1.06, 1.02};
   evidence.final_round->finalists[0].rounds_won = 1;
-  verdict = DecideVerdict(evidence, "chunk_size=512KiB", true);
+  verdict = DecideVerdict(evidence, "chunk_size=512KiB", ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
 }
 
@@ -288,8 +290,9 @@ TEST(FinalRound, AFinalistThatCorruptsIsDroppedAndRankedLast) {
   target.broken = 1024 * kKiB;  // it measured fine in the search (its trial below)
   const std::vector<db::TrialRecord> finalists = {Trial({{"chunk_size", "1MiB"}}, 50),
                                                   Trial({{"chunk_size", "2MiB"}}, 90)};
-  auto result = RunFinalRound(target, Workload{}, transport::Config{}, 1,
-                              {{"chunk_size", "512KiB"}}, finalists, true, FinalRoundOptions{});
+  auto result =
+      RunFinalRound(target, Workload{}, transport::Config{}, 1, {{"chunk_size", "512KiB"}},
+                    finalists, ObjectiveGoal::kMin, FinalRoundOptions{});
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   // Measured once in the final round (it corrupted), never again.
   EXPECT_EQ(std::count(target.order.begin(), target.order.end(), 1024 * kKiB), 1);
@@ -308,7 +311,7 @@ TEST(FinalRound, RefusesBadOptionsAndAnEmptyFinal) {
   options.finalists = 17;
   EXPECT_EQ(ValidateFinalRoundOptions(options).code(), ErrorCode::kInvalidArgument);
   auto empty = RunFinalRound(target, Workload{}, transport::Config{}, 1, {{"chunk_size", "512KiB"}},
-                             {}, true, FinalRoundOptions{});
+                             {}, ObjectiveGoal::kMin, FinalRoundOptions{});
   EXPECT_EQ(empty.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_TRUE(target.order.empty());
 }

@@ -309,22 +309,28 @@ TEST(SweepColdStart, DecideVerdictWithoutAFinalRoundComparesTheSearchTrials) {
   const db::TrialRecord best = Measured({{"chunk_size", "128KiB"}}, 50, 5);
   const db::TrialRecord default_trial = Measured({{"chunk_size", "512KiB"}}, 100, 5);
   const std::string default_key = "chunk_size=512KiB";
-  EXPECT_EQ(DecideVerdict({std::nullopt, default_trial, std::nullopt}, default_key, true).verdict,
-            db::Verdict::kNoValidTrial);
-  EXPECT_EQ(DecideVerdict({default_trial, default_trial, std::nullopt}, default_key, true).verdict,
-            db::Verdict::kDefaultIsBest);
+  EXPECT_EQ(
+      DecideVerdict({std::nullopt, default_trial, std::nullopt}, default_key, ObjectiveGoal::kMin)
+          .verdict,
+      db::Verdict::kNoValidTrial);
+  EXPECT_EQ(
+      DecideVerdict({default_trial, default_trial, std::nullopt}, default_key, ObjectiveGoal::kMin)
+          .verdict,
+      db::Verdict::kDefaultIsBest);
   const db::SweepVerdict beats =
-      DecideVerdict({best, default_trial, std::nullopt}, default_key, true);
+      DecideVerdict({best, default_trial, std::nullopt}, default_key, ObjectiveGoal::kMin);
   EXPECT_EQ(beats.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(beats.best_knobs, "chunk_size=128KiB");
   EXPECT_EQ(beats.final_rounds, 0u);
   EXPECT_FALSE(beats.default_remeasured.has_value());
   const db::TrialRecord close = Measured({{"chunk_size", "128KiB"}}, 98, 8);
-  EXPECT_EQ(DecideVerdict({close, default_trial, std::nullopt}, default_key, true).verdict,
-            db::Verdict::kWithinNoise);
+  EXPECT_EQ(
+      DecideVerdict({close, default_trial, std::nullopt}, default_key, ObjectiveGoal::kMin).verdict,
+      db::Verdict::kWithinNoise);
   // No default measured at all: any valid best beats it.
-  EXPECT_EQ(DecideVerdict({best, std::nullopt, std::nullopt}, default_key, true).verdict,
-            db::Verdict::kBeatsDefault);
+  EXPECT_EQ(
+      DecideVerdict({best, std::nullopt, std::nullopt}, default_key, ObjectiveGoal::kMin).verdict,
+      db::Verdict::kBeatsDefault);
 }
 
 TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
@@ -345,7 +351,8 @@ TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
   // Re-measured, 1MiB is the winner and clear of the default in 3 of 3 rounds: the
   // verdict names it, not the search's best.
   db::SweepVerdict verdict =
-      DecideVerdict({search_best, default_trial, final_round(60, 4, 3, 75, 90)}, default_key, true);
+      DecideVerdict({search_best, default_trial, final_round(60, 4, 3, 75, 90)}, default_key,
+                    ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kBeatsDefault);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
   EXPECT_EQ(verdict.final_rounds, 3u);
@@ -355,19 +362,19 @@ TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
   ASSERT_TRUE(verdict.default_remeasured.has_value());
   EXPECT_EQ(verdict.default_remeasured->objective, 90);
   // Clear intervals but faster in only 1 of 3 rounds: within noise.
-  EXPECT_EQ(
-      DecideVerdict({search_best, default_trial, final_round(60, 4, 1, 75, 90)}, default_key, true)
-          .verdict,
-      db::Verdict::kWithinNoise);
+  EXPECT_EQ(DecideVerdict({search_best, default_trial, final_round(60, 4, 1, 75, 90)}, default_key,
+                          ObjectiveGoal::kMin)
+                .verdict,
+            db::Verdict::kWithinNoise);
   // Faster in every round but the intervals overlap: within noise, winner named.
-  verdict =
-      DecideVerdict({search_best, default_trial, final_round(85, 4, 3, 88, 90)}, default_key, true);
+  verdict = DecideVerdict({search_best, default_trial, final_round(85, 4, 3, 88, 90)}, default_key,
+                          ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=1MiB");
   // The default measured best in the final round: it is the best, whatever the
   // search said, and no winner is re-measured.
-  verdict =
-      DecideVerdict({search_best, default_trial, final_round(92, 4, 0, 95, 90)}, default_key, true);
+  verdict = DecideVerdict({search_best, default_trial, final_round(92, 4, 0, 95, 90)}, default_key,
+                          ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kDefaultIsBest);
   EXPECT_EQ(verdict.best_knobs, default_key);
   EXPECT_FALSE(verdict.best_remeasured.has_value());
@@ -375,14 +382,16 @@ TEST(SweepColdStart, DecideVerdictWithAFinalRoundJudgesOnlyItsPooledNumbers) {
   FinalRoundResult failed = final_round(60, 4, 0, 75, 90);
   for (db::FinalistRecord& finalist : failed.finalists)
     finalist.pooled.status = db::TrialStatus::kFailed;
-  verdict = DecideVerdict({search_best, default_trial, failed}, default_key, true);
+  verdict = DecideVerdict({search_best, default_trial, failed}, default_key, ObjectiveGoal::kMin);
   EXPECT_EQ(verdict.verdict, db::Verdict::kWithinNoise);
   EXPECT_EQ(verdict.best_knobs, "chunk_size=128KiB");
   // Higher is better (bandwidth): the same rule mirrored.
   FinalRoundResult bandwidth = final_round(200, 10, 3, 150, 100);
-  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, false).verdict,
+  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, ObjectiveGoal::kMax)
+                .verdict,
             db::Verdict::kBeatsDefault);
-  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, true).verdict,
+  EXPECT_EQ(DecideVerdict({search_best, default_trial, bandwidth}, default_key, ObjectiveGoal::kMin)
+                .verdict,
             db::Verdict::kDefaultIsBest);
 }
 
@@ -423,20 +432,20 @@ TEST(SweepColdStart, BeatsDefaultNeedsIntervalsApart) {
   best.objective = 90;
   best.ci_low = 85;
   best.ci_high = 96;  // overlaps [95, 105]
-  EXPECT_FALSE(BeatsDefault(best, default_trial, /*lower_is_better=*/true));
+  EXPECT_FALSE(BeatsDefault(best, default_trial, ObjectiveGoal::kMin));
   best.ci_high = 94;
-  EXPECT_TRUE(BeatsDefault(best, default_trial, true));
+  EXPECT_TRUE(BeatsDefault(best, default_trial, ObjectiveGoal::kMin));
   // Throughputs: the best's low end must clear the default's high end.
   best.objective = 120;
   best.ci_low = 104;
   best.ci_high = 130;
-  EXPECT_FALSE(BeatsDefault(best, default_trial, /*lower_is_better=*/false));
+  EXPECT_FALSE(BeatsDefault(best, default_trial, ObjectiveGoal::kMax));
   best.ci_low = 106;
-  EXPECT_TRUE(BeatsDefault(best, default_trial, false));
+  EXPECT_TRUE(BeatsDefault(best, default_trial, ObjectiveGoal::kMax));
   default_trial.status = db::TrialStatus::kFailed;
-  EXPECT_TRUE(BeatsDefault(best, default_trial, false));
+  EXPECT_TRUE(BeatsDefault(best, default_trial, ObjectiveGoal::kMax));
   best.validated = false;
-  EXPECT_FALSE(BeatsDefault(best, default_trial, false));
+  EXPECT_FALSE(BeatsDefault(best, default_trial, ObjectiveGoal::kMax));
 }
 
 }  // namespace

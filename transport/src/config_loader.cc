@@ -204,13 +204,12 @@ Status ApplyToml(std::string_view toml_text, const std::string& source_name, Con
   return Status::Ok();
 }
 
-Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
-  const Environment environment =
-      options.environment.has_value() ? *options.environment : ProcessEnvironment();
-  LoadedConfig loaded;
-  loaded.sources.resize(Knobs().size());
+namespace {
 
-  // 1. File.
+// 1. The file: --config's (which must exist), else the default path's (optional
+// unless ARTUNE_CONFIG names it). "" when no file applies.
+Result<std::string> ConfigFilePath(const ConfigLoadOptions& options,
+                                   const Environment& environment) {
   std::string path = options.config_path;
   if (!path.empty()) {
     if (!FileExists(path)) {
@@ -236,26 +235,29 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
       path.clear();
     }
   }
-  if (!path.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-    ARTUNE_RETURN_IF_ERROR(ApplyToml(text, path, loaded.config, &loaded.sources));
-    loaded.file_path = path;
-  }
+  return path;
+}
 
-  // 2. Environment.
+// Whether an ARTUNE_* variable that is no knob is known to be something else.
+bool IsOtherArtuneVariable(const std::string& name) {
+  if (name == kConfigPathVariable || name == kDatabasePathVariable) return true;
+  // The Soft-RoCE lab (tests/lab) describes itself in ARTUNE_LAB_*: not knobs.
+  if (name.starts_with("ARTUNE_LAB_") || name == "ARTUNE_LAB") return true;
+  // Secrets are not knobs (credentials.h): the token and TLS files, which
+  // `artune sweep --mpi` sets for itself, are read by the transport directly.
+  if (name == "ARTUNE_TOKEN_FILE" || name.starts_with("ARTUNE_TLS_")) return true;
+  // `artune run` names its relay's socket to the programs it runs (and so to any
+  // artune command among them) in ARTUNE_RELAY_SOCKET: not a knob.
+  return name == "ARTUNE_RELAY_SOCKET";
+}
+
+// 2. The environment's ARTUNE_* knobs over `loaded`; other ARTUNE_* names warn.
+Status ApplyEnvironment(const Environment& environment, LoadedConfig& loaded) {
   for (const auto& [name, value] : environment) {
     if (!name.starts_with("ARTUNE_")) continue;
     const Knob* knob = FindKnobByEnvName(name);
     if (knob == nullptr) {
-      if (name == kConfigPathVariable || name == kDatabasePathVariable) continue;
-      // The Soft-RoCE lab (tests/lab) describes itself in ARTUNE_LAB_*: not knobs.
-      if (name.starts_with("ARTUNE_LAB_") || name == "ARTUNE_LAB") continue;
-      // Secrets are not knobs (credentials.h): the token and TLS files, which
-      // `artune sweep --mpi` sets for itself, are read by the transport directly.
-      if (name == "ARTUNE_TOKEN_FILE" || name.starts_with("ARTUNE_TLS_")) continue;
-      // `artune run` names its relay's socket to the programs it runs (and so to any
-      // artune command among them) in ARTUNE_RELAY_SOCKET: not a knob.
-      if (name == "ARTUNE_RELAY_SOCKET") continue;
+      if (IsOtherArtuneVariable(name)) continue;
       std::string warning = "environment variable " + name + " is not an artune knob";
       std::string as_knob_name;
       for (char c : std::string_view(name).substr(7)) {
@@ -273,9 +275,12 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
     }
     loaded.sources[KnobIndex(*knob)] = KnobSource{KnobSource::Kind::kEnvironment, name};
   }
+  return Status::Ok();
+}
 
-  // 3. Overrides.
-  for (const std::string& override_text : options.overrides) {
+// 3. The --set NAME=VALUE overrides over `loaded`.
+Status ApplyOverrides(const std::vector<std::string>& overrides, LoadedConfig& loaded) {
+  for (const std::string& override_text : overrides) {
     const size_t equals = override_text.find('=');
     if (equals == std::string::npos || equals == 0) {
       return Status::InvalidArgument("--set '" + override_text +
@@ -289,7 +294,24 @@ Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
     loaded.sources[KnobIndex(*FindKnob(name))] =
         KnobSource{KnobSource::Kind::kFlag, "--set " + override_text};
   }
+  return Status::Ok();
+}
 
+}  // namespace
+
+Result<LoadedConfig> LoadConfig(const ConfigLoadOptions& options) {
+  const Environment environment =
+      options.environment.has_value() ? *options.environment : ProcessEnvironment();
+  LoadedConfig loaded;
+  loaded.sources.resize(Knobs().size());
+  ARTUNE_ASSIGN_OR_RETURN(const std::string path, ConfigFilePath(options, environment));
+  if (!path.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+    ARTUNE_RETURN_IF_ERROR(ApplyToml(text, path, loaded.config, &loaded.sources));
+    loaded.file_path = path;
+  }
+  ARTUNE_RETURN_IF_ERROR(ApplyEnvironment(environment, loaded));
+  ARTUNE_RETURN_IF_ERROR(ApplyOverrides(options.overrides, loaded));
   const Status valid = ValidateConfig(loaded.config);
   if (!valid.ok()) return valid.WithContext("effective config");
   return loaded;

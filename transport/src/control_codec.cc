@@ -1,55 +1,66 @@
+// The knobs travel by name: each knob of the table (knobs.h) with a field of the
+// same name in control::Knobs is copied through the message's reflection, so a
+// knob added to the table and to the proto needs no line here. The proto's fields
+// and numbers are unchanged, so the bytes a peer of an earlier version sends and
+// reads are the same (control_codec_test.cc checks them against golden bytes).
 #include "control_codec.h"
+
+#include <string>
+
+#include "artune/transport/knobs.h"
 
 namespace artune::transport {
 
+namespace {
+
+// The field of control::Knobs that carries `knob`: the one of the same name, or
+// nullptr for a knob each end keeps to itself.
+const google::protobuf::FieldDescriptor* WireField(const Knob& knob) {
+  return control::Knobs::descriptor()->FindFieldByName(std::string(knob.name));
+}
+
+bool IsWide(const google::protobuf::FieldDescriptor& field) {
+  return field.cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64;
+}
+
+}  // namespace
+
 control::Knobs ToKnobs(const Config& config) {
   control::Knobs knobs;
-  knobs.set_eager_threshold(config.eager_threshold);
-  knobs.set_chunk_size(config.chunk_size);
-  knobs.set_pipeline_depth(config.pipeline_depth);
-  knobs.set_coalesce_limit(config.coalesce_limit);
-  knobs.set_max_outstanding(config.max_outstanding);
-  knobs.set_eager_buffer_count(config.eager_buffer_count);
-  knobs.set_fabric(static_cast<uint32_t>(config.fabric));
-  knobs.set_polling(static_cast<uint32_t>(config.polling));
-  knobs.set_timeout_ms(config.timeout_ms);
-  knobs.set_handler_inline(static_cast<uint32_t>(config.handler_inline));
-  knobs.set_poll_spin_us(config.poll_spin_us);
+  const google::protobuf::Reflection& reflection = *knobs.GetReflection();
+  for (const Knob& knob : Knobs()) {
+    const google::protobuf::FieldDescriptor* field = WireField(knob);
+    if (field == nullptr) continue;
+    const uint64_t value = knob.get(config);
+    if (IsWide(*field)) {
+      reflection.SetUInt64(&knobs, field, value);
+    } else {
+      reflection.SetUInt32(&knobs, field, static_cast<uint32_t>(value));
+    }
+  }
   return knobs;
 }
 
 Config FromKnobs(const control::Knobs& knobs) {
   Config config;
-  config.eager_threshold = knobs.eager_threshold();
-  config.chunk_size = knobs.chunk_size();
-  config.pipeline_depth = knobs.pipeline_depth();
-  config.coalesce_limit = knobs.coalesce_limit();
-  config.max_outstanding = knobs.max_outstanding();
-  config.eager_buffer_count = knobs.eager_buffer_count();
-  // Out-of-range enum values map to a value ValidateConfig would never see as valid
-  // input from a file; clamp to auto/event so a bad peer cannot produce UB here.
-  config.fabric = knobs.fabric() <= static_cast<uint32_t>(FabricKind::kShm)
-                      ? static_cast<FabricKind>(knobs.fabric())
-                      : FabricKind::kAuto;
-  config.polling =
-      knobs.polling() <= 2 ? static_cast<PollingMode>(knobs.polling()) : PollingMode::kEvent;
-  config.poll_spin_us = knobs.poll_spin_us();
-  config.timeout_ms = knobs.timeout_ms();
-  config.handler_inline = knobs.handler_inline() <= 1
-                              ? static_cast<HandlerInline>(knobs.handler_inline())
-                              : HandlerInline::kOff;
+  const google::protobuf::Reflection& reflection = *knobs.GetReflection();
+  for (const Knob& knob : Knobs()) {
+    const google::protobuf::FieldDescriptor* field = WireField(knob);
+    if (field == nullptr) continue;
+    const uint64_t value =
+        IsWide(*field) ? reflection.GetUInt64(knobs, field) : reflection.GetUInt32(knobs, field);
+    // An enum value past the knob's choices (a bad peer) would be undefined once
+    // cast to the enum: the knob keeps its default instead.
+    if (knob.type == KnobType::kEnum && value > knob.max_value) continue;
+    knob.set(config, value);
+  }
   return config;
 }
 
 Config WithLocalKnobs(Config negotiated, const Config& local) {
-  negotiated.idle_timeout_ms = local.idle_timeout_ms;
-  negotiated.verbs_device = local.verbs_device;
-  negotiated.verbs_port = local.verbs_port;
-  negotiated.verbs_gid_index = local.verbs_gid_index;
-  negotiated.verbs_mtu = local.verbs_mtu;
-  negotiated.verbs_inline_size = local.verbs_inline_size;
-  negotiated.verbs_qp_timeout = local.verbs_qp_timeout;
-  negotiated.verbs_retry_count = local.verbs_retry_count;
+  for (const Knob& knob : Knobs()) {
+    if (WireField(knob) == nullptr) knob.set(negotiated, knob.get(local));
+  }
   return negotiated;
 }
 

@@ -21,12 +21,12 @@ std::string Join(const std::vector<std::string>& words, std::string_view separat
 }
 
 // The worse of two objectives under `goal`.
-double Worse(ObjectiveGoal goal, double a, double b) { return BetterObjective(goal, a, b) ? b : a; }
+double Worse(ObjectiveGoal goal, double a, double b) { return Better(goal, a, b) ? b : a; }
 
 // Orders candidates best first: by score, then the default, then key order, so the
 // order (and the winner) never depends on the order links were stored in.
 bool RanksBefore(const ClusterInput& input, const ConfigScore& a, const ConfigScore& b) {
-  if (a.score != b.score) return BetterObjective(input.goal, a.score, b.score);
+  if (a.score != b.score) return Better(input.goal, a.score, b.score);
   const bool a_default = a.key == input.default_key;
   const bool b_default = b.key == input.default_key;
   if (a_default != b_default) return a_default;
@@ -48,8 +48,7 @@ std::string BestKeyOfLink(const ClusterInput& input, const LinkInput& link) {
       continue;
     }
     const double current = link.objectives.at(best);
-    if (BetterObjective(input.goal, value, current) ||
-        (value == current && key == input.default_key)) {
+    if (Better(input.goal, value, current) || (value == current && key == input.default_key)) {
       best = key;
     }
   }
@@ -186,17 +185,13 @@ std::string FormatDeviations(double deviations) {
   return text;
 }
 
-bool BetterObjective(ObjectiveGoal goal, double a, double b) {
-  return goal == ObjectiveGoal::kMin ? a < b : a > b;
-}
-
 ObjectiveRange MatrixRange(const HostMatrix& matrix, ObjectiveGoal goal) {
   ObjectiveRange range;
   for (const auto& row : matrix.cells) {
     for (const auto& cell : row) {
       if (!cell.value) continue;
-      if (!range.best || BetterObjective(goal, *cell.value, *range.best)) range.best = cell.value;
-      if (!range.worst || BetterObjective(goal, *range.worst, *cell.value)) {
+      if (!range.best || Better(goal, *cell.value, *range.best)) range.best = cell.value;
+      if (!range.worst || Better(goal, *range.worst, *cell.value)) {
         range.worst = cell.value;
       }
     }
@@ -241,7 +236,7 @@ ClusterWinner ChooseClusterWinner(const ClusterInput& input, const std::vector<s
     bool first = true;
     for (size_t index : usable) {
       const double value = input.links[index].objectives.at(key);
-      if (first || BetterObjective(input.goal, score.worst, value)) {
+      if (first || Better(input.goal, score.worst, value)) {
         score.worst = value;
         score.worst_link = index;
       }

@@ -38,7 +38,7 @@ Result<ClusterData> ReadClusterData(db::Store& store, int64_t cluster_id,
     data.input.links.push_back(std::move(link));
     data.sweeps.push_back(std::move(sweep));
   }
-  data.input.goal = data.goal == "max" ? ObjectiveGoal::kMax : ObjectiveGoal::kMin;
+  data.input.goal = ParseGoal(data.goal).value_or(ObjectiveGoal::kMin);
   return data;
 }
 

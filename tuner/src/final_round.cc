@@ -38,8 +38,6 @@ bool OkAndValidated(const db::TrialRecord& trial) {
   return trial.status == db::TrialStatus::kOk && trial.validated;
 }
 
-bool Better(double a, double b, bool lower_is_better) { return lower_is_better ? a < b : a > b; }
-
 Status ValidateFinalRoundOptions(const FinalRoundOptions& options) {
   if (options.finalists == 0 || options.finalists > kMaxFinalists) {
     return Status::InvalidArgument("finalists " + std::to_string(options.finalists) +
@@ -53,7 +51,7 @@ Status ValidateFinalRoundOptions(const FinalRoundOptions& options) {
 }
 
 std::vector<db::TrialRecord> PickFinalists(const std::vector<db::TrialRecord>& trials,
-                                           const std::string& default_knobs, bool lower_is_better,
+                                           const std::string& default_knobs, ObjectiveGoal goal,
                                            uint32_t count) {
   std::vector<const db::TrialRecord*> candidates;
   std::set<std::string> keys;
@@ -65,7 +63,7 @@ std::vector<db::TrialRecord> PickFinalists(const std::vector<db::TrialRecord>& t
   }
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](const db::TrialRecord* a, const db::TrialRecord* b) {
-                     return Better(a->objective, b->objective, lower_is_better);
+                     return Better(goal, a->objective, b->objective);
                    });
   std::vector<db::TrialRecord> picked;
   for (const db::TrialRecord* trial : candidates) {
@@ -120,7 +118,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
                                        const transport::Config& base, int64_t sweep_id,
                                        const std::map<std::string, std::string>& default_knobs,
                                        const std::vector<db::TrialRecord>& finalists,
-                                       bool lower_is_better, const FinalRoundOptions& options,
+                                       ObjectiveGoal goal, const FinalRoundOptions& options,
                                        const FinalRoundProgressFn& progress) {
   ARTUNE_RETURN_IF_ERROR(ValidateFinalRoundOptions(options));
   if (finalists.empty()) {
@@ -166,8 +164,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     const bool default_ok = default_now && OkAndValidated(*default_now);
     for (size_t i = 1; i < contenders.size(); ++i) {
       if (!this_round[i] || !OkAndValidated(*this_round[i])) continue;
-      if (!default_ok ||
-          Better(this_round[i]->objective, default_now->objective, lower_is_better)) {
+      if (!default_ok || Better(goal, this_round[i]->objective, default_now->objective)) {
         ++contenders[i].rounds_won;
       }
       if (!default_ok) continue;
@@ -175,8 +172,8 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
       const std::vector<double>& theirs = default_now->values;
       for (size_t k = 0; k < mine.size() && k < theirs.size(); ++k) {
         if (!(mine[k] > 0 && theirs[k] > 0)) continue;
-        contenders[i].speedups.push_back(lower_is_better ? theirs[k] / mine[k]
-                                                         : mine[k] / theirs[k]);
+        contenders[i].speedups.push_back(goal == ObjectiveGoal::kMin ? theirs[k] / mine[k]
+                                                                     : mine[k] / theirs[k]);
       }
     }
   }
@@ -213,7 +210,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
                        return paired_median.at(db::TrialKnobKey(a.pooled.knobs)) >
                               paired_median.at(db::TrialKnobKey(b.pooled.knobs));
                      }
-                     return Better(a.pooled.objective, b.pooled.objective, lower_is_better);
+                     return Better(goal, a.pooled.objective, b.pooled.objective);
                    });
   return result;
 }

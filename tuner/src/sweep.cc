@@ -45,11 +45,11 @@ db::TrialRecord RecordOf(int64_t sweep_id, const std::map<std::string, std::stri
 }  // namespace
 
 bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_trial,
-                  bool lower_is_better) {
+                  ObjectiveGoal goal) {
   if (!OkAndValidated(best)) return false;
   if (!OkAndValidated(default_trial)) return true;
-  return lower_is_better ? best.ci_high < default_trial.ci_low
-                         : best.ci_low > default_trial.ci_high;
+  return goal == ObjectiveGoal::kMin ? best.ci_high < default_trial.ci_low
+                                     : best.ci_low > default_trial.ci_high;
 }
 
 std::optional<PairedVerdict> WinnerPairs(const FinalRoundResult& final_round) {
@@ -63,7 +63,7 @@ std::optional<PairedVerdict> WinnerPairs(const FinalRoundResult& final_round) {
 }
 
 db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
-                               bool lower_is_better) {
+                               ObjectiveGoal goal) {
   db::SweepVerdict verdict;
   if (!evidence.search_best) {
     verdict.verdict = db::Verdict::kNoValidTrial;
@@ -93,9 +93,8 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     // and 15 % slower in the compare that followed (bench/loop.md, run 11).
     const std::optional<PairedVerdict> paired = WinnerPairs(final_round);
     const bool default_won =
-        default_ok &&
-        (paired ? paired->estimate.median <= 1
-                : !Better(winner->pooled.objective, default_pooled.objective, lower_is_better));
+        default_ok && (paired ? paired->estimate.median <= 1
+                              : !Better(goal, winner->pooled.objective, default_pooled.objective));
     if (default_won) {
       verdict.best_knobs = default_knobs;
       verdict.verdict = db::Verdict::kDefaultIsBest;
@@ -107,7 +106,7 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
     // (WinnerPairs), better beyond noise by the pairs' median; else, from targets
     // without samples, clear of the default's pooled interval.
     const bool clear = paired ? paired->outcome == PairedOutcome::kFaster
-                              : BeatsDefault(winner->pooled, default_pooled, lower_is_better);
+                              : BeatsDefault(winner->pooled, default_pooled, goal);
     const bool beats = clear && 2 * winner->rounds_won > final_round.rounds;
     verdict.verdict = beats ? db::Verdict::kBeatsDefault : db::Verdict::kWithinNoise;
     return verdict;
@@ -119,15 +118,15 @@ db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::strin
   }
   bool beats = OkAndValidated(search_best);
   if (evidence.default_trial) {
-    beats = beats && BeatsDefault(search_best, *evidence.default_trial, lower_is_better);
+    beats = beats && BeatsDefault(search_best, *evidence.default_trial, goal);
   }
   verdict.verdict = beats ? db::Verdict::kBeatsDefault : db::Verdict::kWithinNoise;
   return verdict;
 }
 
-std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better) {
+std::optional<double> TrialCost(const db::TrialRecord& trial, ObjectiveGoal goal) {
   if (trial.status != db::TrialStatus::kOk || !trial.validated) return std::nullopt;
-  return lower_is_better ? trial.objective : -trial.objective;
+  return goal == ObjectiveGoal::kMin ? trial.objective : -trial.objective;
 }
 
 Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
@@ -139,13 +138,13 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
     ARTUNE_RETURN_IF_ERROR(ValidateFinalRoundOptions(options.final_round));
   }
   ARTUNE_ASSIGN_OR_RETURN(Objective objective, ParseObjective(sweep.objective));
-  const bool lower_is_better = LowerIsBetter(objective);
+  const ObjectiveGoal goal = LowerIsBetter(objective) ? ObjectiveGoal::kMin : ObjectiveGoal::kMax;
   const std::map<std::string, std::string> default_knobs = KnobValuesOf(space, base);
 
   SweepOutcome outcome;
   std::map<std::string, db::TrialRecord> stored;  // knob key -> trial
   if (sweep.id == 0) {
-    sweep.goal = lower_is_better ? "min" : "max";
+    sweep.goal = GoalName(goal);
     sweep.search_space = space.Canonical();
     sweep.default_knobs = db::TrialKnobKey(default_knobs);
     sweep.base_config = transport::ConfigToMap(base);
@@ -182,7 +181,7 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
     const std::string key = db::TrialKnobKey(knobs);
     auto known = stored.find(key);
     // The default point measured first is visited again when it lies on the grid.
-    if (!visited.insert(key).second) return TrialCost(known->second, lower_is_better);
+    if (!visited.insert(key).second) return TrialCost(known->second, goal);
     bool resumed = false;
     if (known != stored.end()) {
       resumed = true;
@@ -198,7 +197,7 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
       known = stored.emplace(key, std::move(trial)).first;
     }
     ++done;
-    const std::optional<double> cost = TrialCost(known->second, lower_is_better);
+    const std::optional<double> cost = TrialCost(known->second, goal);
     if (cost && (!best_cost || *cost < *best_cost)) {
       best_cost = cost;
       best_key = key;
@@ -213,7 +212,7 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
         report.eta_s = measuring_s / static_cast<double>(outcome.measured) *
                        static_cast<double>(report.estimated - done);
       }
-      if (best_cost) report.best_objective = lower_is_better ? *best_cost : -*best_cost;
+      if (best_cost) report.best_objective = goal == ObjectiveGoal::kMin ? *best_cost : -*best_cost;
       report.best_knobs = best_key;
       report.last_knobs = key;
       progress(report);
@@ -233,8 +232,8 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
     if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
   }
   VerdictEvidence evidence{outcome.search_best, outcome.default_trial, std::nullopt};
-  const std::vector<db::TrialRecord> finalists = PickFinalists(
-      outcome.trials, sweep.default_knobs, lower_is_better, options.final_round.finalists);
+  const std::vector<db::TrialRecord> finalists =
+      PickFinalists(outcome.trials, sweep.default_knobs, goal, options.final_round.finalists);
   if (options.remeasure_default && !finalists.empty()) {
     ARTUNE_RETURN_IF_ERROR(warm_up_once());
     auto on_measurement = [&](size_t measurement, size_t total, const std::string& knobs) {
@@ -248,17 +247,16 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
         report.eta_s = measuring_s / static_cast<double>(outcome.measured) *
                        static_cast<double>(total - measurement + 1);
       }
-      if (best_cost) report.best_objective = lower_is_better ? *best_cost : -*best_cost;
+      if (best_cost) report.best_objective = goal == ObjectiveGoal::kMin ? *best_cost : -*best_cost;
       report.best_knobs = best_key;
       report.last_knobs = knobs;
       progress(report);
     };
-    ARTUNE_ASSIGN_OR_RETURN(
-        evidence.final_round,
-        RunFinalRound(target, workload, base, sweep.id, default_knobs, finalists, lower_is_better,
-                      options.final_round, on_measurement));
+    ARTUNE_ASSIGN_OR_RETURN(evidence.final_round,
+                            RunFinalRound(target, workload, base, sweep.id, default_knobs,
+                                          finalists, goal, options.final_round, on_measurement));
   }
-  const db::SweepVerdict verdict = DecideVerdict(evidence, sweep.default_knobs, lower_is_better);
+  const db::SweepVerdict verdict = DecideVerdict(evidence, sweep.default_knobs, goal);
   outcome.default_remeasured = verdict.default_remeasured;
   outcome.best_remeasured = verdict.best_remeasured;
   if (evidence.final_round) outcome.winner_pairs = WinnerPairs(*evidence.final_round);

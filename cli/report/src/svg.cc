@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "artune/probes/profile.h"
 #include "artune/report/html.h"
@@ -208,6 +210,56 @@ std::string FormatNumber(double value, int significant) {
   return text;
 }
 
+namespace {
+
+// The colour bar at x, from `top` down `height`: best at the top, with the best and
+// worst values beside it when there are any.
+std::string ColourBarSvg(double bar_x, double top, double height,
+                         const std::optional<std::pair<double, double>>& best_and_worst) {
+  std::string out;
+  const int steps = 16;
+  for (int i = 0; i < steps; ++i) {
+    const double t = 1 - static_cast<double>(i) / (steps - 1);
+    out += "<rect x=\"" + Coord(bar_x) + "\" y=\"" + Coord(top + height * i / steps) +
+           "\" width=\"14\" height=\"" + Coord(height / steps + 0.5) + "\" fill=\"" +
+           RampColour(t) + "\"/>";
+  }
+  if (best_and_worst) {
+    out += Text(bar_x + 18, top + 10, "start", FormatNumber(best_and_worst->first));
+    out += Text(bar_x + 18, top + height, "start", FormatNumber(best_and_worst->second));
+  }
+  return out + Text(bar_x, top + height + 16, "start", "best at top", "fill=\"#707070\"");
+}
+
+// One cell of the heatmap at (x, y): its colour by goodness t (1 best), its value
+// and its tooltip; hatched when it has no value.
+std::string HeatmapCellSvg(const Heatmap& heatmap, size_t r, size_t c, const HeatmapCell* cell,
+                           double x, double y, double cell_width, double cell_height, double t) {
+  const bool has_value = cell != nullptr && cell->value && std::isfinite(*cell->value);
+  const std::string fill = has_value ? RampColour(t) : "url(#nodata)";
+  std::string tooltip = heatmap.row_axis + " " + heatmap.row_labels[r] + ", " +
+                        heatmap.column_axis + " " + heatmap.column_labels[c] + ": ";
+  if (cell != nullptr && !cell->tooltip.empty()) {
+    tooltip += cell->tooltip;
+  } else if (has_value) {
+    tooltip +=
+        heatmap.value_name + " " + (cell->text.empty() ? FormatNumber(*cell->value) : cell->text);
+  } else {
+    tooltip += "no trial";
+  }
+  std::string out = "<g><title>" + EscapeHtml(tooltip) + "</title><rect x=\"" + Coord(x) +
+                    "\" y=\"" + Coord(y) + "\" width=\"" + Coord(cell_width) + "\" height=\"" +
+                    Coord(cell_height) + "\" fill=\"" + fill + "\" stroke=\"#ffffff\"/>";
+  if (has_value) {
+    const std::string text = cell->text.empty() ? FormatNumber(*cell->value) : cell->text;
+    out += Text(x + cell_width / 2, y + cell_height / 2 + 4, "middle", text,
+                t > 0.55 ? "fill=\"#ffffff\"" : "fill=\"#1d1d1d\"");
+  }
+  return out + "</g>";
+}
+
+}  // namespace
+
 std::string HeatmapSvg(const Heatmap& heatmap) {
   const size_t rows = heatmap.row_labels.size();
   const size_t columns = heatmap.column_labels.size();
@@ -263,29 +315,9 @@ std::string HeatmapSvg(const Heatmap& heatmap) {
     for (size_t c = 0; c < columns; ++c) {
       const HeatmapCell* cell = cell_at(r, c);
       const bool has_value = cell != nullptr && cell->value && std::isfinite(*cell->value);
-      const double x = left + cell_width * static_cast<double>(c);
-      const double y = top + cell_height * static_cast<double>(r);
-      const double t = has_value ? goodness(*cell->value) : 0;
-      const std::string fill = has_value ? RampColour(t) : "url(#nodata)";
-      std::string tooltip = heatmap.row_axis + " " + heatmap.row_labels[r] + ", " +
-                            heatmap.column_axis + " " + heatmap.column_labels[c] + ": ";
-      if (cell != nullptr && !cell->tooltip.empty()) {
-        tooltip += cell->tooltip;
-      } else if (has_value) {
-        tooltip += heatmap.value_name + " " +
-                   (cell->text.empty() ? FormatNumber(*cell->value) : cell->text);
-      } else {
-        tooltip += "no trial";
-      }
-      out += "<g><title>" + EscapeHtml(tooltip) + "</title><rect x=\"" + Coord(x) + "\" y=\"" +
-             Coord(y) + "\" width=\"" + Coord(cell_width) + "\" height=\"" + Coord(cell_height) +
-             "\" fill=\"" + fill + "\" stroke=\"#ffffff\"/>";
-      if (has_value) {
-        const std::string text = cell->text.empty() ? FormatNumber(*cell->value) : cell->text;
-        out += Text(x + cell_width / 2, y + cell_height / 2 + 4, "middle", text,
-                    t > 0.55 ? "fill=\"#ffffff\"" : "fill=\"#1d1d1d\"");
-      }
-      out += "</g>";
+      out += HeatmapCellSvg(heatmap, r, c, cell, left + cell_width * static_cast<double>(c),
+                            top + cell_height * static_cast<double>(r), cell_width, cell_height,
+                            has_value ? goodness(*cell->value) : 0);
     }
   }
   if (heatmap.marked && heatmap.marked->first < rows && heatmap.marked->second < columns) {
@@ -296,22 +328,11 @@ std::string HeatmapSvg(const Heatmap& heatmap) {
            "\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"3\"/>";
     out += Text(x + cell_width - 9, y + 13, "middle", "★", "fill=\"#d62728\" font-size=\"13\"");
   }
-  // Colour bar: best at the top.
-  const double bar_x = left + grid_width + 24;
-  const int steps = 16;
-  for (int i = 0; i < steps; ++i) {
-    const double t = 1 - static_cast<double>(i) / (steps - 1);
-    out += "<rect x=\"" + Coord(bar_x) + "\" y=\"" + Coord(top + grid_height * i / steps) +
-           "\" width=\"14\" height=\"" + Coord(grid_height / steps + 0.5) + "\" fill=\"" +
-           RampColour(t) + "\"/>";
-  }
+  std::optional<std::pair<double, double>> best_and_worst;
   if (any) {
-    const double best = heatmap.lower_is_better ? low : high;
-    const double worst = heatmap.lower_is_better ? high : low;
-    out += Text(bar_x + 18, top + 10, "start", FormatNumber(best));
-    out += Text(bar_x + 18, top + grid_height, "start", FormatNumber(worst));
+    best_and_worst = heatmap.lower_is_better ? std::pair{low, high} : std::pair{high, low};
   }
-  out += Text(bar_x, top + grid_height + 16, "start", "best at top", "fill=\"#707070\"");
+  out += ColourBarSvg(left + grid_width + 24, top, grid_height, best_and_worst);
   out += "</svg>";
   return out;
 }

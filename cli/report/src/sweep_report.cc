@@ -9,6 +9,7 @@
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/goal.h"
 
 namespace artune::report {
 namespace {
@@ -20,9 +21,9 @@ bool Usable(const db::TrialRecord& trial) {
   return trial.status == db::TrialStatus::kOk && trial.validated;
 }
 
-// Lower is better unless the sweep maximises.
-bool Better(const db::SweepRecord& sweep, double a, double b) {
-  return sweep.goal == "max" ? a > b : a < b;
+// The sweep's stored goal; text the store never writes reads as min, as before.
+tuner::ObjectiveGoal Goal(const db::SweepRecord& sweep) {
+  return tuner::ParseGoal(sweep.goal).value_or(tuner::ObjectiveGoal::kMin);
 }
 
 // The values a knob took, in the knob's own order (bytes by size, enums by
@@ -89,7 +90,8 @@ std::string Seconds(double seconds) {
 }
 
 std::string ObjectiveLabel(const db::SweepRecord& sweep) {
-  return sweep.objective + (sweep.goal == "max" ? " (higher is better)" : " (lower is better)");
+  return sweep.objective +
+         (Goal(sweep) == tuner::ObjectiveGoal::kMax ? " (higher is better)" : " (lower is better)");
 }
 
 // The metric columns worth a column: those any trial has, in a fixed order first.
@@ -131,10 +133,10 @@ std::string VerdictSentence(const db::SweepRecord& sweep) {
   }
   switch (sweep.verdict->verdict) {
     case db::Verdict::kBeatsDefault:
-      return "The winner beats the defaults beyond noise (the 95% interval of its paired "
+      return "The chosen config beats the defaults beyond noise (the 95% interval of its paired "
              "speedups over the defaults, or their 95% confidence intervals).";
     case db::Verdict::kWithinNoise:
-      return "Within noise: the winner does not beat the defaults beyond noise (the 95% "
+      return "Within noise: the chosen config does not beat the defaults beyond noise (the 95% "
              "interval of its paired speedups, or their 95% confidence intervals), so the "
              "difference may be chance.";
     case db::Verdict::kDefaultIsBest:
@@ -175,51 +177,57 @@ void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
   });
 }
 
-void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
-               const std::vector<db::TrialRecord>& trials,
-               const std::optional<db::TrialRecord>& best) {
-  document.BeginSection("Winner vs default");
-  if (!best) {
-    document.AddParagraph("No trial finished ok and validated: there is no winner.");
-    document.EndSection();
-    return;
+// The config the sweep chose (what `artune apply config --sweep` writes): the trial
+// whose knobs are the verdict's best_knobs (the final round's pick), else the
+// search's best trial.
+std::optional<db::TrialRecord> ChosenTrial(const db::SweepRecord& sweep,
+                                           const std::vector<db::TrialRecord>& trials,
+                                           const std::optional<db::TrialRecord>& search_best) {
+  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
+    for (const auto& trial : trials) {
+      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs) return trial;
+    }
   }
-  const std::optional<db::TrialRecord> again =
-      sweep.verdict ? sweep.verdict->default_remeasured : std::nullopt;
-  const db::TrialRecord* default_trial = FindDefault(sweep, trials);
-  std::string verdict = "Winner: " + KnobList(best->knobs) + ", " + sweep.objective + " " +
-                        FormatNumber(best->objective);
+  return search_best;
+}
+
+bool SameTrial(const std::optional<db::TrialRecord>& a, const db::TrialRecord& b) {
+  return a && a->id == b.id;
+}
+
+// "Chosen: <knobs>, <objective> against <default> with the defaults (+x%)."
+std::string ChosenSentence(const db::SweepRecord& sweep, const db::TrialRecord& chosen,
+                           const db::TrialRecord* default_trial) {
+  std::string sentence = "Chosen: " + KnobList(chosen.knobs) + ", " + sweep.objective + " " +
+                         FormatNumber(chosen.objective);
   if (default_trial != nullptr && Usable(*default_trial)) {
     const double base = default_trial->objective;
-    verdict += " against " + FormatNumber(base) + " with the defaults";
+    sentence += " against " + FormatNumber(base) + " with the defaults";
     if (base != 0 && std::isfinite(base)) {
-      const double change = 100.0 * (best->objective - base) / std::fabs(base);
+      const double change = 100.0 * (chosen.objective - base) / std::fabs(base);
       char buffer[64];
       std::snprintf(buffer, sizeof buffer, " (%+.1f%%)", change);
-      verdict += buffer;
+      sentence += buffer;
     }
-    verdict += ".";
+    sentence += ".";
   } else if (default_trial != nullptr) {
-    verdict += "; the defaults' trial was " +
-               std::string(db::TrialStatusName(default_trial->status)) + ".";
+    sentence += "; the defaults' trial was " +
+                std::string(db::TrialStatusName(default_trial->status)) + ".";
   } else {
-    verdict += "; the defaults (" +
-               (sweep.default_knobs.empty() ? "unknown" : sweep.default_knobs) +
-               ") were not measured in this sweep.";
+    sentence += "; the defaults (" +
+                (sweep.default_knobs.empty() ? "unknown" : sweep.default_knobs) +
+                ") were not measured in this sweep.";
   }
-  document.AddParagraph(verdict);
-  const std::optional<db::TrialRecord> best_again =
+  return sentence + " `artune apply config --sweep " + std::to_string(sweep.id) +
+         "` writes this config.";
+}
+
+// The verdict with the chosen config and the defaults measured again at the end.
+std::string VerdictParagraph(const db::SweepRecord& sweep) {
+  const std::optional<db::TrialRecord> again =
+      sweep.verdict ? sweep.verdict->default_remeasured : std::nullopt;
+  const std::optional<db::TrialRecord> chosen_again =
       sweep.verdict ? sweep.verdict->best_remeasured : std::nullopt;
-  // The sweep may pick its final winner among finalists re-measured at the end; that
-  // pick (what `artune apply config --sweep` applies) can differ from the best trial.
-  if (sweep.verdict && !sweep.verdict->best_knobs.empty() &&
-      sweep.verdict->best_knobs != db::TrialKnobKey(best->knobs)) {
-    const auto picked = db::ParseTrialKnobKey(sweep.verdict->best_knobs);
-    document.AddParagraph("The sweep's final re-measurement chose " +
-                          (picked.ok() ? KnobList(*picked) : sweep.verdict->best_knobs) +
-                          " over the best single trial above; `artune apply config --sweep " +
-                          std::to_string(sweep.id) + "` applies that choice.");
-  }
   const auto interval = [&](const db::TrialRecord& trial) {
     return sweep.objective + " " + FormatNumber(trial.objective) + " (95% CI " +
            FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high) + ")";
@@ -228,26 +236,33 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
     return std::string(db::TrialStatusName(trial.status)) +
            (trial.error.empty() ? "" : " (" + trial.error + ")") + ".";
   };
-  const bool best_again_ok = best_again && best_again->status == db::TrialStatus::kOk;
+  const bool chosen_again_ok = chosen_again && chosen_again->status == db::TrialStatus::kOk;
   std::string judged = "Verdict: " + VerdictSentence(sweep);
-  if (best_again_ok && again && again->status == db::TrialStatus::kOk) {
-    judged += " Measured again together after the search, the winner gave " +
-              interval(*best_again) + " and the defaults gave " + interval(*again) + ".";
-  } else {
-    if (best_again_ok) {
-      judged += " Measured again after the search, the winner gave " + interval(*best_again) + ".";
-    } else if (best_again) {
-      judged += " The winner measured again after the search: " + failure(*best_again);
-    }
-    if (again && again->status == db::TrialStatus::kOk) {
-      judged += " Measured again after the search, warm like the trials, the defaults gave " +
-                interval(*again) + ".";
-    } else if (again) {
-      judged += " The defaults measured again after the search: " + failure(*again);
-    }
+  if (chosen_again_ok && again && again->status == db::TrialStatus::kOk) {
+    judged += " Measured again together after the search, the chosen config gave " +
+              interval(*chosen_again) + " and the defaults gave " + interval(*again) + ".";
+    return judged;
   }
-  document.AddParagraph(judged);
+  if (chosen_again_ok) {
+    judged +=
+        " Measured again after the search, the chosen config gave " + interval(*chosen_again) + ".";
+  } else if (chosen_again) {
+    judged += " The chosen config measured again after the search: " + failure(*chosen_again);
+  }
+  if (again && again->status == db::TrialStatus::kOk) {
+    judged += " Measured again after the search, warm like the trials, the defaults gave " +
+              interval(*again) + ".";
+  } else if (again) {
+    judged += " The defaults measured again after the search: " + failure(*again);
+  }
+  return judged;
+}
 
+// The chosen config, the default, the search's best trial when it is another, and
+// the re-measurements, one row each (the chosen one highlighted).
+Table ChosenTable(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
+                  const db::TrialRecord& chosen,
+                  const std::optional<db::TrialRecord>& search_best) {
   Table table;
   table.header = {"", "knobs", "objective", "95% CI", "samples"};
   table.numeric = {false, false, true, true, true};
@@ -264,24 +279,54 @@ void AddWinner(HtmlDocument& document, const db::SweepRecord& sweep,
     for (const auto& name : metrics) cells.push_back(Metric(trial, name));
     return cells;
   };
-  table.rows.push_back(row("winner", *best));
+  table.rows.push_back(row("chosen", chosen));
   table.highlighted_row = 0;
+  const db::TrialRecord* default_trial = FindDefault(sweep, trials);
   if (default_trial != nullptr) table.rows.push_back(row("default", *default_trial));
+  if (search_best && search_best->id != chosen.id) {
+    table.rows.push_back(row("search's best", *search_best));
+  }
+  const std::optional<db::TrialRecord> chosen_again =
+      sweep.verdict ? sweep.verdict->best_remeasured : std::nullopt;
+  const std::optional<db::TrialRecord> again =
+      sweep.verdict ? sweep.verdict->default_remeasured : std::nullopt;
   for (const auto& [label, measured] :
-       {std::pair{"winner, again", &best_again}, std::pair{"default, again", &again}}) {
+       {std::pair{"chosen, again", &chosen_again}, std::pair{"default, again", &again}}) {
     if (!*measured) continue;
     std::vector<std::string> cells = row(label, **measured);
     if ((*measured)->status == db::TrialStatus::kFailed)
       cells[2] = cells[3] = "-";  // it measured nothing
     table.rows.push_back(std::move(cells));
   }
-  document.AddTable(table);
+  return table;
+}
+
+void AddChosen(HtmlDocument& document, const db::SweepRecord& sweep,
+               const std::vector<db::TrialRecord>& trials,
+               const std::optional<db::TrialRecord>& chosen,
+               const std::optional<db::TrialRecord>& search_best) {
+  document.BeginSection("Chosen config vs default");
+  if (!chosen) {
+    document.AddParagraph("No trial finished ok and validated: there is no config to choose.");
+    document.EndSection();
+    return;
+  }
+  document.AddParagraph(ChosenSentence(sweep, *chosen, FindDefault(sweep, trials)));
+  // The final round may choose another finalist than the search's best trial.
+  if (search_best && search_best->id != chosen->id) {
+    document.AddParagraph("The search's best trial was " + KnobList(search_best->knobs) + ", " +
+                          sweep.objective + " " + FormatNumber(search_best->objective) +
+                          "; the sweep's final re-measurement chose the config above over it.");
+  }
+  document.AddParagraph(VerdictParagraph(sweep));
+  document.AddTable(ChosenTable(sweep, trials, *chosen, search_best));
   document.EndSection();
 }
 
 void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
                 const std::vector<db::TrialRecord>& trials,
-                const std::optional<db::TrialRecord>& best) {
+                const std::optional<db::TrialRecord>& chosen,
+                const std::optional<db::TrialRecord>& search_best) {
   const HeatmapAxes axes = ChooseHeatmapAxes(trials);
   if (axes.row.empty()) return;
   document.BeginSection("Heatmap");
@@ -290,7 +335,7 @@ void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
   heatmap.row_axis = axes.row;
   heatmap.column_axis = axes.column.empty() ? "(one column)" : axes.column;
   heatmap.value_name = sweep.objective;
-  heatmap.lower_is_better = sweep.goal != "max";
+  heatmap.lower_is_better = Goal(sweep) == tuner::ObjectiveGoal::kMin;
   heatmap.row_labels = AxisValues(trials, axes.row);
   heatmap.column_labels =
       axes.column.empty() ? std::vector<std::string>{"-"} : AxisValues(trials, axes.column);
@@ -315,27 +360,31 @@ void AddHeatmap(HtmlDocument& document, const db::SweepRecord& sweep,
       }
       continue;
     }
-    if (cell.value && !Better(sweep, trial.objective, *cell.value)) continue;
+    if (cell.value && !tuner::Better(Goal(sweep), trial.objective, *cell.value)) continue;
     cell.value = trial.objective;
     cell.text = FormatNumber(trial.objective);
     cell.tooltip = sweep.objective + " " + FormatNumber(trial.objective) + " (95% CI " +
                    FormatNumber(trial.ci_low) + " .. " + FormatNumber(trial.ci_high) + ", " +
                    std::to_string(trial.samples) + " samples" +
                    (others.empty() ? "" : "; " + others) + ")";
-    if (best && best->id == trial.id) {
+    if (SameTrial(chosen, trial)) {
       heatmap.marked = std::make_pair(r, c);
-      cell.tooltip += " — best";
+      cell.tooltip += " — chosen";
+    } else if (SameTrial(search_best, trial)) {
+      cell.tooltip += " — search's best, not chosen";
     }
   }
   document.AddMarkup(HeatmapSvg(heatmap));
   document.AddParagraph(
-      "Darker is better; the best trial is outlined and starred. Hover a cell for its "
-      "numbers; hatched cells have no valid measurement.");
+      "Darker is better; the chosen config (the one `artune apply config --sweep " +
+      std::to_string(sweep.id) +
+      "` writes) is outlined and starred. Hover a cell for its numbers; hatched cells have no "
+      "valid measurement.");
   document.EndSection();
 }
 
 void AddTrials(HtmlDocument& document, const std::vector<db::TrialRecord>& trials,
-               const std::optional<db::TrialRecord>& best) {
+               const std::optional<db::TrialRecord>& chosen) {
   document.BeginSection("Trials");
   if (trials.empty()) {
     document.AddParagraph("No trial has been stored for this sweep yet.");
@@ -379,7 +428,7 @@ void AddTrials(HtmlDocument& document, const std::vector<db::TrialRecord>& trial
     for (const auto& name : metrics) cells.push_back(Metric(trial, name));
     cells.push_back(trial.error);
     table.rows.push_back(std::move(cells));
-    if (best && best->id == trial.id) table.highlighted_row = i;
+    if (SameTrial(chosen, trial)) table.highlighted_row = i;
   }
   document.AddTable(table);
   document.EndSection();
@@ -411,12 +460,13 @@ HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials) {
 std::string SweepReportHtml(const db::SweepRecord& sweep,
                             const std::vector<db::TrialRecord>& trials,
                             const std::optional<db::TrialRecord>& best) {
+  const std::optional<db::TrialRecord> chosen = ChosenTrial(sweep, trials, best);
   HtmlDocument document("artune sweep " + std::to_string(sweep.id));
   document.AddHeading(1, "artune sweep " + std::to_string(sweep.id));
   AddSummary(document, sweep, trials);
-  AddWinner(document, sweep, trials, best);
-  AddHeatmap(document, sweep, trials, best);
-  AddTrials(document, trials, best);
+  AddChosen(document, sweep, trials, chosen, best);
+  AddHeatmap(document, sweep, trials, chosen, best);
+  AddTrials(document, trials, chosen);
   return document.Finish();
 }
 

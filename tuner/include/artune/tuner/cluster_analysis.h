@@ -15,10 +15,9 @@
 #include <string_view>
 #include <vector>
 
-namespace artune::tuner {
+#include "artune/tuner/goal.h"
 
-// Which way the objective is better: "min" (latencies, times) or "max" (throughputs).
-enum class ObjectiveGoal { kMin, kMax };
+namespace artune::tuner {
 
 // How the configs' values over the links fold into one score per config.
 enum class ClusterGoal {
@@ -194,9 +193,6 @@ ClusterWinner ChooseClusterWinner(const ClusterInput& input, const std::vector<s
 std::vector<Outlier> FindOutliers(const ClusterInput& input, const std::string& config_key);
 
 ClusterAnalysis AnalyzeCluster(const ClusterInput& input);
-
-// Whether `a` is a better objective than `b` under `goal`.
-bool BetterObjective(ObjectiveGoal goal, double a, double b);
 
 // The best and worst values of the matrix's cells under `goal` (the heatmap's
 // scale); nullopt when no cell has a value.

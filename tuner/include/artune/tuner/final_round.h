@@ -30,6 +30,7 @@
 #include "artune/db/store.h"
 #include "artune/status.h"
 #include "artune/transport/config.h"
+#include "artune/tuner/goal.h"
 #include "artune/tuner/trial.h"
 #include "artune/tuner/workload.h"
 
@@ -37,8 +38,6 @@ namespace artune::tuner {
 
 // A trial that counts: status "ok" and every payload validated.
 bool OkAndValidated(const db::TrialRecord& trial);
-// True when objective `a` is better than `b` in the objective's direction.
-bool Better(double a, double b, bool lower_is_better);
 
 struct FinalRoundOptions {
   uint32_t finalists = 3;  // configs besides the default (>= 1)
@@ -48,11 +47,11 @@ struct FinalRoundOptions {
 // of either (a final round costs (finalists + 1) x rounds trials).
 Status ValidateFinalRoundOptions(const FinalRoundOptions& options);
 
-// Up to `count` trials that are "ok" and validated, best first by `lower_is_better`
+// Up to `count` trials that are "ok" and validated, best first by `goal`
 // (ties: the order given), one per knob key, never the one whose key is
 // `default_knobs`.
 std::vector<db::TrialRecord> PickFinalists(const std::vector<db::TrialRecord>& trials,
-                                           const std::string& default_knobs, bool lower_is_better,
+                                           const std::string& default_knobs, ObjectiveGoal goal,
                                            uint32_t count);
 
 // One config's rounds pooled into one record (sweep_id and knobs from the
@@ -98,7 +97,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
                                        const transport::Config& base, int64_t sweep_id,
                                        const std::map<std::string, std::string>& default_knobs,
                                        const std::vector<db::TrialRecord>& finalists,
-                                       bool lower_is_better, const FinalRoundOptions& options,
+                                       ObjectiveGoal goal, const FinalRoundOptions& options,
                                        const FinalRoundProgressFn& progress = {});
 
 }  // namespace artune::tuner

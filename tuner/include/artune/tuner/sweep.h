@@ -35,6 +35,7 @@
 #include "artune/status.h"
 #include "artune/transport/config.h"
 #include "artune/tuner/final_round.h"
+#include "artune/tuner/goal.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/strategy.h"
@@ -126,7 +127,7 @@ struct VerdictEvidence {
 // default won), final_rounds and finalists are filled from the final round;
 // decided_at is left empty (the store stamps it). Pure.
 db::SweepVerdict DecideVerdict(const VerdictEvidence& evidence, const std::string& default_knobs,
-                               bool lower_is_better);
+                               ObjectiveGoal goal);
 
 // The final round's winner (its first finalist) judged on its same-round pairs
 // with the default (FinalRoundResult::paired_speedups, JudgePairedSpeedups);
@@ -140,11 +141,11 @@ std::optional<PairedVerdict> WinnerPairs(const FinalRoundResult& final_round);
 // best.ci_low > default.ci_high. A default that is not "ok" and validated is beaten
 // by any best that is; a best that is not "ok" and validated never beats anything.
 bool BeatsDefault(const db::TrialRecord& best, const db::TrialRecord& default_trial,
-                  bool lower_is_better);
+                  ObjectiveGoal goal);
 
 // The cost the strategy minimises for a stored trial: objective (or its negation
 // for throughputs); std::nullopt for a trial that is not "ok" and validated.
-std::optional<double> TrialCost(const db::TrialRecord& trial, bool lower_is_better);
+std::optional<double> TrialCost(const db::TrialRecord& trial, ObjectiveGoal goal);
 
 // Runs (or, when `sweep.id` names a stored sweep, resumes) the sweep, stores its
 // verdict (replacing a resumed sweep's) and marks it finished.

@@ -21,16 +21,21 @@ struct HeatmapAxes {
 };
 HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials);
 
-// `trials` in the order stored (Store::ListTrials), `best` as Store::BestTrial gave
-// it. A heatmap cell shows the best ok and validated trial at that point (a sweep
-// over more knobs has several per cell: the tooltip names the one shown); a point
-// with only invalid or failed trials is hatched, its tooltip says why. The default
-// trial is the one whose TrialKnobKey equals sweep.default_knobs; sweep.verdict, when
-// stored, is stated under the winner with the winner and the default measured again
-// at the end of the sweep (best_remeasured, default_remeasured: a sentence with their
-// objectives and CIs, and rows of the winner table), and says so when its best_knobs
-// (the config the sweep chose at the end) is not `best`. Every string from
-// the records is escaped. Returns the whole document (html.h). Pure; thread-safe.
+// `trials` in the order stored (Store::ListTrials), `best` the search's best trial
+// as Store::BestTrial gave it. The report is about the chosen config, the one
+// `artune apply config --sweep` writes: the trial whose TrialKnobKey is the stored
+// verdict's best_knobs (the final round's pick), else `best`. It is named "chosen"
+// throughout, starred in the heatmap and highlighted in the tables; when `best` is
+// another trial, the report names it "the search's best" and says the final round
+// chose over it. A heatmap cell shows the best ok and validated trial at that point
+// (a sweep over more knobs has several per cell: the tooltip names the one shown); a
+// point with only invalid or failed trials is hatched, its tooltip says why. The
+// default trial is the one whose TrialKnobKey equals sweep.default_knobs;
+// sweep.verdict, when stored, is stated under the chosen config with it and the
+// default measured again at the end of the sweep (best_remeasured,
+// default_remeasured: a sentence with their objectives and CIs, and rows of the
+// table). Every string from the records is escaped. Returns the whole document
+// (html.h). Pure; thread-safe.
 std::string SweepReportHtml(const db::SweepRecord& sweep,
                             const std::vector<db::TrialRecord>& trials,
                             const std::optional<db::TrialRecord>& best);

@@ -1,0 +1,139 @@
+// The control plane's knob codec (control_codec.h), driven by the knob table: what
+// it puts on the wire is what the hand-written field list of earlier versions put
+// there, so a peer of an earlier version reads it and is read the same.
+#include "control_codec.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "artune/transport/knobs.h"
+#include "control.pb.h"
+
+namespace artune::transport {
+namespace {
+
+// Every knob at a value of its own (within range, not its default).
+Config DistinctConfig() {
+  Config config;
+  config.eager_threshold = 32 * 1024;
+  config.chunk_size = 1024 * 1024;
+  config.pipeline_depth = 7;
+  config.coalesce_limit = 8 * 1024;
+  config.max_outstanding = 33;
+  config.eager_buffer_count = 17;
+  config.fabric = FabricKind::kShm;
+  config.polling = PollingMode::kBusy;
+  config.poll_spin_us = 99;
+  config.timeout_ms = 4321;
+  config.handler_inline = HandlerInline::kOff;
+  config.idle_timeout_ms = 1234;
+  config.verbs_device = 2;
+  config.verbs_port = 2;
+  config.verbs_gid_index = 3;
+  config.verbs_mtu = 4096;
+  config.verbs_inline_size = 64;
+  config.verbs_qp_timeout = 17;
+  config.verbs_retry_count = 5;
+  return config;
+}
+
+// What a peer of an earlier version sends for `config`: its field list, by hand.
+control::Knobs EarlierVersionKnobs(const Config& config) {
+  control::Knobs knobs;
+  knobs.set_eager_threshold(config.eager_threshold);
+  knobs.set_chunk_size(config.chunk_size);
+  knobs.set_pipeline_depth(config.pipeline_depth);
+  knobs.set_coalesce_limit(config.coalesce_limit);
+  knobs.set_max_outstanding(config.max_outstanding);
+  knobs.set_eager_buffer_count(config.eager_buffer_count);
+  knobs.set_fabric(static_cast<uint32_t>(config.fabric));
+  knobs.set_polling(static_cast<uint32_t>(config.polling));
+  knobs.set_timeout_ms(config.timeout_ms);
+  knobs.set_handler_inline(static_cast<uint32_t>(config.handler_inline));
+  knobs.set_poll_spin_us(config.poll_spin_us);
+  return knobs;
+}
+
+TEST(ControlCodec, SendsTheBytesAnEarlierVersionSends) {
+  const Config config = DistinctConfig();
+  EXPECT_EQ(ToKnobs(config).SerializeAsString(), EarlierVersionKnobs(config).SerializeAsString());
+  // The field numbers an earlier peer parses by.
+  const std::map<std::string, int> numbers = {
+      {"eager_threshold", 1}, {"chunk_size", 2},      {"pipeline_depth", 3},
+      {"coalesce_limit", 4},  {"max_outstanding", 5}, {"eager_buffer_count", 6},
+      {"fabric", 7},          {"polling", 8},         {"timeout_ms", 9},
+      {"handler_inline", 10}, {"poll_spin_us", 11}};
+  const google::protobuf::Descriptor& descriptor = *control::Knobs::descriptor();
+  ASSERT_EQ(descriptor.field_count(), static_cast<int>(numbers.size()));
+  for (const auto& [name, number] : numbers) {
+    ASSERT_NE(descriptor.FindFieldByName(name), nullptr) << name;
+    EXPECT_EQ(descriptor.FindFieldByName(name)->number(), number) << name;
+  }
+}
+
+TEST(ControlCodec, ReadsWhatAnEarlierVersionSends) {
+  const Config config = DistinctConfig();
+  const Config local;
+  control::Knobs received;
+  ASSERT_TRUE(received.ParseFromString(EarlierVersionKnobs(config).SerializeAsString()));
+  const Config read = WithLocalKnobs(FromKnobs(received), local);
+  for (const Knob& knob : Knobs()) {
+    const bool travels = control::Knobs::descriptor()->FindFieldByName(std::string(knob.name));
+    EXPECT_EQ(knob.get(read), knob.get(travels ? config : local)) << knob.name;
+  }
+}
+
+// Each field of the message is a knob of the table (else it would be dropped
+// silently), and the knobs that do not travel are exactly each end's own.
+TEST(ControlCodec, EveryWireFieldIsAKnobAndOnlyLocalKnobsStayHome) {
+  const google::protobuf::Descriptor& descriptor = *control::Knobs::descriptor();
+  for (int i = 0; i < descriptor.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor& field = *descriptor.field(i);
+    EXPECT_NE(FindKnob(field.name()), nullptr) << field.name() << " is no knob";
+    EXPECT_TRUE(field.cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT32 ||
+                field.cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64)
+        << field.name();
+  }
+  std::set<std::string> home;
+  for (const Knob& knob : Knobs()) {
+    if (descriptor.FindFieldByName(std::string(knob.name)) == nullptr) home.emplace(knob.name);
+  }
+  EXPECT_EQ(home, (std::set<std::string>{"idle_timeout_ms", "verbs_device", "verbs_port",
+                                         "verbs_gid_index", "verbs_mtu", "verbs_inline_size",
+                                         "verbs_qp_timeout", "verbs_retry_count"}));
+}
+
+TEST(ControlCodec, LocalKnobsComeFromTheLocalConfigTheRestFromThePeer) {
+  const Config peer = DistinctConfig();
+  Config local;
+  local.verbs_device = 1;
+  local.verbs_mtu = 1024;
+  local.idle_timeout_ms = 999;
+  local.eager_threshold = 4096;  // travels: the peer's wins
+  const Config merged = WithLocalKnobs(peer, local);
+  EXPECT_EQ(merged.verbs_device, 1u);
+  EXPECT_EQ(merged.verbs_mtu, 1024u);
+  EXPECT_EQ(merged.idle_timeout_ms, 999u);
+  EXPECT_EQ(merged.verbs_qp_timeout, local.verbs_qp_timeout);
+  EXPECT_EQ(merged.eager_threshold, peer.eager_threshold);
+  EXPECT_EQ(merged.fabric, peer.fabric);
+}
+
+TEST(ControlCodec, AnEnumPastItsChoicesKeepsTheDefault) {
+  control::Knobs hostile = ToKnobs(DistinctConfig());
+  hostile.set_fabric(4);
+  hostile.set_polling(~0u);
+  hostile.set_handler_inline(2);
+  const Config read = FromKnobs(hostile);
+  const Config defaults;
+  EXPECT_EQ(read.fabric, defaults.fabric);
+  EXPECT_EQ(read.polling, defaults.polling);
+  EXPECT_EQ(read.handler_inline, defaults.handler_inline);
+  EXPECT_EQ(read.eager_threshold, DistinctConfig().eager_threshold);  // the rest is read
+}
+
+}  // namespace
+}  // namespace artune::transport
