@@ -5,8 +5,8 @@
 #include <cstring>
 #include <numeric>
 
-#include "artune/tuner/checksum.h"
 #include "artune/base/text.h"
+#include "artune/tuner/checksum.h"
 
 namespace artune::tuner {
 namespace {
