@@ -25,13 +25,13 @@ sources=(
   "$root/probes/src/session.cc" "$root/probes/src/event.cc"
   "$root/probes/src/iovec_attribution.cc"
   "$root/probes/pcap/packet_parser.cc" "$root/probes/pcap/tcp_reassembler.cc"
-  "$root/transport/src/status.cc"
+  "$root/base/src/status.cc"
 )
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/probes/include" -I"$root/probes" -I"$root/transport/include"
+       -I"$root/probes/include" -I"$root/probes" -I"$root/base/include"
        -I"$root/probes/ebpf/include" -I"$root/probes/preload/include")
 
-fuzz_objects "$root/probes $root/transport/include" -- "${sources[@]}"
+fuzz_objects "$root/probes $root/base" -- "${sources[@]}"
 
 status=0
 for target in decoder_fuzz pcap_fuzz; do

@@ -17,10 +17,10 @@ cd "$build_dir"
 fuzz_probe_compiler
 
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/transport/include" -I"$root/transport/src" -I"$root/cli/relay")
-fuzz_objects "$root/cli/relay $root/transport/include $root/transport/src" -- \
+       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$root/cli/relay")
+fuzz_objects "$root/cli/relay $root/base $root/transport/include $root/transport/src" -- \
   "$root/cli/relay/grpc_splitter.cc" "$root/cli/relay/relay_wire.cc" \
-  "$root/transport/src/allocator.cc" "$root/transport/src/status.cc" \
+  "$root/transport/src/allocator.cc" "$root/base/src/status.cc" \
   "$here/fuzz/relay_fuzz.cc"
 nice "$cxx" "${flags[@]}" "${objects[@]}" -o relay_fuzz -lpthread
 

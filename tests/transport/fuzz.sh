@@ -22,11 +22,11 @@ mkdir -p "$build_dir"
 cd "$build_dir"
 fuzz_probe_compiler
 
-mapfile -t sources < <(find "$root/transport/src" -name '*.cc' | sort)
+mapfile -t sources < <(find "$root/transport/src" "$root/base/src" -name '*.cc' | sort)
 sources+=("$proto_dir/control.pb.cc" "$proto_dir/control.grpc.pb.cc")
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/transport/include" -I"$root/transport/src" -I"$proto_dir")
-fuzz_objects "$root/transport $proto_dir" -- "${sources[@]}"
+       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$proto_dir")
+fuzz_objects "$root/base $root/transport $proto_dir" -- "${sources[@]}"
 # shellcheck disable=SC2207
 libs=($(pkg-config --libs grpc++ protobuf tomlplusplus) -libverbs -lrdmacm -lpthread)
 
