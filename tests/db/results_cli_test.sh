@@ -23,11 +23,12 @@ expect_output() {
   [[ $out == *"$want_text"* ]] || fail "$name: output lacks \"$want_text\": $out"
 }
 
-# A missing store is reported with what to do, and not created by reading commands.
-expect_output "results on missing db" 1 "no artune database at $db" -- "$artune" --db "$db" results
+# A missing store lists nothing yet and names the command that records a run (a
+# first listing is no error); it is not created by reading commands.
+expect_output "results on missing db" 0 "No bench runs stored in $db yet" -- "$artune" --db "$db" results
 expect_output "db info on missing db" 1 "pass --db" -- "$artune" db info --db "$db"
 [[ ! -e $dir/sub ]] || fail "a reading command created $dir/sub"
-ARTUNE_DB=$dir/env.db expect_output "ARTUNE_DB is the default" 1 "no artune database at $dir/env.db" -- "$artune" results
+ARTUNE_DB=$dir/env.db expect_output "ARTUNE_DB is the default" 0 "stored in $dir/env.db yet" -- "$artune" results
 
 # A file that is not SQLite.
 head -c 4096 /dev/urandom >"$dir/random.bin"
@@ -66,12 +67,13 @@ expect_output "unknown id" 1 "no bench run with id 42" -- "$artune" --db "$db" r
 
 out=$("$artune" --db "$db" db info)
 # Row counts are padded to the longest table name: match any run of spaces.
-[[ $out == *"schema version  8"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
+[[ $out == *"schema version  9"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
 [[ $out =~ bench_run_config\ +6 && $out =~ bench_run_parameters\ +6 ]] || fail "db info: $out"
 [[ $out =~ sweep_verdicts\ +0 && $out =~ sweep_finalists\ +0 ]] || fail "db info lacks the v4/v6 tables: $out"
 [[ $out =~ clusters\ +0 && $out =~ cluster_links\ +0 ]] || fail "db info lacks the v7 tables: $out"
+[[ $out =~ link_models\ +0 && $out =~ predictions\ +0 ]] || fail "db info lacks the v9 tables: $out"
 out=$("$artune" --db "$db" db info --json)
-[[ $out == *'"schema_version": 8'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
+[[ $out == *'"schema_version": 9'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
   fail "db info --json: $out"
 
 if ((failures > 0)); then
