@@ -111,7 +111,7 @@ grep -q "workload_time 'minutes_per_epoch'" "$dir/unknown.err" ||
 set_parameter seconds_per_pass
 
 out=$("$artune" --db "$db" results --sweep 1)
-[[ $out == *"Winner"* && $out == *"eager \\ chunk"* && $out == *"64KiB"* && $out == *"*"* ]] ||
+[[ $out == *"Chosen "* && $out == *"eager \\ chunk"* && $out == *"64KiB"* && $out == *"*"* ]] ||
   fail "results --sweep: $out"
 out=$("$artune" --db "$db" results --sweeps)
 [[ $out == *"latency-p50"* && $out == *"finished"* ]] || fail "results --sweeps: $out"
