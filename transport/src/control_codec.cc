@@ -23,6 +23,28 @@ bool IsWide(const google::protobuf::FieldDescriptor& field) {
   return field.cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_UINT64;
 }
 
+// The scalar counters of Stats, each carried by the StatsResponse field of the same
+// name: one line here per counter, instead of a copy each way.
+struct StatsCounter {
+  const char* name;
+  uint64_t Stats::*member;
+};
+constexpr StatsCounter kStatsCounters[] = {
+    {"calls_started", &Stats::calls_started},
+    {"calls_completed", &Stats::calls_completed},
+    {"calls_failed", &Stats::calls_failed},
+    {"connections_accepted", &Stats::connections_accepted},
+    {"connections_dropped", &Stats::connections_dropped},
+    {"shm_reads_one_copy", &Stats::shm_reads_one_copy},
+    {"shm_reads_owner_copy", &Stats::shm_reads_owner_copy},
+    {"shm_one_copy_refused", &Stats::shm_one_copy_refused},
+};
+
+// Never null: control_codec_test.cc checks every counter has its field.
+const google::protobuf::FieldDescriptor* StatsField(const StatsCounter& counter) {
+  return control::StatsResponse::descriptor()->FindFieldByName(counter.name);
+}
+
 }  // namespace
 
 control::Knobs ToKnobs(const Config& config) {
@@ -72,14 +94,10 @@ control::StatsResponse ToProto(const Stats& stats) {
     out->set_bytes(counters.bytes);
     for (uint64_t count : counters.slices_by_bucket) out->add_slices_by_bucket(count);
   }
-  proto.set_calls_started(stats.calls_started);
-  proto.set_calls_completed(stats.calls_completed);
-  proto.set_calls_failed(stats.calls_failed);
-  proto.set_connections_accepted(stats.connections_accepted);
-  proto.set_connections_dropped(stats.connections_dropped);
-  proto.set_shm_reads_one_copy(stats.shm_reads_one_copy);
-  proto.set_shm_reads_owner_copy(stats.shm_reads_owner_copy);
-  proto.set_shm_one_copy_refused(stats.shm_one_copy_refused);
+  const google::protobuf::Reflection& reflection = *proto.GetReflection();
+  for (const StatsCounter& counter : kStatsCounters) {
+    reflection.SetUInt64(&proto, StatsField(counter), stats.*counter.member);
+  }
   return proto;
 }
 
@@ -93,14 +111,10 @@ Stats FromProto(const control::StatsResponse& proto) {
       stats.by_protocol[p].slices_by_bucket[b] = counters.slices_by_bucket(b);
     }
   }
-  stats.calls_started = proto.calls_started();
-  stats.calls_completed = proto.calls_completed();
-  stats.calls_failed = proto.calls_failed();
-  stats.connections_accepted = proto.connections_accepted();
-  stats.connections_dropped = proto.connections_dropped();
-  stats.shm_reads_one_copy = proto.shm_reads_one_copy();
-  stats.shm_reads_owner_copy = proto.shm_reads_owner_copy();
-  stats.shm_one_copy_refused = proto.shm_one_copy_refused();
+  const google::protobuf::Reflection& reflection = *proto.GetReflection();
+  for (const StatsCounter& counter : kStatsCounters) {
+    stats.*counter.member = reflection.GetUInt64(proto, StatsField(counter));
+  }
   return stats;
 }
 
