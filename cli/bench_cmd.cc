@@ -1,6 +1,8 @@
 // artune bench: the TF-gRPC-Bench benchmarks (P2P latency, P2P bandwidth, PS
 // throughput) over the embedded transport and stock gRPC, side by side; every run
 // validated and stored. Thin over the tuner library (artune/tuner/benchmark.h).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -10,8 +12,10 @@
 #include <vector>
 
 #include "artune/db/store.h"
+#include "artune/transport/credentials.h"
 #include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
+#include "artune/transport/transport.h"
 #include "artune/tuner/bench_record.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
@@ -60,7 +64,28 @@ struct TransportRun {
   tuner::RunResult result;
   int64_t run_id = 0;
   std::vector<KnobFromPeer> from_peer;  // against --peer only
+  // The serving process's CPU cores over the whole run (warm-up included), from its
+  // counters (artune --peer only); < 0 when not known.
+  double peer_cpu_cores = -1;
+
+  // Both ends' cores: this process's alone when the servers run here.
+  double cores() const { return result.cpu_cores + std::max(0.0, peer_cpu_cores); }
+  double rpcs_per_core() const { return cores() > 0 ? result.rpcs_per_s / cores() : 0; }
 };
+
+// The CPU time the `artune serve` process at `address` has used, in seconds; an
+// error when it cannot be asked (the figure is then left out, not guessed).
+Result<double> PeerCpuSeconds(const std::string& address) {
+  ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
+                          transport::CredentialsFromEnvironment());
+  ARTUNE_ASSIGN_OR_RETURN(
+      transport::Stats stats,
+      transport::QueryServerStats(address, std::chrono::seconds(2), credentials));
+  if (stats.process_cpu_ns == 0) {
+    return Status::NotFound("the peer does not report its CPU time (an earlier version)");
+  }
+  return static_cast<double>(stats.process_cpu_ns) / 1e9;
+}
 
 // The knobs whose value in effect (what the server agreed) is not the one asked for.
 std::vector<KnobFromPeer> KnobsFromPeer(const std::map<std::string, std::string>& requested,
@@ -138,7 +163,13 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
                       std::to_string(p.rpcs) + " calls");
     };
   }
+  const bool peer_counts_cpu = !flags.peer.empty() && transport_name == "artune";
+  const Result<double> peer_cpu_before =
+      peer_counts_cpu ? PeerCpuSeconds(addresses.front()) : Result<double>(0.0);
+  const auto wall_before = std::chrono::steady_clock::now();
   auto result = tuner::RunBenchmark(*transport, addresses, payload, options);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
   progress.Clear();
   if (!result.ok()) return result.status().WithContext(label);
   progress.Detail(label + ": " + std::to_string(result->rpcs) + " calls in " +
@@ -149,6 +180,11 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
   run.transport = transport_name;
   run.fabric = transport->fabric();
   run.result = *result;
+  if (peer_counts_cpu && peer_cpu_before.ok() && wall_s > 0) {
+    if (Result<double> after = PeerCpuSeconds(addresses.front()); after.ok()) {
+      run.peer_cpu_cores = std::max(0.0, *after - *peer_cpu_before) / wall_s;
+    }
+  }
   if (!flags.peer.empty() && transport_name == "artune") {
     run.from_peer = KnobsFromPeer(transport::ConfigToMap(config), transport->EffectiveConfig());
     for (const KnobFromPeer& knob : run.from_peer) {
@@ -191,6 +227,11 @@ ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
                      {"samples", r.latency_us.count}};
   j["bandwidth_mbps"] = r.bandwidth_mbps;
   j["rpcs_per_s"] = r.rpcs_per_s;
+  j["cpu"] = {{"cores", run.cores()},
+              {"this_process_cores", r.cpu_cores},
+              {"peer_cores",
+               run.peer_cpu_cores >= 0 ? ordered_json(run.peer_cpu_cores) : ordered_json(nullptr)},
+              {"rpcs_per_core", run.rpcs_per_core()}};
   j["validated"] = r.validated;
   if (!r.validated) j["validation_error"] = r.validation_error;
   if (flags.benchmark == "bandwidth") j["server_checksum"] = !flags.no_checksum;
@@ -235,7 +276,8 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
   std::cout << std::left << std::setw(10) << "transport" << std::setw(7) << "fabric" << std::right
             << std::setw(10) << "calls" << std::setw(11) << "p50 us" << std::setw(11) << "p99 us"
             << std::setw(11) << "mean us" << std::setw(11) << "stddev" << std::setw(11) << "MB/s"
-            << std::setw(11) << "RPC/s" << std::setw(11) << "validated" << std::setw(7) << "run"
+            << std::setw(11) << "RPC/s" << std::setw(7) << "cores" << std::setw(11) << "RPC/core"
+            << std::setw(11) << "validated" << std::setw(7) << "run"
             << "\n";
   for (const TransportRun& run : runs) {
     const auto& r = run.result;
@@ -244,13 +286,26 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
               << std::fixed << std::setprecision(1) << std::setw(11) << r.latency_us.p50
               << std::setw(11) << r.latency_us.p99 << std::setw(11) << r.latency_us.mean
               << std::setw(11) << r.latency_us.stddev << std::setw(11) << r.bandwidth_mbps
-              << std::setw(11) << r.rpcs_per_s << std::setw(11) << (r.validated ? "yes" : "NO")
+              << std::setw(11) << r.rpcs_per_s << std::setprecision(2) << std::setw(7)
+              << run.cores() << std::setprecision(0) << std::setw(11) << run.rpcs_per_core()
+              << std::setprecision(1) << std::setw(11) << (r.validated ? "yes" : "NO")
               << std::setw(7) << (run.run_id > 0 ? std::to_string(run.run_id) : "-") << "\n";
   }
   if (runs.size() == 2) {
     Speedups s = Compare(runs[0].result, runs[1].result);
     std::cout << std::setprecision(2) << "\nartune vs grpc: p50 latency " << s.latency_p50
               << "x lower, bandwidth " << s.bandwidth << "x, RPC/s " << s.rpcs_per_s << "x\n";
+  }
+  for (const TransportRun& run : runs) {
+    if (run.peer_cpu_cores >= 0) {
+      std::cout << std::setprecision(2) << run.transport << " cores: " << run.result.cpu_cores
+                << " this process (measured phase) + " << run.peer_cpu_cores
+                << " the peer's (whole run, warm-up included)\n";
+    } else if (!flags.peer.empty()) {
+      std::cout << run.transport
+                << " cores: this process only (the peer's CPU time is not known: stock gRPC, "
+                   "or a peer of an earlier version)\n";
+    }
   }
   for (const TransportRun& run : runs) {
     if (!run.result.validated) {

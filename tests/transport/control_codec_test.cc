@@ -150,6 +150,7 @@ TEST(ControlCodec, StatsTravelAsTheEarlierFieldListSentThem) {
   stats.shm_reads_one_copy = 16;
   stats.shm_reads_owner_copy = 17;
   stats.shm_one_copy_refused = 18;
+  stats.process_cpu_ns = 19;
   const control::StatsResponse proto = ToProto(stats);
   EXPECT_EQ(proto.calls_started(), 11u);
   EXPECT_EQ(proto.calls_completed(), 12u);
@@ -159,6 +160,7 @@ TEST(ControlCodec, StatsTravelAsTheEarlierFieldListSentThem) {
   EXPECT_EQ(proto.shm_reads_one_copy(), 16u);
   EXPECT_EQ(proto.shm_reads_owner_copy(), 17u);
   EXPECT_EQ(proto.shm_one_copy_refused(), 18u);
+  EXPECT_EQ(proto.process_cpu_ns(), 19u);
   ASSERT_EQ(proto.by_protocol_size(), kProtocolCount);
   EXPECT_EQ(proto.by_protocol(1).bytes(), 6000u);
   EXPECT_EQ(proto.by_protocol(1).slices_by_bucket(3), 5u);

@@ -38,6 +38,7 @@ constexpr StatsCounter kStatsCounters[] = {
     {"shm_reads_one_copy", &Stats::shm_reads_one_copy},
     {"shm_reads_owner_copy", &Stats::shm_reads_owner_copy},
     {"shm_one_copy_refused", &Stats::shm_one_copy_refused},
+    {"process_cpu_ns", &Stats::process_cpu_ns},
 };
 
 // Never null: control_codec_test.cc checks every counter has its field.

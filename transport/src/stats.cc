@@ -1,5 +1,7 @@
 #include "stats.h"
 
+#include <ctime>
+
 #include "fabric/shm/shm_fabric.h"
 
 namespace artune::transport {
@@ -32,6 +34,11 @@ Stats StatsRecorder::Snapshot() const {
   stats.shm_reads_one_copy = shm.one_copy.load(std::memory_order_relaxed);
   stats.shm_reads_owner_copy = shm.owner_copy.load(std::memory_order_relaxed);
   stats.shm_one_copy_refused = shm.cma_refused.load(std::memory_order_relaxed);
+  timespec cpu{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0) {
+    stats.process_cpu_ns =
+        static_cast<uint64_t>(cpu.tv_sec) * 1000000000ull + static_cast<uint64_t>(cpu.tv_nsec);
+  }
   return stats;
 }
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <ctime>
 #include <deque>
 #include <mutex>
 #include <random>
@@ -23,6 +24,18 @@ Clock::duration Seconds(double s) {
 }
 double ToSeconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double ToMicros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// The process's CPU time and the wall clock at one moment: two of them give the
+// cores a window kept busy.
+struct CpuMark {
+  double cpu_s = 0;
+  Clock::time_point at{};
+  static CpuMark Now() { return CpuMark{ProcessCpuSeconds(), Clock::now()}; }
+};
+double CoresBetween(const CpuMark& from, const CpuMark& to) {
+  const double wall = ToSeconds(to.at - from.at);
+  return wall > 0 ? std::max(0.0, to.cpu_s - from.cpu_s) / wall : 0.0;
+}
 
 // Keeps at most `capacity` samples, a uniform subset of everything offered
 // (reservoir sampling, Algorithm R) so long runs keep a bounded memory.
@@ -172,6 +185,10 @@ class WindowedRun {
     auto end = std::max(measure_end_, last_counted_);
     if (failure_.corrupted) end = std::min(end, failed_at_);
     Finish(result, payload, merged, std::max(0.0, ToSeconds(end - measure_start_)), failure_);
+    {
+      std::lock_guard count_lock(count_mutex_);
+      if (cpu_end_taken_.load()) result.cpu_cores = CoresBetween(cpu_start_, cpu_end_);
+    }
     return result;
   }
 
@@ -188,7 +205,11 @@ class WindowedRun {
   bool ShouldStop() {
     if (failed_.load()) return true;
     const auto now = Clock::now();
-    return (now >= measure_end_ && counted_.load() > 0) || now >= give_up_;
+    const bool stop = (now >= measure_end_ && counted_.load() > 0) || now >= give_up_;
+    // The measured phase's end, taken once by whichever driver sees it first; read
+    // by Collect after the drivers are joined.
+    if (stop && !cpu_end_taken_.exchange(true)) cpu_end_ = CpuMark::Now();
+    return stop;
   }
 
   void Issue(Driver& driver, size_t s, const Slot& slot) {
@@ -205,6 +226,7 @@ class WindowedRun {
         // the first call of the window completed (slow calls on short runs).
         std::lock_guard lock(count_mutex_);
         if (done <= measure_end_ || counted_.load() == 0) {
+          if (counted_.load() == 0) cpu_start_ = CpuMark::Now();
           counted_.fetch_add(1);
           last_counted_ = std::max(last_counted_, done);
           std::lock_guard driver_lock(driver.mutex);
@@ -225,6 +247,9 @@ class WindowedRun {
   std::vector<std::unique_ptr<Driver>> drivers_;
   std::atomic<uint64_t> counted_{0};
   std::mutex count_mutex_;
+  CpuMark cpu_start_;  // at the first counted completion (under count_mutex_)
+  std::atomic<bool> cpu_end_taken_{false};
+  CpuMark cpu_end_;
   Clock::time_point last_counted_{};
   std::atomic<bool> failed_{false};
   std::mutex failure_mutex_;
@@ -257,6 +282,12 @@ Result<RunResult> RunWindowed(const std::vector<std::vector<Slot>>& slots_by_dri
 }
 
 }  // namespace
+
+double ProcessCpuSeconds() {
+  timespec cpu{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) != 0) return 0;
+  return static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
+}
 
 std::string_view BenchmarkName(BenchmarkKind kind) {
   switch (kind) {
@@ -318,10 +349,12 @@ Result<RunResult> RunLatency(BenchChannel& channel, const Payload& payload,
   auto next_progress = start + kProgressInterval;
   auto last = start;
   bool measuring = false;
+  CpuMark cpu_start;
   while (true) {
     auto issued = Clock::now();
     if (!measuring && issued >= measure_start) {
       measuring = true;
+      cpu_start = CpuMark::Now();
     }
     if (measuring && issued >= measure_end && result.rpcs > 0) break;
     Status status = channel.Call(BenchMethod::kEcho, *prepared);
@@ -347,6 +380,7 @@ Result<RunResult> RunLatency(BenchChannel& channel, const Payload& payload,
   }
   double duration = measuring ? ToSeconds(last - measure_start) : 0.0;
   Finish(result, payload, latencies, duration, failure);
+  if (measuring) result.cpu_cores = CoresBetween(cpu_start, CpuMark::Now());
   return result;
 }
 

@@ -1,7 +1,5 @@
 #include "artune/tuner/paired_compare.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -38,13 +36,6 @@ Status Park(LiveSide& live, bool parked) {
       std::string(parked ? "parking" : "resuming") + " the " + live.side->spec.name + " side"));
   live.parked = parked;
   return Status::Ok();
-}
-
-double ProcessCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 Status Start(LiveSide& live) {

@@ -70,6 +70,14 @@ void ExpectRunShape(const nlohmann::json& j, const std::string& transport) {
   EXPECT_EQ(j.at("validated"), true);
   EXPECT_GT(j.at("run_id").get<int64_t>(), 0);
   EXPECT_GT(j.at("rpcs").get<uint64_t>(), 0u);
+  // What the calls cost in CPU, read rather than worked out by hand (issue 24).
+  const nlohmann::json& cpu = j.at("cpu");
+  EXPECT_GT(cpu.at("this_process_cores").get<double>(), 0.0) << cpu.dump();
+  EXPECT_GE(cpu.at("cores").get<double>(), cpu.at("this_process_cores").get<double>());
+  EXPECT_NEAR(cpu.at("rpcs_per_core").get<double>(),
+              j.at("rpcs_per_s").get<double>() / cpu.at("cores").get<double>(),
+              1e-6 * j.at("rpcs_per_s").get<double>())
+      << cpu.dump();
 }
 
 TEST_F(BenchCliTest, JsonHasTheDocumentedFields) {
@@ -181,6 +189,15 @@ TEST_F(BenchCliTest, BenchAgainstAServeProcess) {
       {{{"knob", "polling"}, {"requested", "busy"}, {"in_effect", "adaptive"}}});
   EXPECT_EQ(j["runs"][0]["knobs_from_peer"], expected_from_peer);
   EXPECT_FALSE(j["runs"][1].contains("knobs_from_peer")) << "stock gRPC has no knobs";
+  // The serve process answered every call: its CPU time went up, and the total
+  // counts both ends. Stock gRPC's server does not say.
+  const nlohmann::json& cpu = j["runs"][0]["cpu"];
+  ASSERT_TRUE(cpu.at("peer_cores").is_number()) << cpu.dump();
+  EXPECT_GT(cpu.at("peer_cores").get<double>(), 0.0) << cpu.dump();
+  EXPECT_NEAR(cpu.at("cores").get<double>(),
+              cpu.at("this_process_cores").get<double>() + cpu.at("peer_cores").get<double>(), 1e-9)
+      << cpu.dump();
+  EXPECT_TRUE(j["runs"][1]["cpu"].at("peer_cores").is_null());
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "serve did not stop cleanly";
 }
 

@@ -159,6 +159,10 @@ struct Stats {
   uint64_t shm_reads_one_copy = 0;
   uint64_t shm_reads_owner_copy = 0;
   uint64_t shm_one_copy_refused = 0;
+  // CPU time (user and system) the serving process has used since it started, so a
+  // client measuring against it can say what the calls cost the other side too
+  // (`artune bench --peer`). 0 from a peer of an earlier version.
+  uint64_t process_cpu_ns = 0;
 };
 
 class Server {

@@ -80,7 +80,14 @@ struct RunResult {
   double rpcs_per_s = 0;
   bool validated = false;        // every reply of the run (warm-up too) checked out
   std::string validation_error;  // the first mismatch, when !validated
+  // CPU cores this process kept busy over the measured phase (its CPU time over the
+  // phase's wall time, every thread): with the servers in this process, what both
+  // ends cost; with a peer, the client's side. 0 when the phase was too short to tell.
+  double cpu_cores = 0;
 };
+
+// This process's CPU time so far (user and system, every thread), in seconds.
+double ProcessCpuSeconds();
 
 Result<RunResult> RunLatency(BenchChannel& channel, const Payload& payload,
                              const RunOptions& options);
