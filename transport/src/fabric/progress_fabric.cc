@@ -78,13 +78,6 @@ void ProgressFabric::BeginCallerPolling() {
   }
 }
 
-ProgressFabric::CallerPass ProgressFabric::TryCallerPass() {
-  if ((kinds_in_pass & KindBit(kind_)) != 0) return CallerPass::kNotRun;
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return CallerPass::kNotRun;
-  return CallerPassLocked() ? CallerPass::kProgressed : CallerPass::kIdle;
-}
-
 bool ProgressFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
   if ((kinds_in_pass & KindBit(kind_)) != 0) return false;
   // Not a blocking lock: another caller may sleep in the pass for its whole

@@ -54,9 +54,8 @@ class ProgressFabric : public Fabric {
   bool caller_polling() const final { return true; }
   void BeginCallerPolling() final;
   void EndCallerPolling(bool hand_over) final { caller_gate_.End(hand_over); }
-  // One caller pass (CallerPassLocked), unless another thread runs one or this
-  // thread is inside a pass of a fabric of this kind already.
-  bool Poll() override { return TryCallerPass() == CallerPass::kProgressed; }
+  // Each fabric's Poll is TryCallerPass around its own non-blocking pass (inline:
+  // no call more per pass than a fabric of its own would make).
   // The try-lock and the checks of Poll, plus `finished`, then WaitPassLocked.
   bool WaitPass(int timeout_ms, const std::atomic<bool>& finished) final;
 
@@ -134,14 +133,21 @@ class ProgressFabric : public Fabric {
 
   enum class CallerPass { kNotRun, kIdle, kProgressed };
   // Poll's body: kNotRun when another thread holds the pass, this thread is in a
-  // pass already or the fabric stops; else CallerPassLocked's answer.
-  CallerPass TryCallerPass();
+  // pass of a fabric of this kind already or the fabric stops; else whether
+  // `pass` (the fabric's non-blocking pass, run with progress_mutex_ held)
+  // completed anything.
+  template <class Pass>
+  CallerPass TryCallerPass(Pass pass) {
+    if ((pass_internal::kinds_in_pass & pass_internal::KindBit(kind_)) != 0) {
+      return CallerPass::kNotRun;
+    }
+    std::unique_lock lock(progress_mutex_, std::try_to_lock);
+    if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return CallerPass::kNotRun;
+    return pass() ? CallerPass::kProgressed : CallerPass::kIdle;
+  }
 
   // The fabric's own parts.
   virtual void ProgressLoop() = 0;
-  // A caller's non-blocking pass; true if it completed anything. Requires
-  // progress_mutex_ (and runs inside a PassScope of the fabric's choosing).
-  virtual bool CallerPassLocked() = 0;
   // WaitPass's pass (fabric.h): may sleep up to timeout_ms. Requires
   // progress_mutex_. Only fabrics whose caller_waiting() is true are asked.
   virtual bool WaitPassLocked(int /*timeout_ms*/, const std::atomic<bool>& /*finished*/) {

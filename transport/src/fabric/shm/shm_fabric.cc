@@ -230,7 +230,7 @@ bool ShmFabric::Poll() {
   // handler) may share that core, and then waits a whole scheduler tick (4 ms
   // round trips under load) if the caller never lets go.
   thread_local uint32_t idle_polls = 0;
-  const CallerPass pass = TryCallerPass();
+  const CallerPass pass = TryCallerPass([this] { return PollEndpointsLocked(); });
   if (pass == CallerPass::kNotRun) return false;
   const bool progressed = pass == CallerPass::kProgressed;
   idle_polls = progressed ? 0 : idle_polls + 1;

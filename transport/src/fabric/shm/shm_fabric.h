@@ -297,7 +297,6 @@ class ShmFabric final : public ProgressFabric {
 
  private:
   void ProgressLoop() override;
-  bool CallerPassLocked() override { return PollEndpointsLocked(); }
   bool WaitPassLocked(int timeout_ms, const std::atomic<bool>& finished) override;
   void TearDownLocked() override;
   // Polls every started endpoint's ring once (and, every so often, the sockets);

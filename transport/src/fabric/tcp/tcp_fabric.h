@@ -165,6 +165,10 @@ class TcpFabric final : public ProgressFabric {
   void AdmitOwnUserOnly() override { own_user_only_ = true; }
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
+  bool Poll() override {
+    return TryCallerPass([this] { return RunPassLocked(ExpireAndResume(0)) > 0; }) ==
+           CallerPass::kProgressed;
+  }
   bool caller_waiting() const override { return true; }
 
   // For endpoints: the registered region `lkey` names, or nullptr.
@@ -178,7 +182,6 @@ class TcpFabric final : public ProgressFabric {
 
  private:
   void ProgressLoop() override;
-  bool CallerPassLocked() override { return RunPassLocked(ExpireAndResume(0)) > 0; }
   bool WaitPassLocked(int timeout_ms, const std::atomic<bool>& /*finished*/) override {
     return RunPassLocked(ExpireAndResume(timeout_ms)) >= 0;
   }

@@ -235,6 +235,10 @@ class VerbsFabric final : public ProgressFabric {
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
+  bool Poll() override {
+    return TryCallerPass([this] { return ProgressAllLocked(/*arm=*/false); }) ==
+           CallerPass::kProgressed;
+  }
 
   // For endpoints. config() is the config the fabric started with; its polling is
   // the starting mode only (polling() is the mode now).
@@ -260,7 +264,6 @@ class VerbsFabric final : public ProgressFabric {
   std::shared_ptr<VerbsEndpoint> FindByCmId(rdma_cm_id* id);
   void CmLoop();
   void ProgressLoop() override;
-  bool CallerPassLocked() override { return ProgressAllLocked(/*arm=*/false); }
   void StopOtherThreads() override;
   void TearDownLocked() override;
   // One pass over the endpoints (busy mode, and after every wake-up in event mode);
