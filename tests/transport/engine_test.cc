@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "artune/transport/knobs.h"
+#include "engine_fixture.h"
 #include "engine_test_util.h"
 #include "fabric/spin_governor.h"
 
@@ -24,42 +25,6 @@ namespace {
 using testing::MakePayload;
 using testing::SameSlices;
 using testing::Views;
-
-class EngineTest : public ::testing::TestWithParam<FabricKind> {
- protected:
-  void StartPair(const Config& config) {
-    auto server = Server::Start(config, testing::TestListenAddress(GetParam()));
-    ASSERT_TRUE(server.ok()) << server.status().ToString();
-    server_ = std::move(server).value();
-    testing::RegisterTestHandlers(*server_);
-    auto client = Client::Connect(config, server_->address());
-    ASSERT_TRUE(client.ok()) << client.status().ToString();
-    client_ = std::move(client).value();
-  }
-  void SetUp() override {
-    ARTUNE_SKIP_UNLESS_FABRIC_USABLE(GetParam());
-    config_ = testing::TestConfig(GetParam());
-  }
-
-  // Echoes slices of `sizes` and checks the response byte for byte.
-  void EchoAndValidate(const std::vector<size_t>& sizes, uint32_t seed) {
-    auto payload = MakePayload(sizes, seed);
-    auto views = Views(payload);
-    Result<Message> response = client_->Call("echo", views);
-    ASSERT_TRUE(response.ok()) << response.status().ToString();
-    EXPECT_TRUE(SameSlices(*response, payload));
-  }
-
-  uint64_t Slices(const Stats& stats, Protocol protocol) {
-    return stats.by_protocol[static_cast<int>(protocol)].slices;
-  }
-
-  void CallersDriveProgressTogether(PollingMode polling);
-
-  Config config_;
-  std::unique_ptr<Server> server_;
-  std::unique_ptr<Client> client_;
-};
 
 TEST_P(EngineTest, EagerSingleSlice) {
   StartPair(config_);
@@ -246,56 +211,6 @@ TEST_P(EngineTest, TimeoutAndLateResponseDropped) {
   EXPECT_GE(client_->stats().calls_failed, 1u);
 }
 
-// TryCallAsync never waits for a call slot: with max_outstanding calls in flight it
-// says no at once and leaves `done` alone; once a call completes it starts calls
-// again. (The relay's loop relies on it: a hung peer must not stall it.)
-TEST_P(EngineTest, TryCallAsyncRefusesAtOnceWhenEverySlotIsTaken) {
-  config_.max_outstanding = 2;
-  StartPair(config_);
-  std::mutex mutex;
-  std::condition_variable changed;
-  int entered = 0;
-  bool release = false;
-  server_->RegisterHandler("block", [&](const Message& request, ResponseWriter& response) {
-    std::unique_lock lock(mutex);
-    ++entered;
-    changed.notify_all();
-    changed.wait(lock, [&] { return release; });
-    for (const ConstSlice& slice : request.slices()) response.Append(slice);
-    return Status::Ok();
-  });
-  auto payload = MakePayload({100}, 21);
-  auto views = Views(payload);
-  std::atomic<int> answered{0};
-  auto count_answer = [&answered](Result<Message> response) {
-    if (response.ok()) ++answered;
-  };
-  for (int i = 0; i < 2; ++i) {
-    Client::Done done = count_answer;
-    ASSERT_TRUE(client_->TryCallAsync("block", views, {}, std::move(done)));
-  }
-  std::atomic<bool> kept_called{false};
-  Client::Done kept = [&kept_called](Result<Message>) { kept_called = true; };
-  EXPECT_FALSE(client_->TryCallAsync("block", views, {}, std::move(kept)));
-  ASSERT_TRUE(kept) << "a refused call's done was taken";
-  EXPECT_FALSE(kept_called);
-  {
-    std::unique_lock lock(mutex);
-    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return entered == 2; }));
-    release = true;
-    changed.notify_all();
-  }
-  for (int i = 0; i < 1000 && answered.load() < 2; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(answered.load(), 2);
-  EXPECT_TRUE(client_->TryCallAsync("block", views, {}, std::move(kept)));
-  for (int i = 0; i < 1000 && !kept_called.load(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  EXPECT_TRUE(kept_called.load());
-}
-
 // handler_inline = auto runs a non-blocking handler on the progress thread (one
 // thread for every connection of the server); off, and any handler not declared
 // non-blocking, runs on a worker. A blocking handler on a worker never stalls a
@@ -364,6 +279,10 @@ TEST_P(EngineTest, EventCallersWaitInTheFabricTogether) {
   CallersDriveProgressTogether(PollingMode::kEvent);
 }
 
+}  // namespace
+
+// A member of the shared fixture (engine_fixture.h): defined outside the
+// anonymous namespace.
 void EngineTest::CallersDriveProgressTogether(PollingMode polling) {
   config_.polling = polling;
   StartPair(config_);
@@ -398,6 +317,8 @@ void EngineTest::CallersDriveProgressTogether(PollingMode polling) {
   release.set_value();
   EchoAndValidate({100, 300 * 1024}, 8);
 }
+
+namespace {
 
 // Adaptive polling: calls work as in the other modes, and an idle transport
 // sleeps rather than spins (the target is at most 5 % of a core idle; the

@@ -391,6 +391,47 @@ Status Connection::SendControlLocked(wire::PacketKind kind, wire::Direction dire
 
 Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std::string_view method,
                                      std::span<const ConstSlice> slices) {
+  ARTUNE_RETURN_IF_ERROR(MeasureMessageLocked(direction, method, slices));
+  const MessagePlan plan = PlanMessage(send_sizes_, call.config);
+  MessageHeaders headers{call.id, direction, static_cast<uint32_t>(slices.size()),
+                         static_cast<uint8_t>(method.size())};
+  for (const EagerPacket& eager : plan.eager_packets) {
+    ARTUNE_RETURN_IF_ERROR(SendEagerPacketLocked(eager, slices, method, headers));
+  }
+  size_t next = 0;
+  while (next < plan.rendezvous.size()) {
+    ARTUNE_ASSIGN_OR_RETURN(const size_t announced, SendAnnounceLocked(call, plan.rendezvous, next,
+                                                                       slices, method, headers));
+    next += announced;
+  }
+
+  // A message without slices still needs one packet (it carries the method).
+  if (plan.eager_packets.empty() && plan.rendezvous.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+    wire::PacketHeader header = headers.Next(wire::PacketKind::kEager, 0);
+    header.payload_bytes = header.method_bytes;
+    std::memcpy(packet.data(), &header, sizeof(header));
+    std::memcpy(packet.data() + sizeof(header), method.data(), header.method_bytes);
+    ARTUNE_RETURN_IF_ERROR(
+        PostPacketLocked(std::move(packet), sizeof(header) + header.method_bytes, false));
+  }
+  return Status::Ok();
+}
+
+wire::PacketHeader Connection::MessageHeaders::Next(wire::PacketKind kind, uint32_t entries) {
+  wire::PacketHeader header{};
+  header.kind = static_cast<uint8_t>(kind);
+  header.direction = static_cast<uint8_t>(direction);
+  header.call_id = call_id;
+  header.slice_count = slice_count;
+  header.entry_count = entries;
+  header.method_bytes = method_sent ? 0 : method_bytes;
+  method_sent = true;
+  return header;
+}
+
+Status Connection::MeasureMessageLocked(wire::Direction direction, std::string_view method,
+                                        std::span<const ConstSlice> slices) {
   if (method.size() > wire::kMaxMethodBytes) {
     return Status::InvalidArgument("method name of " + std::to_string(method.size()) +
                                    " bytes (limit " + std::to_string(wire::kMaxMethodBytes) + ")");
@@ -418,109 +459,92 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
     return Status::InvalidArgument("message of " + std::to_string(total) + " bytes (limit " +
                                    std::to_string(wire::kMaxMessageBytes) + ")");
   }
-  const MessagePlan plan = PlanMessage(sizes, call.config);
-
-  bool method_sent = false;
-  auto header_for = [&](wire::PacketKind kind, uint32_t entries) {
-    wire::PacketHeader header{};
-    header.kind = static_cast<uint8_t>(kind);
-    header.direction = static_cast<uint8_t>(direction);
-    header.call_id = call.id;
-    header.slice_count = static_cast<uint32_t>(slices.size());
-    header.entry_count = entries;
-    header.method_bytes = method_sent ? 0 : static_cast<uint8_t>(method.size());
-    method_sent = true;
-    return header;
-  };
-
-  // Eager packets: entries, then the method (first packet), then the slices' bytes.
-  for (const EagerPacket& eager : plan.eager_packets) {
-    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
-    const auto kind = eager.slice_indices.size() > 1 ? wire::PacketKind::kCoalescedEager
-                                                     : wire::PacketKind::kEager;
-    wire::PacketHeader header = header_for(kind, static_cast<uint32_t>(eager.slice_indices.size()));
-    std::byte* out = packet.data() + sizeof(header);
-    for (uint32_t index : eager.slice_indices) {
-      const wire::SliceEntry entry{index, static_cast<uint32_t>(slices[index].size())};
-      std::memcpy(out, &entry, sizeof(entry));
-      out += sizeof(entry);
-    }
-    std::byte* payload = out;
-    std::memcpy(out, method.data(), header.method_bytes);
-    out += header.method_bytes;
-    for (uint32_t index : eager.slice_indices) {
-      if (!slices[index].empty()) std::memcpy(out, slices[index].data(), slices[index].size());
-      out += slices[index].size();
-      stats_.CountSlice(eager.protocol, slices[index].size());
-    }
-    header.payload_bytes = static_cast<uint32_t>(out - payload);
-    std::memcpy(packet.data(), &header, sizeof(header));
-    // The length before the move: argument evaluation order is unspecified, and
-    // clang moves the buffer out first (found by tests/transport/fuzz).
-    const uint64_t length = static_cast<uint64_t>(out - packet.data());
-    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), length, false));
-  }
-
-  // Rendezvous: announce (addr, rkey, length) per slice, zero-copy when the slice
-  // lies in registered memory, else from a registered staging copy.
-  size_t next = 0;
-  while (next < plan.rendezvous.size()) {
-    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
-    const uint64_t method_bytes = method_sent ? 0 : method.size();
-    const uint64_t room = (geometry_.buffer_bytes - sizeof(wire::PacketHeader) - method_bytes) /
-                          sizeof(wire::RendezvousEntry);
-    const size_t count = std::min<size_t>(room, plan.rendezvous.size() - next);
-    wire::PacketHeader header =
-        header_for(wire::PacketKind::kAnnounce, static_cast<uint32_t>(count));
-    std::byte* out = packet.data() + sizeof(header);
-    for (size_t i = next; i < next + count; ++i) {
-      const RendezvousTransfer& transfer = plan.rendezvous[i];
-      const ConstSlice slice = slices[transfer.slice_index];
-      std::optional<Registration> registration = allocator_.Lookup(slice.data(), slice.size());
-      const std::byte* source = slice.data();
-      if (!registration) {
-        ARTUNE_ASSIGN_OR_RETURN(Buffer staging, allocator_.Allocate(slice.size()));
-        std::memcpy(staging.data(), slice.data(), slice.size());
-        source = staging.data();
-        registration = allocator_.Lookup(source, slice.size());
-        call.sent_owned.push_back(std::move(staging));
-      }
-      ARTUNE_ASSIGN_OR_RETURN(uint32_t offer,
-                              endpoint_->Expose(source, slice.size(), registration->keys.lkey));
-      call.offers.push_back(offer);
-      wire::RendezvousEntry entry{};
-      entry.slice_index = transfer.slice_index;
-      entry.rkey = offer;
-      entry.remote_addr = reinterpret_cast<uint64_t>(source);
-      entry.length = slice.size();
-      entry.chunk_bytes = transfer.chunk_bytes;
-      std::memcpy(out, &entry, sizeof(entry));
-      out += sizeof(entry);
-      stats_.CountSlice(transfer.protocol, slice.size());
-    }
-    std::memcpy(out, method.data(), method_bytes);
-    out += method_bytes;
-    header.payload_bytes = static_cast<uint32_t>(method_bytes);
-    std::memcpy(packet.data(), &header, sizeof(header));
-    call.awaiting_fin = true;
-    // The length before the move: argument evaluation order is unspecified, and
-    // clang moves the buffer out first (found by tests/transport/fuzz).
-    const uint64_t length = static_cast<uint64_t>(out - packet.data());
-    ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), length, false));
-    next += count;
-  }
-
-  // A message without slices still needs one packet (it carries the method).
-  if (plan.eager_packets.empty() && plan.rendezvous.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
-    wire::PacketHeader header = header_for(wire::PacketKind::kEager, 0);
-    header.payload_bytes = header.method_bytes;
-    std::memcpy(packet.data(), &header, sizeof(header));
-    std::memcpy(packet.data() + sizeof(header), method.data(), header.method_bytes);
-    ARTUNE_RETURN_IF_ERROR(
-        PostPacketLocked(std::move(packet), sizeof(header) + header.method_bytes, false));
-  }
   return Status::Ok();
+}
+
+Status Connection::SendEagerPacketLocked(const EagerPacket& eager,
+                                         std::span<const ConstSlice> slices,
+                                         std::string_view method, MessageHeaders& headers) {
+  // Entries, then the method (first packet), then the slices' bytes.
+  ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+  const auto kind =
+      eager.slice_indices.size() > 1 ? wire::PacketKind::kCoalescedEager : wire::PacketKind::kEager;
+  wire::PacketHeader header = headers.Next(kind, static_cast<uint32_t>(eager.slice_indices.size()));
+  std::byte* out = packet.data() + sizeof(header);
+  for (uint32_t index : eager.slice_indices) {
+    const wire::SliceEntry entry{index, static_cast<uint32_t>(slices[index].size())};
+    std::memcpy(out, &entry, sizeof(entry));
+    out += sizeof(entry);
+  }
+  std::byte* payload = out;
+  std::memcpy(out, method.data(), header.method_bytes);
+  out += header.method_bytes;
+  for (uint32_t index : eager.slice_indices) {
+    if (!slices[index].empty()) std::memcpy(out, slices[index].data(), slices[index].size());
+    out += slices[index].size();
+    stats_.CountSlice(eager.protocol, slices[index].size());
+  }
+  header.payload_bytes = static_cast<uint32_t>(out - payload);
+  std::memcpy(packet.data(), &header, sizeof(header));
+  // The length before the move: argument evaluation order is unspecified, and
+  // clang moves the buffer out first (found by tests/transport/fuzz).
+  const uint64_t length = static_cast<uint64_t>(out - packet.data());
+  return PostPacketLocked(std::move(packet), length, false);
+}
+
+Result<size_t> Connection::SendAnnounceLocked(Call& call,
+                                              std::span<const RendezvousTransfer> transfers,
+                                              size_t next, std::span<const ConstSlice> slices,
+                                              std::string_view method, MessageHeaders& headers) {
+  ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+  const uint64_t method_bytes = headers.method_sent ? 0 : method.size();
+  const uint64_t room = (geometry_.buffer_bytes - sizeof(wire::PacketHeader) - method_bytes) /
+                        sizeof(wire::RendezvousEntry);
+  const size_t count = std::min<size_t>(room, transfers.size() - next);
+  wire::PacketHeader header =
+      headers.Next(wire::PacketKind::kAnnounce, static_cast<uint32_t>(count));
+  std::byte* out = packet.data() + sizeof(header);
+  for (size_t i = next; i < next + count; ++i) {
+    ARTUNE_ASSIGN_OR_RETURN(const wire::RendezvousEntry entry,
+                            OfferSliceLocked(call, transfers[i], slices[transfers[i].slice_index]));
+    std::memcpy(out, &entry, sizeof(entry));
+    out += sizeof(entry);
+  }
+  std::memcpy(out, method.data(), method_bytes);
+  out += method_bytes;
+  header.payload_bytes = static_cast<uint32_t>(method_bytes);
+  std::memcpy(packet.data(), &header, sizeof(header));
+  call.awaiting_fin = true;
+  // The length before the move: argument evaluation order is unspecified, and
+  // clang moves the buffer out first (found by tests/transport/fuzz).
+  const uint64_t length = static_cast<uint64_t>(out - packet.data());
+  ARTUNE_RETURN_IF_ERROR(PostPacketLocked(std::move(packet), length, false));
+  return count;
+}
+
+Result<wire::RendezvousEntry> Connection::OfferSliceLocked(Call& call,
+                                                           const RendezvousTransfer& transfer,
+                                                           ConstSlice slice) {
+  std::optional<Registration> registration = allocator_.Lookup(slice.data(), slice.size());
+  const std::byte* source = slice.data();
+  if (!registration) {
+    ARTUNE_ASSIGN_OR_RETURN(Buffer staging, allocator_.Allocate(slice.size()));
+    std::memcpy(staging.data(), slice.data(), slice.size());
+    source = staging.data();
+    registration = allocator_.Lookup(source, slice.size());
+    call.sent_owned.push_back(std::move(staging));
+  }
+  ARTUNE_ASSIGN_OR_RETURN(uint32_t offer,
+                          endpoint_->Expose(source, slice.size(), registration->keys.lkey));
+  call.offers.push_back(offer);
+  wire::RendezvousEntry entry{};
+  entry.slice_index = transfer.slice_index;
+  entry.rkey = offer;
+  entry.remote_addr = reinterpret_cast<uint64_t>(source);
+  entry.length = slice.size();
+  entry.chunk_bytes = transfer.chunk_bytes;
+  stats_.CountSlice(transfer.protocol, slice.size());
+  return entry;
 }
 
 }  // namespace artune::transport

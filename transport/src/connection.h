@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "allocator.h"
+#include "artune/transport/protocol.h"
 #include "artune/transport/transport.h"
 #include "fabric/fabric.h"
 #include "stats.h"
@@ -188,6 +189,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Parses and applies one received packet; an error drops the connection.
   Status HandlePacket(const std::byte* data, uint64_t length, Callbacks& callbacks);
+  // HandlePacket's steps (always inlined: they run for every packet, and GCC
+  // left them as calls in HandlePacket; defined in connection_receive.cc, the
+  // one file that calls them). The header's kinds, direction and
+  // lengths agree with a packet of `length` bytes.
+  [[gnu::always_inline]] inline Status CheckPacketShape(const wire::PacketHeader& header,
+                                                        uint64_t length) const;
+  // The credits and config epoch every packet carries.
+  [[gnu::always_inline]] inline Status TakeFlowControl(const wire::PacketHeader& header);
+  // The peer read a message of ours (kFin): releases it. Unknown calls are stale.
+  void HandleFin(uint64_t call_id);
+  // The call a data or error packet belongs to (a server starts it); nullptr with
+  // an ok status: a late response, dropped.
+  [[gnu::always_inline]] inline Status FindIncomingCall(const wire::PacketHeader& header,
+                                                        Call*& call);
+  // The peer failed the call (kError, responses only).
+  Status HandleErrorPacket(Call& call, const wire::PacketHeader& header, const std::byte* payload,
+                           Callbacks& callbacks);
   Status HandleSlices(Call& call, const wire::PacketHeader& header, const std::byte* entries,
                       const std::byte* payload, Callbacks& callbacks);
   Status HandleAnnounce(Call& call, const wire::PacketHeader& header, const std::byte* entries,
@@ -219,6 +237,31 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Sends a whole message (request or response) for `call`, by the plan.
   Status SendMessageLocked(Call& call, wire::Direction direction, std::string_view method,
                            std::span<const ConstSlice> slices);
+  // SendMessageLocked's steps (the inline ones run for every message and are
+  // defined in connection.cc, the one file that calls them). The headers of one message's packets:
+  // the first carries the method.
+  struct MessageHeaders {
+    uint64_t call_id = 0;
+    wire::Direction direction = wire::Direction::kRequest;
+    uint32_t slice_count = 0;
+    uint8_t method_bytes = 0;
+    bool method_sent = false;
+    wire::PacketHeader Next(wire::PacketKind kind, uint32_t entries);
+  };
+  // Checks the message against the limits in wire.h and fills send_sizes_.
+  inline Status MeasureMessageLocked(wire::Direction direction, std::string_view method,
+                                     std::span<const ConstSlice> slices);
+  inline Status SendEagerPacketLocked(const EagerPacket& eager, std::span<const ConstSlice> slices,
+                                      std::string_view method, MessageHeaders& headers);
+  // Announces transfers[next...] (addr, rkey, length each), as many as one packet
+  // holds; returns how many.
+  Result<size_t> SendAnnounceLocked(Call& call, std::span<const RendezvousTransfer> transfers,
+                                    size_t next, std::span<const ConstSlice> slices,
+                                    std::string_view method, MessageHeaders& headers);
+  // Offers one slice for the peer to read: zero-copy when it lies in registered
+  // memory, else from a registered staging copy the call keeps.
+  Result<wire::RendezvousEntry> OfferSliceLocked(Call& call, const RendezvousTransfer& transfer,
+                                                 ConstSlice slice);
   Status SendControlLocked(wire::PacketKind kind, wire::Direction direction, uint64_t call_id,
                            const Status& status);
   Result<Buffer> NewPacketLocked();

@@ -84,6 +84,46 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   }
   wire::PacketHeader header;
   std::memcpy(&header, data, sizeof(header));
+  ARTUNE_RETURN_IF_ERROR(CheckPacketShape(header, length));
+  const auto kind = static_cast<wire::PacketKind>(header.kind);
+  ARTUNE_RETURN_IF_ERROR(TakeFlowControl(header));
+  if (kind == wire::PacketKind::kCredit) return Status::Ok();
+
+  const auto direction = static_cast<wire::Direction>(header.direction);
+  const wire::Direction incoming =
+      role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest;
+  if (kind == wire::PacketKind::kFin) {
+    if (direction == incoming) return Malformed(peer(), "fin for a message it sent");
+    HandleFin(header.call_id);
+    return Status::Ok();
+  }
+  if (direction != incoming) {
+    return Malformed(peer(), std::string(wire::PacketKindName(kind)) + " in the wrong direction");
+  }
+  if (kind == wire::PacketKind::kError && role_ == Role::kServer) {
+    return Malformed(peer(), "error packet from a client");
+  }
+
+  Call* call = nullptr;
+  ARTUNE_RETURN_IF_ERROR(FindIncomingCall(header, call));
+  if (call == nullptr) return Status::Ok();  // a late response, dropped
+  const std::byte* entries = data + sizeof(header);
+  const uint64_t entry_bytes = kind == wire::PacketKind::kAnnounce ? sizeof(wire::RendezvousEntry)
+                                                                   : sizeof(wire::SliceEntry);
+  const std::byte* payload = entries + header.entry_count * entry_bytes;
+  if (kind == wire::PacketKind::kError) return HandleErrorPacket(*call, header, payload, callbacks);
+
+  ARTUNE_RETURN_IF_ERROR(BeginAssembly(*call, header, payload));
+  if (kind == wire::PacketKind::kAnnounce) {
+    ARTUNE_RETURN_IF_ERROR(HandleAnnounce(*call, header, entries, callbacks));
+  } else {
+    ARTUNE_RETURN_IF_ERROR(HandleSlices(*call, header, entries, payload, callbacks));
+  }
+  MaybeFinishAssembly(*call, callbacks);
+  return Status::Ok();
+}
+
+Status Connection::CheckPacketShape(const wire::PacketHeader& header, uint64_t length) const {
   const auto kind = static_cast<wire::PacketKind>(header.kind);
   if (header.kind < 1 || header.kind > 6) {
     return Malformed(peer(), "unknown packet kind " + std::to_string(header.kind));
@@ -109,7 +149,10 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   if (header.method_bytes > header.payload_bytes) {
     return Malformed(peer(), "method longer than the payload");
   }
+  return Status::Ok();
+}
 
+Status Connection::TakeFlowControl(const wire::PacketHeader& header) {
   // Flow control and config epoch travel on every packet.
   if (header.credits_returned > geometry_.buffer_count - send_credits_) {
     return Malformed(peer(), "returned " + std::to_string(header.credits_returned) +
@@ -120,33 +163,21 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   if (header.config_epoch > peer_epoch_.load(std::memory_order_relaxed)) {
     peer_epoch_.store(header.config_epoch, std::memory_order_relaxed);
   }
-  if (kind == wire::PacketKind::kCredit) return Status::Ok();
+  return Status::Ok();
+}
 
-  const auto direction = static_cast<wire::Direction>(header.direction);
-  const wire::Direction incoming =
-      role_ == Role::kClient ? wire::Direction::kResponse : wire::Direction::kRequest;
-  const std::byte* entries = data + sizeof(header);
-  const std::byte* payload = entries + header.entry_count * entry_bytes;
+void Connection::HandleFin(uint64_t call_id) {
+  auto it = calls_.find(call_id);
+  if (it == calls_.end() || !it->second->awaiting_fin) return;  // stale
+  Call& call = *it->second;
+  ReleaseSentLocked(call);
+  if (call.state == wire::CallState::kAwaitingFin) {
+    Transition(call, wire::CallState::kDone, "peer read the response");
+  }
+  MaybeEraseLocked(call_id);
+}
 
-  if (kind == wire::PacketKind::kFin) {
-    if (direction == incoming) return Malformed(peer(), "fin for a message it sent");
-    auto it = calls_.find(header.call_id);
-    if (it == calls_.end() || !it->second->awaiting_fin) return Status::Ok();  // stale
-    Call& call = *it->second;
-    ReleaseSentLocked(call);
-    if (call.state == wire::CallState::kAwaitingFin) {
-      Transition(call, wire::CallState::kDone, "peer read the response");
-    }
-    MaybeEraseLocked(header.call_id);
-    return Status::Ok();
-  }
-  if (direction != incoming) {
-    return Malformed(peer(), std::string(wire::PacketKindName(kind)) + " in the wrong direction");
-  }
-  if (kind == wire::PacketKind::kError && role_ == Role::kServer) {
-    return Malformed(peer(), "error packet from a client");
-  }
-
+Status Connection::FindIncomingCall(const wire::PacketHeader& header, Call*& call) {
   auto it = calls_.find(header.call_id);
   if (role_ == Role::kServer) {
     if (it == calls_.end()) {
@@ -172,34 +203,27 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
     if (!live) {
       // A late response (the call timed out or failed): drop it, but let the server
       // release what it announced.
-      if (kind == wire::PacketKind::kAnnounce) {
+      if (static_cast<wire::PacketKind>(header.kind) == wire::PacketKind::kAnnounce) {
         return SendControlLocked(wire::PacketKind::kFin, wire::Direction::kResponse, header.call_id,
                                  Status::Ok());
       }
       return Status::Ok();
     }
   }
-  Call& call = *it->second;
+  call = it->second.get();
+  return Status::Ok();
+}
 
-  if (kind == wire::PacketKind::kError) {
-    const int code = header.status_code;
-    if (code <= 0 || code > static_cast<int>(ErrorCode::kInternal) ||
-        header.payload_bytes > wire::kMaxErrorMessageBytes) {
-      return Malformed(peer(), "error packet with code " + std::to_string(code));
-    }
-    std::string text(reinterpret_cast<const char*>(payload), header.payload_bytes);
-    CompleteCallLocked(call, Status(static_cast<ErrorCode>(code), std::move(text)), callbacks);
-    MaybeEraseLocked(call.id);
-    return Status::Ok();
+Status Connection::HandleErrorPacket(Call& call, const wire::PacketHeader& header,
+                                     const std::byte* payload, Callbacks& callbacks) {
+  const int code = header.status_code;
+  if (code <= 0 || code > static_cast<int>(ErrorCode::kInternal) ||
+      header.payload_bytes > wire::kMaxErrorMessageBytes) {
+    return Malformed(peer(), "error packet with code " + std::to_string(code));
   }
-
-  ARTUNE_RETURN_IF_ERROR(BeginAssembly(call, header, payload));
-  if (kind == wire::PacketKind::kAnnounce) {
-    ARTUNE_RETURN_IF_ERROR(HandleAnnounce(call, header, entries, callbacks));
-  } else {
-    ARTUNE_RETURN_IF_ERROR(HandleSlices(call, header, entries, payload, callbacks));
-  }
-  MaybeFinishAssembly(call, callbacks);
+  std::string text(reinterpret_cast<const char*>(payload), header.payload_bytes);
+  CompleteCallLocked(call, Status(static_cast<ErrorCode>(code), std::move(text)), callbacks);
+  MaybeEraseLocked(call.id);
   return Status::Ok();
 }
 

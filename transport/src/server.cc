@@ -1,14 +1,11 @@
-// Server (transport.h): the gRPC control service, the fabric listener, the
-// connections it accepted and the worker threads that run handlers.
+// Server (transport.h): the gRPC control service, the fabric listener and the
+// connections it accepted. The handlers' threads and response writer are in
+// server_handlers.h, the one-time data tickets in server_tickets.h.
 #include <grpcpp/grpcpp.h>
 
-#include <sys/random.h>
-
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -25,159 +22,14 @@
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_fabric.h"
 #include "refusal_log.h"
+#include "server_handlers.h"
+#include "server_tickets.h"
 #include "stats.h"
-#include "thread_name.h"
 #include "timer.h"
 #include "wire.h"
 
 namespace artune::transport {
 namespace {
-
-// Handlers run here, off the progress thread, so a slow handler never stalls I/O.
-class WorkerPool {
- public:
-  explicit WorkerPool(unsigned count) {
-    for (unsigned i = 0; i < count; ++i) threads_.emplace_back([this] { Run(); });
-  }
-  ~WorkerPool() { Stop(); }
-
-  void Submit(std::function<void()> task) {
-    {
-      std::lock_guard lock(mutex_);
-      if (stopping_) return;
-      tasks_.push_back(std::move(task));
-    }
-    wake_.notify_one();
-  }
-
-  // Finishes the queued tasks and joins the threads.
-  void Stop() {
-    {
-      std::lock_guard lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& thread : threads_) {
-      if (thread.joinable()) thread.join();
-    }
-  }
-
- private:
-  void Run() {
-    NameThisThread("artune-handler");
-    std::unique_lock lock(mutex_);
-    while (true) {
-      wake_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
-      std::function<void()> task = std::move(tasks_.front());
-      tasks_.pop_front();
-      lock.unlock();
-      task();
-      lock.lock();
-    }
-  }
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::deque<std::function<void()>> tasks_;
-  bool stopping_ = false;
-  std::vector<std::thread> threads_;
-};
-
-class ResponseWriterImpl final : public ResponseWriter {
- public:
-  ResponseWriterImpl(RegisteredAllocator& allocator, const Message& request)
-      : allocator_(allocator), request_(request) {}
-
-  void Append(ConstSlice slice) override {
-    if (slice.empty()) {
-      slices_.push_back(slice);
-      return;
-    }
-    // Inside the request: sent zero-copy (the request lives until the peer's FIN).
-    for (const ConstSlice& held : request_.slices()) {
-      if (!held.empty() && slice.data() >= held.data() &&
-          slice.data() + slice.size() <= held.data() + held.size()) {
-        uses_request_ = true;
-        slices_.push_back(slice);
-        return;
-      }
-    }
-    // Anything else may die when the handler returns: copy it into registered memory.
-    Result<Buffer> copy = allocator_.Allocate(slice.size());
-    if (!copy.ok()) {
-      if (error_.ok()) error_ = copy.status();
-      return;
-    }
-    std::memcpy(copy->data(), slice.data(), slice.size());
-    slices_.push_back(ConstSlice(copy->data(), slice.size()));
-    owned_.push_back(std::move(copy).value());
-  }
-
-  void Append(Buffer buffer) override {
-    slices_.push_back(ConstSlice(buffer.data(), buffer.size()));
-    owned_.push_back(std::move(buffer));
-  }
-
-  Allocator& allocator() override { return allocator_; }
-
-  std::vector<ConstSlice>& slices() { return slices_; }
-  std::vector<Buffer>& owned() { return owned_; }
-  bool uses_request() const { return uses_request_; }
-  const Status& error() const { return error_; }
-
- private:
-  RegisteredAllocator& allocator_;
-  const Message& request_;
-  std::vector<ConstSlice> slices_;
-  std::vector<Buffer> owned_;
-  bool uses_request_ = false;
-  Status error_;
-};
-
-// One-time admissions of data connections, issued by authenticated handshakes.
-// Bounded: the oldest is dropped past kMaxOutstanding, expired ones on every issue.
-class Tickets {
- public:
-  // `pool_bytes`: the receive pool the ticket's connection may declare (the one the
-  // server's config at the handshake gives).
-  std::string Issue(uint64_t pool_bytes) {
-    std::string ticket(wire::kDataTicketBytes, '\0');
-    while (::getrandom(ticket.data(), ticket.size(), 0) != static_cast<ssize_t>(ticket.size())) {
-    }
-    const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(mutex_);
-    std::erase_if(issued_, [&](const Issued& entry) { return entry.expires < now; });
-    if (issued_.size() >= kMaxOutstanding) issued_.erase(issued_.begin());
-    issued_.push_back({ticket, now + kTicketLifetime, pool_bytes});
-    return ticket;
-  }
-  // The pool bytes of a ticket issued here and not expired, once; nullopt else.
-  std::optional<uint64_t> Redeem(std::string_view ticket) {
-    const auto now = std::chrono::steady_clock::now();
-    std::lock_guard lock(mutex_);
-    for (auto it = issued_.begin(); it != issued_.end(); ++it) {
-      if (SecretsEqual(it->ticket, std::string(ticket))) {
-        const bool fresh = it->expires >= now;
-        const uint64_t pool_bytes = it->pool_bytes;
-        issued_.erase(it);
-        if (!fresh) return std::nullopt;
-        return pool_bytes;
-      }
-    }
-    return std::nullopt;
-  }
-
- private:
-  static constexpr size_t kMaxOutstanding = 4096;
-  struct Issued {
-    std::string ticket;
-    std::chrono::steady_clock::time_point expires;
-    uint64_t pool_bytes;
-  };
-  std::mutex mutex_;
-  std::deque<Issued> issued_;
-};
 
 // Registered bytes all data connections' receive pools may hold together: half of
 // the allocator's limit, so responses and staging copies always have the rest.

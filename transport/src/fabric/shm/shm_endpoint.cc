@@ -106,7 +106,7 @@ Status ShmEndpoint::SendRecordLocked(const RecordHeader& header, std::span<const
     item.payload.insert(item.payload.end(), entry.addr, entry.addr + entry.length);
   }
   send_queue_.push_back(std::move(item));
-  if (!has_queued_.exchange(true)) fabric_.WakeProgress();
+  if (!has_queued_.exchange(true)) fabric_.Wake();
   return Status::Ok();
 }
 

@@ -26,22 +26,14 @@ ShmReadCounters& ReadCounters() {
   return counters;
 }
 
-ShmFabric::ShmFabric(PollingMode polling) : polling_(polling) {}
+ShmFabric::ShmFabric(PollingMode polling)
+    : ProgressFabric(FabricKind::kShm, polling, /*poll_spin_us=*/50) {}
 
 ShmFabric::~ShmFabric() { Shutdown(); }
 
 Status ShmFabric::Init() {
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) return Status::FromErrno("epoll_create1 for the shm fabric", errno);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return Status::FromErrno("eventfd for the shm fabric", errno);
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.u64 = kTagWake;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
-    return Status::FromErrno("epoll_ctl(eventfd)", errno);
-  }
-  progress_ = std::thread([this] { ProgressLoop(); });
+  ARTUNE_ASSIGN_OR_RETURN(epoll_fd_, OpenEpollWithWake("shm", kTagWake));
+  StartProgressThread();
   return Status::Ok();
 }
 
@@ -49,38 +41,21 @@ Result<MemoryKeys> ShmFabric::Register(std::byte* addr, uint64_t length) {
   if (addr == nullptr || length == 0) {
     return Status::InvalidArgument("cannot register an empty memory region");
   }
-  std::lock_guard lock(regions_mutex_);
-  uint32_t key = 0;
-  do {
-    key = next_key_++;
-  } while (key == 0 || regions_.contains(key));
   auto region = std::make_shared<Region>();
   region->addr = addr;
   region->length = length;
-  regions_[key] = std::move(region);
+  const uint32_t key = regions_.Add(std::move(region));
   return MemoryKeys{key, key};
 }
 
 void ShmFabric::Deregister(const MemoryKeys& keys) {
-  std::shared_ptr<Region> region;
-  {
-    std::lock_guard lock(regions_mutex_);
-    auto it = regions_.find(keys.lkey);
-    if (it == regions_.end()) return;
-    region = std::move(it->second);
-    regions_.erase(it);
-  }
+  std::shared_ptr<Region> region = regions_.Take(keys.lkey);
+  if (region == nullptr) return;
   // Owner-side copies stop at their next fragment. (A grant already given lets the
   // peer finish its process_vm_readv: that touches the peer's memory, not ours, and
   // the engine revokes its offers, which waits for grants, before it frees.)
   std::lock_guard lock(region->mutex);
   region->deregistered = true;
-}
-
-std::shared_ptr<Region> ShmFabric::FindRegion(uint32_t lkey) {
-  std::lock_guard lock(regions_mutex_);
-  auto it = regions_.find(lkey);
-  return it == regions_.end() ? nullptr : it->second;
 }
 
 Status ShmFabric::Watch(ShmEndpoint* endpoint) {
@@ -144,8 +119,7 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
     const uint64_t data = events[i].data.u64;
     const uint64_t tag = data & 7;
     if (data == kTagWake) {
-      uint64_t value = 0;
-      (void)!::read(wake_fd_, &value, sizeof(value));
+      DrainWake();
     } else if (data == kTagListener) {
       AcceptAll();
     } else if (tag == kTagHello) {
@@ -158,15 +132,6 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
   }
 }
 
-// The thread running a pass: a completion callback that waits for a call of its
-// own must not try to run a nested pass (std::mutex is not recursive).
-thread_local bool in_shm_pass = false;
-// The fabric whose pass this thread runs: work queued for it from there is picked
-// up by that same pass, work for another fabric needs that fabric woken.
-thread_local const ShmFabric* pass_fabric = nullptr;
-
-bool ShmFabric::InPassOnThisThread() const { return pass_fabric == this; }
-
 bool ShmFabric::PollEndpointsLocked() {
   {
     std::lock_guard lock(endpoints_mutex_);
@@ -176,22 +141,18 @@ bool ShmFabric::PollEndpointsLocked() {
     }
     graveyard_.clear();
   }
-  in_shm_pass = true;
-  pass_fabric = this;
+  const PassScope pass(*this);
   bool progressed = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) progressed |= endpoint->Poll();
   }
   // Sockets (liveness, accepts) are looked at every so often while data flows.
   if ((++passes_ & 255) == 0) WaitForEvents(0);
-  in_shm_pass = false;
-  pass_fabric = nullptr;
   return progressed;
 }
 
 void ShmFabric::SleepLocked(int timeout_ms, bool caller) {
-  in_shm_pass = true;
-  pass_fabric = this;
+  const PassScope pass(*this);
   bool must_not_sleep = false;
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) must_not_sleep |= endpoint->PrepareToSleep();
@@ -216,29 +177,18 @@ void ShmFabric::SleepLocked(int timeout_ms, bool caller) {
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) endpoint->Awake();
   }
-  in_shm_pass = false;
-  pass_fabric = nullptr;
 }
 
 void ShmFabric::ProgressLoop() {
   NameThisThread("artune-shm");
-  using Clock = std::chrono::steady_clock;
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;
   uint32_t idle_passes = 0;
   SpinWatch spin_watch;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
-    // spins while there was activity within poll_spin_us and the host lets it
-    // (fabric/spin_governor.h), then sleeps.
-    const PollingMode mode = polling_.load(std::memory_order_relaxed);
-    bool spinning = mode == PollingMode::kBusy;
-    if (mode == PollingMode::kAdaptive) {
-      spinning = spin_watch.AdaptiveSpins(
-          last_activity, std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    } else {
-      spin_watch.Reset();
-    }
+    // Read on every pass: SetPolling may switch it while the thread runs.
+    const PollingMode mode = polling();
+    const bool spinning = SpinsThisPass(mode, last_activity, spin_watch);
     if (caller_gate_.callers_polling()) {
       spin_watch.Reset();  // parked time is not a lost core
       // A caller drives progress (any polling mode: an event-mode caller sleeps
@@ -247,11 +197,8 @@ void ShmFabric::ProgressLoop() {
       if (caller_gate_.Park(stopping_, last_parked_pass)) {
         std::lock_guard lock(progress_mutex_);
         PollEndpointsLocked();
-        in_shm_pass = true;
-        pass_fabric = this;
+        const PassScope pass(*this);
         WaitForEvents(0);
-        in_shm_pass = false;
-        pass_fabric = nullptr;
       }
       last_activity = Clock::now();
       continue;
@@ -277,46 +224,21 @@ void ShmFabric::ProgressLoop() {
   }
 }
 
-void ShmFabric::BeginCallerPolling() {
-  // Adaptive after an idle spell: the progress thread sleeps holding the pass.
-  if (caller_gate_.Begin()) {
-    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
-    if (!shut_down_) Wake();
-  }
-}
-
-void ShmFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
-
 bool ShmFabric::Poll() {
-  if (in_shm_pass) return false;
   // A polling caller that finds nothing for a while yields its core, as the
   // progress thread does: the thread it waits for (the peer's progress thread, a
   // handler) may share that core, and then waits a whole scheduler tick (4 ms
   // round trips under load) if the caller never lets go.
   thread_local uint32_t idle_polls = 0;
-  bool progressed = false;
-  {
-    std::unique_lock lock(progress_mutex_, std::try_to_lock);
-    if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
-    progressed = PollEndpointsLocked();
-  }
+  const CallerPass pass = TryCallerPass([this] { return PollEndpointsLocked(); });
+  if (pass == CallerPass::kNotRun) return false;
+  const bool progressed = pass == CallerPass::kProgressed;
   idle_polls = progressed ? 0 : idle_polls + 1;
-  if (idle_polls >= kSpinsBeforeYield &&
-      polling_.load(std::memory_order_relaxed) == PollingMode::kBusy) {
-    ::sched_yield();
-  }
+  if (idle_polls >= kSpinsBeforeYield && polling() == PollingMode::kBusy) ::sched_yield();
   return progressed;
 }
 
-bool ShmFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
-  if (in_shm_pass) return false;
-  // Not a blocking lock: another caller may sleep in the pass for its whole
-  // timeout, and this one's completion may already have come through it.
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed) ||
-      finished.load(std::memory_order_acquire)) {
-    return false;
-  }
+bool ShmFabric::WaitPassLocked(int timeout_ms, const std::atomic<bool>& finished) {
   // What has come already is taken without sleeping; otherwise the caller sleeps
   // as the progress thread would, armed so that the peer's next record wakes it.
   if (!PollEndpointsLocked() && !finished.load(std::memory_order_acquire)) {
@@ -326,41 +248,8 @@ bool ShmFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
   return true;
 }
 
-void ShmFabric::SetPollSpin(uint32_t spin_us) {
-  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
-}
-
-void ShmFabric::Wake() {
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
-}
-
-void ShmFabric::SetPolling(PollingMode mode) {
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (polling_.exchange(mode) == mode || shut_down_) return;
-  Wake();
-}
-
-void ShmFabric::Shutdown() {
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (shut_down_) return;
-  shut_down_ = true;
-  stopping_ = true;
-  Wake();
-  caller_gate_.WakeParked();
-  if (progress_.joinable()) progress_.join();
-  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
-  std::lock_guard progress_lock(progress_mutex_);
-  std::vector<std::shared_ptr<ShmEndpoint>> remaining;
-  {
-    std::lock_guard lock(endpoints_mutex_);
-    for (auto& [raw, endpoint] : endpoints_) remaining.push_back(endpoint);
-  }
-  for (auto& endpoint : remaining) {
-    endpoint->Teardown(Status::Cancelled("the transport is shutting down"));
-  }
+void ShmFabric::TearDownLocked() {
+  TearDownEndpoints(endpoints_mutex_, endpoints_);
   {
     std::lock_guard lock(endpoints_mutex_);
     graveyard_.clear();
@@ -370,10 +259,10 @@ void ShmFabric::Shutdown() {
   polled_.clear();
   for (auto& [fd, deadline] : half_open_) ::close(fd);
   half_open_.clear();
-  for (int fd : {listen_fd_, wake_fd_, epoll_fd_}) {
+  for (int fd : {listen_fd_, epoll_fd_}) {
     if (fd >= 0) ::close(fd);
   }
-  listen_fd_ = wake_fd_ = epoll_fd_ = -1;
+  listen_fd_ = epoll_fd_ = -1;
 }
 
 }  // namespace artune::transport::fabric::shm

@@ -49,20 +49,19 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
+#include "fabric/progress_fabric.h"
 #include "fabric/random_keys.h"
+#include "fabric/region_table.h"
 #include "fabric/shm/shm_ring.h"
 
 namespace artune::transport::fabric::shm {
@@ -204,6 +203,16 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   // Reads the queued requests that the offer table covers, in one process_vm_readv;
   // the others go the request path. True if any was taken.
   bool RunDirectReads();
+  // RunDirectReads' steps: takes a batch off direct_reads_ (post_mutex_ taken)...
+  struct DirectRead {
+    uint64_t id;
+    PendingRead read;
+  };
+  std::vector<DirectRead> TakeDirectBatch();
+  // ...and, after the process_vm_readv of `covered` returned `n` (errno `error`),
+  // settles each read: done, failed or queued again. Returns what to deliver.
+  std::vector<Completion> SettleDirectReads(const std::vector<DirectRead>& covered, ssize_t n,
+                                            int error);
   // Finishes the withdrawals the reader's batches held back (all at teardown).
   bool SettleWithdrawn(bool all);
   // The part of Revoke after no table read can be under way.
@@ -262,45 +271,34 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   bool torn_down_ = false;
 };
 
-class ShmFabric final : public Fabric {
+class ShmFabric final : public ProgressFabric {
  public:
   explicit ShmFabric(PollingMode polling);
   ~ShmFabric() override;
 
   Status Init();
 
-  FabricKind kind() const override { return FabricKind::kShm; }
   Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
   void Deregister(const MemoryKeys& keys) override;
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
-  void SetPolling(PollingMode mode) override;
-  void SetPollSpin(uint32_t spin_us) override;
-  void Shutdown() override;
-
-  bool caller_polling() const override { return true; }
-  void BeginCallerPolling() override;
-  void EndCallerPolling(bool hand_over) override;
+  // A polling caller that finds nothing for a while yields its core (busy mode).
   bool Poll() override;
   bool caller_waiting() const override { return true; }
-  bool WaitPass(int timeout_ms, const std::atomic<bool>& finished) override;
 
   // For endpoints.
-  std::shared_ptr<Region> FindRegion(uint32_t lkey);
+  std::shared_ptr<Region> FindRegion(uint32_t lkey) { return regions_.Find(lkey); }
   Status Watch(ShmEndpoint* endpoint);
   void Unwatch(ShmEndpoint* endpoint);
   void Forget(ShmEndpoint* endpoint);
   // Logs that process_vm_readv was refused (once per process) and counts it.
   void NoteOneCopyRefused(const std::string& peer, int error);
-  // Wakes the progress thread (output was queued behind a full ring). Any thread.
-  void WakeProgress() { Wake(); }
-  // True on a thread running one of this fabric's passes (a completion handler):
-  // what it queues is seen before the pass ends, no wake-up needed.
-  bool InPassOnThisThread() const;
 
  private:
-  void ProgressLoop();
+  void ProgressLoop() override;
+  bool WaitPassLocked(int timeout_ms, const std::atomic<bool>& finished) override;
+  void TearDownLocked() override;
   // Polls every started endpoint's ring once (and, every so often, the sockets);
   // true if anything moved. Requires progress_mutex_.
   bool PollEndpointsLocked();
@@ -314,31 +312,16 @@ class ShmFabric final : public Fabric {
   int ResumeAcceptingIfDue(int timeout_ms);
   void OnHello(int fd);
   Status AcceptHello(int fd);
-  void Wake();
   void WaitForEvents(int timeout_ms);
 
-  std::atomic<PollingMode> polling_;
-  std::atomic<uint32_t> poll_spin_us_{50};
-  // Held for a pass by the progress thread or a polling caller.
-  std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling, and the park of the progress
-  // thread while there are any (caller_polling.h).
-  CallerPollingGate caller_gate_;
   // Guarded by progress_mutex_.
   std::vector<std::shared_ptr<ShmEndpoint>> polled_;
   uint32_t passes_ = 0;
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;
   int listen_fd_ = -1;
   AcceptHandler on_accept_;
-  std::thread progress_;
-  std::atomic<bool> stopping_{false};
-  bool shut_down_ = false;
-  std::mutex shutdown_mutex_;
 
-  std::mutex regions_mutex_;
-  std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
-  uint32_t next_key_ = 1;
+  RegionTable<Region> regions_;
 
   std::mutex endpoints_mutex_;
   std::unordered_map<ShmEndpoint*, std::shared_ptr<ShmEndpoint>> endpoints_;

@@ -71,8 +71,7 @@ void ShmEndpoint::Revoke(uint32_t key, std::function<void()> revoked) {
         // A batch of the reader's may be copying it: released when that batch is over.
         withdrawn_.push_back({std::move(offer), slot, *ticket, std::move(revoked)});
         has_withdrawn_ = true;
-        if (!fabric_.InPassOnThisThread())
-          fabric_.WakeProgress();  // a sleeping owner must look again
+        if (!fabric_.InPassOnThisThread()) fabric_.Wake();  // a sleeping owner must look again
         return;
       }
     }
@@ -138,7 +137,7 @@ Status ShmEndpoint::PostRead(const RemoteRegion& remote, std::byte* local, uint3
     }
   }
   if (one_copy_) {
-    if (!fabric_.InPassOnThisThread()) fabric_.WakeProgress();
+    if (!fabric_.InPassOnThisThread()) fabric_.Wake();
     return Status::Ok();
   }
   Status status = RequestRead(id, read, ReadMode::kCopy);
@@ -162,32 +161,15 @@ Status ShmEndpoint::RequestRead(uint64_t id, const PendingRead& read, ReadMode m
 
 bool ShmEndpoint::RunDirectReads() {
   if (!has_direct_.load(std::memory_order_relaxed)) return false;
-  struct Queued {
-    uint64_t id;
-    PendingRead read;
-  };
-  std::vector<Queued> batch;
-  {
-    std::lock_guard lock(post_mutex_);
-    uint64_t bytes = 0;
-    while (!direct_reads_.empty() && batch.size() < kMaxBatchReads && bytes < kMaxBatchBytes) {
-      const uint64_t id = direct_reads_.front();
-      direct_reads_.pop_front();
-      auto it = pending_reads_.find(id);
-      if (it == pending_reads_.end()) continue;
-      batch.push_back({id, it->second});
-      bytes += it->second.length;
-    }
-    has_direct_ = !direct_reads_.empty();
-  }
+  std::vector<DirectRead> batch = TakeDirectBatch();
   if (batch.empty()) return false;
   // Reads the table covers go into one process_vm_readv; the others ask the owner.
-  std::vector<Queued> asked;
-  std::vector<Queued> covered;
+  std::vector<DirectRead> asked;
+  std::vector<DirectRead> covered;
   std::vector<iovec> local;
   std::vector<iovec> remote;
   table_reader_.BeginBatch();
-  for (Queued& queued : batch) {
+  for (DirectRead& queued : batch) {
     const PendingRead& read = queued.read;
     if (!table_reader_.Offered(read.key, read.remote_addr, read.length)) {
       asked.push_back(queued);
@@ -218,9 +200,37 @@ bool ShmEndpoint::RunDirectReads() {
     // No ptrace rights over the peer: the owner copies from now on (this batch too).
     one_copy_ = false;
     fabric_.NoteOneCopyRefused(link_.peer, error);
-    for (const Queued& queued : covered) (void)RequestRead(queued.id, queued.read, ReadMode::kCopy);
+    for (const DirectRead& queued : covered) {
+      (void)RequestRead(queued.id, queued.read, ReadMode::kCopy);
+    }
     covered.clear();
   }
+  const std::vector<Completion> done = SettleDirectReads(covered, n, error);
+  for (const DirectRead& queued : asked) {
+    (void)RequestRead(queued.id, queued.read, ReadMode::kGrant);
+  }
+  for (const Completion& completion : done) Deliver(completion);
+  return true;
+}
+
+std::vector<ShmEndpoint::DirectRead> ShmEndpoint::TakeDirectBatch() {
+  std::vector<DirectRead> batch;
+  std::lock_guard lock(post_mutex_);
+  uint64_t bytes = 0;
+  while (!direct_reads_.empty() && batch.size() < kMaxBatchReads && bytes < kMaxBatchBytes) {
+    const uint64_t id = direct_reads_.front();
+    direct_reads_.pop_front();
+    auto it = pending_reads_.find(id);
+    if (it == pending_reads_.end()) continue;
+    batch.push_back({id, it->second});
+    bytes += it->second.length;
+  }
+  has_direct_ = !direct_reads_.empty();
+  return batch;
+}
+
+std::vector<Completion> ShmEndpoint::SettleDirectReads(const std::vector<DirectRead>& covered,
+                                                       ssize_t n, int error) {
   // The kernel stops at the first iovec it cannot read whole (EFAULT when that is
   // the first): the reads before it are done, that one failed, the rest go again
   // (each pass settles at least one). Any other error fails them all.
@@ -228,13 +238,13 @@ bool ShmEndpoint::RunDirectReads() {
   std::vector<std::pair<uint64_t, Completion>> done;
   std::vector<uint64_t> again;
   bool stopped = false;  // the kernel stopped at an earlier read of the batch
-  auto fail = [&](const Queued& queued, const std::string& why) {
+  auto fail = [&](const DirectRead& queued, const std::string& why) {
     done.push_back(
         {queued.id, {CompletionKind::kRead, queued.read.wr_id, 0, Status::Unavailable(why)}});
   };
   const std::string error_text =
       n < 0 ? Status::FromErrno("process_vm_readv from " + link_.peer, error).message() : "";
-  for (const Queued& queued : covered) {
+  for (const DirectRead& queued : covered) {
     const uint64_t length = queued.read.length;
     if (!stopped && n >= 0 && left >= length) {
       left -= length;
@@ -256,9 +266,10 @@ bool ShmEndpoint::RunDirectReads() {
     direct_reads_.insert(direct_reads_.begin(), again.begin(), again.end());
     if (!direct_reads_.empty()) has_direct_ = true;
   }
-  for (const Queued& queued : asked) (void)RequestRead(queued.id, queued.read, ReadMode::kGrant);
-  for (const auto& [id, completion] : done) Deliver(completion);
-  return true;
+  std::vector<Completion> completions;
+  completions.reserve(done.size());
+  for (auto& [id, completion] : done) completions.push_back(std::move(completion));
+  return completions;
 }
 
 Status ShmEndpoint::OnReadRequest(const RecordHeader& header) {

@@ -122,6 +122,42 @@ Result<void*> MapSegment(int fd, bool check_seals) {
   return segment;
 }
 
+// The client's half of the handshake's answer: receives the server's Welcome and
+// the descriptors passed with it (the first kPassedFds into `fds`, counted in
+// `received`; any more are closed). `truncated`: the kernel cut the control
+// data. Returns what recvmsg did.
+ssize_t ReceiveWelcome(int fd, Welcome& welcome, int (&fds)[kPassedFds], int& received,
+                       bool& truncated) {
+  iovec iov{&welcome, sizeof(welcome)};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  message.msg_control = control;
+  message.msg_controllen = sizeof(control);
+  ssize_t n = 0;
+  do {
+    n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+  } while (n < 0 && errno == EINTR);
+  const int saved_errno = errno;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int passed = -1;
+      std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (received < kPassedFds) {
+        fds[received++] = passed;
+      } else {
+        ::close(passed);
+      }
+    }
+  }
+  truncated = (message.msg_flags & MSG_CTRUNC) != 0;
+  errno = saved_errno;  // the caller reports recvmsg's error, not close's
+  return n;
+}
+
 }  // namespace
 
 Result<std::string> HostIdentity() {
@@ -218,40 +254,17 @@ Result<std::shared_ptr<Endpoint>> ShmFabric::Connect(const std::string& endpoint
   timeval timeout{kWelcomeTimeoutSeconds, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   Welcome welcome;
-  iovec iov{&welcome, sizeof(welcome)};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kPassedFds)] = {};
-  msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
-  message.msg_control = control;
-  message.msg_controllen = sizeof(control);
-  ssize_t n = 0;
-  do {
-    n = ::recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
-  } while (n < 0 && errno == EINTR);
   int fds[kPassedFds] = {-1, -1, -1};
   int received = 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int passed = -1;
-      std::memcpy(&passed, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (received < kPassedFds) {
-        fds[received++] = passed;
-      } else {
-        ::close(passed);
-      }
-    }
-  }
+  bool truncated = false;
+  const ssize_t n = ReceiveWelcome(fd, welcome, fds, received, truncated);
   if (n <= 0) {
     return fail(n == 0 ? Status::Unavailable("refused by the server (connection closed)")
                        : Status::FromErrno("receive the server's answer", errno),
                 {fds[0], fds[1], fds[2]});
   }
   if (n != sizeof(welcome) || welcome.magic != kSetupMagic || welcome.version != kSetupVersion ||
-      welcome.segment_bytes != kSegmentBytes || received != kPassedFds ||
-      (message.msg_flags & MSG_CTRUNC) != 0) {
+      welcome.segment_bytes != kSegmentBytes || received != kPassedFds || truncated) {
     return fail(Status::ProtocolError("malformed answer from the server"),
                 {fds[0], fds[1], fds[2]});
   }

@@ -95,23 +95,16 @@ Status WriteAll(int fd, const void* data, size_t length, const std::string& what
 
 }  // namespace
 
-TcpFabric::TcpFabric(PollingMode polling) : polling_(polling) {}
+TcpFabric::TcpFabric(PollingMode polling)
+    : ProgressFabric(FabricKind::kTcp, polling, /*poll_spin_us=*/0) {}
 
 TcpFabric::~TcpFabric() { Shutdown(); }
 
 Status TcpFabric::Init() {
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) return Status::FromErrno("epoll_create1 for the tcp fabric", errno);
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return Status::FromErrno("eventfd for the tcp fabric", errno);
-  epoll_event event{};
-  event.events = EPOLLIN;
-  event.data.ptr = nullptr;  // nullptr: the wake-up eventfd
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &event) != 0) {
-    return Status::FromErrno("epoll_ctl(eventfd)", errno);
-  }
+  // Tag 0 (a null data.ptr): the wake-up eventfd.
+  ARTUNE_ASSIGN_OR_RETURN(epoll_fd_, OpenEpollWithWake("tcp", /*wake_tag=*/0));
   max_endpoints_ = MaxEndpointsForDescriptorLimit();
-  progress_ = std::thread([this] { ProgressLoop(); });
+  StartProgressThread();
   return Status::Ok();
 }
 
@@ -122,32 +115,16 @@ Result<MemoryKeys> TcpFabric::Register(std::byte* addr, uint64_t length) {
   auto region = std::make_shared<Region>();
   region->addr = addr;
   region->length = length;
-  std::lock_guard lock(regions_mutex_);
-  // Keys are never 0 and skip keys still in use after wrap-around.
-  do {
-    region->key = next_key_++;
-  } while (region->key == 0 || regions_.contains(region->key));
-  regions_[region->key] = region;
+  // Set before the key can be known to anyone (Register returns it).
+  region->key = regions_.Add(region);
   return MemoryKeys{region->key, region->key};
 }
 
 void TcpFabric::Deregister(const MemoryKeys& keys) {
-  std::shared_ptr<Region> region;
-  {
-    std::lock_guard lock(regions_mutex_);
-    auto it = regions_.find(keys.rkey);
-    if (it == regions_.end()) return;
-    region = std::move(it->second);
-    regions_.erase(it);
-  }
+  std::shared_ptr<Region> region = regions_.Take(keys.rkey);
+  if (region == nullptr) return;
   std::lock_guard lock(region->write_mutex);
   region->revoked = true;
-}
-
-std::shared_ptr<Region> TcpFabric::FindRegion(uint32_t lkey) {
-  std::lock_guard lock(regions_mutex_);
-  auto it = regions_.find(lkey);
-  return it == regions_.end() ? nullptr : it->second;
 }
 
 Result<std::string> TcpFabric::Listen(const std::string& host, AcceptHandler on_accept) {
@@ -346,16 +323,8 @@ void TcpFabric::ProgressLoop() {
   auto last_parked_pass = last_activity;
   SpinWatch spin_watch;
   while (!stopping_.load(std::memory_order_relaxed)) {
-    // Read on every pass: SetPolling may switch it while the thread runs. Adaptive
-    // spins while there was activity within poll_spin_us, then sleeps.
-    const PollingMode mode = polling_.load(std::memory_order_relaxed);
-    bool busy = mode == PollingMode::kBusy;
-    if (mode == PollingMode::kAdaptive) {
-      busy = spin_watch.AdaptiveSpins(
-          last_activity, std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)));
-    } else {
-      spin_watch.Reset();
-    }
+    // Read on every pass: SetPolling may switch it while the thread runs.
+    const bool busy = SpinsThisPass(polling(), last_activity, spin_watch);
     if (caller_gate_.callers_polling()) {
       spin_watch.Reset();  // parked time is not a lost core
       // A caller drives progress (any polling mode: an event-mode caller sleeps
@@ -381,21 +350,16 @@ void TcpFabric::ProgressLoop() {
   }
 }
 
-// The thread running a pass: a completion callback that waits for a call of its
-// own must not try to run a nested pass (std::mutex is not recursive).
-thread_local bool in_progress_pass = false;
-
 int TcpFabric::RunPassLocked(int timeout_ms) {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
   const int n = ::epoll_wait(epoll_fd_, events, kMaxEvents, timeout_ms);
   if (n < 0) return errno == EINTR ? 0 : -1;
-  in_progress_pass = true;
+  const PassScope pass(*this);
   for (int i = 0; i < n; ++i) {
     void* target = events[i].data.ptr;
     if (target == nullptr) {
-      uint64_t value = 0;
-      (void)!::read(wake_fd_, &value, sizeof(value));
+      DrainWake();
       continue;
     }
     if (target == this) {
@@ -414,86 +378,20 @@ int TcpFabric::RunPassLocked(int timeout_ms) {
     std::lock_guard lock(endpoints_mutex_);
     dead.swap(graveyard_);
   }
-  in_progress_pass = false;
   return n;
 }
 
-void TcpFabric::BeginCallerPolling() {
-  // Event, or adaptive after an idle spell: the progress thread sleeps holding
-  // the pass; woken, it sees the caller and parks.
-  if (caller_gate_.Begin()) {
-    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
-    if (!shut_down_) Wake();
-  }
-}
-
-void TcpFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
-
-bool TcpFabric::Poll() {
-  if (in_progress_pass) return false;
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
-  return RunPassLocked(ExpireAndResume(0)) > 0;
-}
-
-bool TcpFabric::WaitPass(int timeout_ms, const std::atomic<bool>& finished) {
-  if (in_progress_pass) return false;
-  // Not a blocking lock: another caller may sleep in the pass for its whole
-  // timeout, and this one's completion may already have come through it.
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed) ||
-      finished.load(std::memory_order_acquire)) {
-    return false;
-  }
-  return RunPassLocked(ExpireAndResume(timeout_ms)) >= 0;
-}
-
-void TcpFabric::Wake() {
-  if (wake_fd_ >= 0) {
-    uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
-}
-
-void TcpFabric::SetPollSpin(uint32_t spin_us) {
-  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
-}
-
-void TcpFabric::SetPolling(PollingMode mode) {
-  // Under the shutdown lock: the wake-up eventfd is closed by Shutdown.
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (polling_.exchange(mode) == mode || shut_down_) return;
-  Wake();  // a thread asleep in epoll_wait(-1) takes a switch to busy now
-}
-
-void TcpFabric::Shutdown() {
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (shut_down_) return;
-  shut_down_ = true;
-  stopping_ = true;
-  Wake();
-  caller_gate_.WakeParked();
-  if (progress_.joinable()) progress_.join();
-  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
-  std::lock_guard progress_lock(progress_mutex_);
+void TcpFabric::TearDownLocked() {
   // The progress thread is gone: tear the remaining endpoints down here.
-  std::vector<std::shared_ptr<TcpEndpoint>> remaining;
-  {
-    std::lock_guard lock(endpoints_mutex_);
-    for (auto& [raw, endpoint] : endpoints_) remaining.push_back(endpoint);
-  }
-  for (auto& endpoint : remaining) {
-    endpoint->Teardown(Status::Cancelled("the transport is shutting down"));
-  }
+  TearDownEndpoints(endpoints_mutex_, endpoints_);
   {
     std::lock_guard lock(endpoints_mutex_);
     graveyard_.clear();
     endpoints_.clear();
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
-  listen_fd_ = wake_fd_ = epoll_fd_ = -1;
+  listen_fd_ = epoll_fd_ = -1;
 }
 
 }  // namespace artune::transport::fabric::tcp

@@ -15,19 +15,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 #include <vector>
 
-#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
+#include "fabric/progress_fabric.h"
 #include "fabric/random_keys.h"
+#include "fabric/region_table.h"
 #include "wire.h"
 
 namespace artune::transport::fabric::tcp {
@@ -152,7 +151,7 @@ class TcpEndpoint final : public Endpoint, public std::enable_shared_from_this<T
   PostedRecv current_recv_{};
 };
 
-class TcpFabric final : public Fabric {
+class TcpFabric final : public ProgressFabric {
  public:
   explicit TcpFabric(PollingMode polling);
   ~TcpFabric() override;
@@ -160,25 +159,20 @@ class TcpFabric final : public Fabric {
   // Creates the epoll set and starts the progress thread.
   Status Init();
 
-  FabricKind kind() const override { return FabricKind::kTcp; }
   Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
   void Deregister(const MemoryKeys& keys) override;
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   void AdmitOwnUserOnly() override { own_user_only_ = true; }
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
-  void SetPolling(PollingMode mode) override;
-  void SetPollSpin(uint32_t spin_us) override;
-  void Shutdown() override;
-  bool caller_polling() const override { return true; }
-  void BeginCallerPolling() override;
-  void EndCallerPolling(bool hand_over) override;
-  bool Poll() override;
+  bool Poll() override {
+    return TryCallerPass([this] { return RunPassLocked(ExpireAndResume(0)) > 0; }) ==
+           CallerPass::kProgressed;
+  }
   bool caller_waiting() const override { return true; }
-  bool WaitPass(int timeout_ms, const std::atomic<bool>& finished) override;
 
   // For endpoints: the registered region `lkey` names, or nullptr.
-  std::shared_ptr<Region> FindRegion(uint32_t lkey);
+  std::shared_ptr<Region> FindRegion(uint32_t lkey) { return regions_.Find(lkey); }
   Status WatchEndpoint(TcpEndpoint* endpoint, bool want_write);
   void UnwatchEndpoint(TcpEndpoint* endpoint);
   // Runs on the progress thread when an accepted connection's hello arrived.
@@ -187,13 +181,16 @@ class TcpFabric final : public Fabric {
   void Forget(TcpEndpoint* endpoint);
 
  private:
-  void ProgressLoop();
+  void ProgressLoop() override;
+  bool WaitPassLocked(int timeout_ms, const std::atomic<bool>& /*finished*/) override {
+    return RunPassLocked(ExpireAndResume(timeout_ms)) >= 0;
+  }
+  void TearDownLocked() override;
   // One pass: waits up to `timeout_ms` for events (0: just looks), handles them
   // and frees the endpoints torn down meanwhile. Returns the number of events,
   // or -1 when epoll failed for good. Requires progress_mutex_.
   int RunPassLocked(int timeout_ms);
   void AcceptAll();
-  void Wake();
   // Progress thread: drops accepted connections whose hello is overdue, and resumes
   // accepting after a pause for running out of descriptors. Returns the epoll
   // timeout until the next such deadline (-1: none).
@@ -212,26 +209,11 @@ class TcpFabric final : public Fabric {
   size_t max_endpoints_ = 0;
   bool own_user_only_ = false;  // set before Listen
 
-  std::atomic<PollingMode> polling_;
-  std::atomic<uint32_t> poll_spin_us_{0};
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;
   int listen_fd_ = -1;
   AcceptHandler on_accept_;
-  std::thread progress_;
-  std::atomic<bool> stopping_{false};
-  // Held by whichever thread runs a progress pass: the progress thread, or a
-  // caller in Poll (fabric.h). Everything "progress thread only" is guarded by it.
-  std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling, and the park of the progress
-  // thread while there are any (caller_polling.h).
-  CallerPollingGate caller_gate_;
-  bool shut_down_ = false;
-  std::mutex shutdown_mutex_;
 
-  std::mutex regions_mutex_;
-  std::unordered_map<uint32_t, std::shared_ptr<Region>> regions_;
-  uint32_t next_key_ = 1;
+  RegionTable<Region> regions_;
 
   std::mutex endpoints_mutex_;
   std::unordered_map<TcpEndpoint*, std::shared_ptr<TcpEndpoint>> endpoints_;

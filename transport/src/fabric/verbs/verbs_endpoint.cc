@@ -448,52 +448,7 @@ VerbsEndpoint::PassResult VerbsEndpoint::Progress(bool arm) {
     int n = 0;
     while ((n = ibv_poll_cq(cq_, kPollBatch, wcs)) > 0) {
       result.progressed = true;
-      for (int i = 0; i < n; ++i) {
-        const ibv_wc& wc = wcs[i];
-        const auto kind = static_cast<WrKind>(wc.wr_id >> 62);
-        const uint64_t value = wc.wr_id & kValueMask;
-        // An unsignalled send completes only with an error (flushed or failed):
-        // it was never counted.
-        if (kind == WrKind::kRecv || (wc.wr_id & kSignalledBit) != 0) --outstanding_;
-        const char* verb = kind == WrKind::kRead   ? "RDMA READ"
-                           : kind == WrKind::kSend ? "SEND"
-                           : kind == WrKind::kRecv ? "RECV"
-                                                   : "memory window bind/invalidate";
-        if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
-          Status error = Status::Unavailable(
-              std::string(verb) + " completion failed: " + WcStatusText(wc.status) +
-              ", vendor error " + std::to_string(wc.vendor_err) + ", QP " +
-              std::to_string(qp_->qp_num) + " to " + peer_);
-          if (failed_ && failure_is_lost_) {
-            failure_ = std::move(error);  // the cause, not its consequence
-            failure_is_lost_ = false;
-          } else {
-            FailLocked(std::move(error));
-          }
-        } else if (wc.status == IBV_WC_WR_FLUSH_ERR) {
-          FailLocked(Status::Unavailable("verbs QP to " + peer_ + " entered the error state"));
-        }
-        switch (kind) {
-          case WrKind::kRecv:
-            if (wc.status == IBV_WC_SUCCESS) {
-              deliveries.push_back({CompletionKind::kRecv, value, wc.byte_len, Status::Ok()});
-            }
-            break;
-          case WrKind::kRead: {
-            RetireSendsLocked(value);
-            auto it = reads_.find(value);
-            if (it == reads_.end()) break;
-            deliveries.push_back({CompletionKind::kRead, it->second, 0,
-                                  wc.status == IBV_WC_SUCCESS ? Status::Ok() : failure_});
-            reads_.erase(it);
-            break;
-          }
-          case WrKind::kSend:
-          case WrKind::kWindow:
-            RetireSendsLocked(value);
-            break;
-        }
-      }
+      for (int i = 0; i < n; ++i) OnWorkCompletionLocked(wcs[i], deliveries);
     }
     if (n < 0)
       FailLocked(Status::Unavailable("ibv_poll_cq on the connection to " + peer_ + " failed"));
@@ -502,14 +457,7 @@ VerbsEndpoint::PassResult VerbsEndpoint::Progress(bool arm) {
       (void)drained;  // a post failure failed the endpoint (FailLocked)
     }
     if (failed_ && outstanding_ == 0) {
-      // Reads that never reached the send queue fail with the same reason.
-      for (Queued& queued : queued_) {
-        if (auto* read = std::get_if<QueuedRead>(&queued)) {
-          deliveries.push_back({CompletionKind::kRead, read->wr_id, 0, failure_});
-        }
-      }
-      queued_.clear();
-      deliveries.push_back({CompletionKind::kDisconnected, 0, 0, failure_});
+      FinishLocked(deliveries);
       finished = true;
     }
     // Copied only when there is something to deliver: the copy allocates (the
@@ -526,6 +474,62 @@ VerbsEndpoint::PassResult VerbsEndpoint::Progress(bool arm) {
   }
   result.finished = finished;
   return result;
+}
+
+void VerbsEndpoint::OnWorkCompletionLocked(const ibv_wc& wc, std::vector<Completion>& deliveries) {
+  const auto kind = static_cast<WrKind>(wc.wr_id >> 62);
+  const uint64_t value = wc.wr_id & kValueMask;
+  // An unsignalled send completes only with an error (flushed or failed):
+  // it was never counted.
+  if (kind == WrKind::kRecv || (wc.wr_id & kSignalledBit) != 0) --outstanding_;
+  const char* verb = kind == WrKind::kRead   ? "RDMA READ"
+                     : kind == WrKind::kSend ? "SEND"
+                     : kind == WrKind::kRecv ? "RECV"
+                                             : "memory window bind/invalidate";
+  if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR) {
+    Status error = Status::Unavailable(
+        std::string(verb) + " completion failed: " + WcStatusText(wc.status) + ", vendor error " +
+        std::to_string(wc.vendor_err) + ", QP " + std::to_string(qp_->qp_num) + " to " + peer_);
+    if (failed_ && failure_is_lost_) {
+      failure_ = std::move(error);  // the cause, not its consequence
+      failure_is_lost_ = false;
+    } else {
+      FailLocked(std::move(error));
+    }
+  } else if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+    FailLocked(Status::Unavailable("verbs QP to " + peer_ + " entered the error state"));
+  }
+  switch (kind) {
+    case WrKind::kRecv:
+      if (wc.status == IBV_WC_SUCCESS) {
+        deliveries.push_back({CompletionKind::kRecv, value, wc.byte_len, Status::Ok()});
+      }
+      break;
+    case WrKind::kRead: {
+      RetireSendsLocked(value);
+      auto it = reads_.find(value);
+      if (it == reads_.end()) break;
+      deliveries.push_back({CompletionKind::kRead, it->second, 0,
+                            wc.status == IBV_WC_SUCCESS ? Status::Ok() : failure_});
+      reads_.erase(it);
+      break;
+    }
+    case WrKind::kSend:
+    case WrKind::kWindow:
+      RetireSendsLocked(value);
+      break;
+  }
+}
+
+void VerbsEndpoint::FinishLocked(std::vector<Completion>& deliveries) {
+  // Reads that never reached the send queue fail with the same reason.
+  for (Queued& queued : queued_) {
+    if (auto* read = std::get_if<QueuedRead>(&queued)) {
+      deliveries.push_back({CompletionKind::kRead, read->wr_id, 0, failure_});
+    }
+  }
+  queued_.clear();
+  deliveries.push_back({CompletionKind::kDisconnected, 0, 0, failure_});
 }
 
 void VerbsEndpoint::Release() {

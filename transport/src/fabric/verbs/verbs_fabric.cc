@@ -107,7 +107,7 @@ void Reject(rdma_cm_id* id, const std::string& why) {
 }  // namespace
 
 VerbsFabric::VerbsFabric(const Config& config)
-    : config_(config), polling_(config.polling), poll_spin_us_(config.poll_spin_us) {}
+    : ProgressFabric(FabricKind::kVerbs, config.polling, config.poll_spin_us), config_(config) {}
 
 VerbsFabric::~VerbsFabric() {
   Shutdown();
@@ -118,7 +118,6 @@ VerbsFabric::~VerbsFabric() {
   }
   if (pd_ != nullptr) ibv_dealloc_pd(pd_);
   if (cm_devices_ != nullptr) rdma_free_devices(cm_devices_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Status VerbsFabric::OpenDevice() {
@@ -200,7 +199,7 @@ Status VerbsFabric::Init() {
   }
   ::fcntl(comp_channel_->fd, F_SETFL, ::fcntl(comp_channel_->fd, F_GETFL) | O_NONBLOCK);
   ::fcntl(cm_channel_->fd, F_SETFL, ::fcntl(cm_channel_->fd, F_GETFL) | O_NONBLOCK);
-  progress_ = std::thread([this] { ProgressLoop(); });
+  StartProgressThread();
   cm_thread_ = std::thread([this] { CmLoop(); });
   return Status::Ok();
 }
@@ -456,17 +455,11 @@ void VerbsFabric::CmLoop() {
   }
 }
 
-void VerbsFabric::Shutdown() {
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (shut_down_) return;
-  shut_down_ = true;
-  stopping_ = true;
-  Wake();
-  caller_gate_.WakeParked();
-  if (progress_.joinable()) progress_.join();
+void VerbsFabric::StopOtherThreads() {
   if (cm_thread_.joinable()) cm_thread_.join();
-  // No caller runs a pass any more either (Poll checks stopping_ under the lock).
-  std::lock_guard progress_lock(progress_mutex_);
+}
+
+void VerbsFabric::TearDownLocked() {
   snapshot_.clear();
   // The threads are gone: fail every endpoint and drive its flushes here.
   std::vector<std::shared_ptr<VerbsEndpoint>> remaining;

@@ -70,7 +70,6 @@
 #include <rdma/rdma_cma.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -80,8 +79,8 @@
 #include <variant>
 #include <vector>
 
-#include "fabric/caller_polling.h"
 #include "fabric/fabric.h"
+#include "fabric/progress_fabric.h"
 #include "fabric/random_keys.h"
 
 namespace artune::transport::fabric::verbs {
@@ -181,6 +180,12 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   // Requires mutex_. Posts queued work while there is room.
   Status DrainQueueLocked();
   void FailLocked(Status why);
+  // Progress's steps. One work completion: accounts for it and queues what it
+  // delivers.
+  void OnWorkCompletionLocked(const ibv_wc& wc, std::vector<Completion>& deliveries);
+  // Failed with nothing outstanding: fails the reads still queued and ends with
+  // kDisconnected.
+  void FinishLocked(std::vector<Completion>& deliveries);
   std::string VerbError(std::string_view verb, int rc) const;
 
   VerbsFabric& fabric_;
@@ -216,7 +221,7 @@ class VerbsEndpoint final : public Endpoint, public std::enable_shared_from_this
   bool disconnected_ = false;  // progress thread: kDisconnected delivered
 };
 
-class VerbsFabric final : public Fabric {
+class VerbsFabric final : public ProgressFabric {
  public:
   explicit VerbsFabric(const Config& config);
   ~VerbsFabric() override;
@@ -225,25 +230,19 @@ class VerbsFabric final : public Fabric {
   // kUnavailable when no device (or not the configured one) can be used.
   Status Init();
 
-  FabricKind kind() const override { return FabricKind::kVerbs; }
   Result<MemoryKeys> Register(std::byte* addr, uint64_t length) override;
   void Deregister(const MemoryKeys& keys) override;
   Result<std::string> Listen(const std::string& host, AcceptHandler on_accept) override;
   Result<std::shared_ptr<Endpoint>> Connect(const std::string& endpoint,
                                             std::span<const std::byte> private_data) override;
-  void SetPolling(PollingMode mode) override;
-  void SetPollSpin(uint32_t spin_us) override;
-  void Shutdown() override;
-
-  bool caller_polling() const override { return true; }
-  void BeginCallerPolling() override;
-  void EndCallerPolling(bool hand_over) override;
-  bool Poll() override;
+  bool Poll() override {
+    return TryCallerPass([this] { return ProgressAllLocked(/*arm=*/false); }) ==
+           CallerPass::kProgressed;
+  }
 
   // For endpoints. config() is the config the fabric started with; its polling is
   // the starting mode only (polling() is the mode now).
   const Config& config() const { return config_; }
-  PollingMode polling() const { return polling_.load(std::memory_order_relaxed); }
   ibv_pd* pd() const { return pd_; }
   ibv_comp_channel* comp_channel() const { return comp_channel_; }
   const std::string& device_name() const { return device_name_; }
@@ -253,8 +252,8 @@ class VerbsFabric final : public Fabric {
   bool uses_windows() const { return uses_windows_; }
   // The region registered under `lkey`, or nullptr.
   ibv_mr* FindRegion(uint32_t lkey);
-  // Makes the progress thread look at every endpoint (a failure needs finishing).
-  void Wake();
+  // Wake() makes the progress thread look at every endpoint (a failure needs
+  // finishing).
 
  private:
   Status OpenDevice();
@@ -264,7 +263,9 @@ class VerbsFabric final : public Fabric {
   void Adopt(const std::shared_ptr<VerbsEndpoint>& endpoint);
   std::shared_ptr<VerbsEndpoint> FindByCmId(rdma_cm_id* id);
   void CmLoop();
-  void ProgressLoop();
+  void ProgressLoop() override;
+  void StopOtherThreads() override;
+  void TearDownLocked() override;
   // One pass over the endpoints (busy mode, and after every wake-up in event mode);
   // `arm`: request a completion event on every CQ first (event mode). True if any
   // completion was polled. Requires progress_mutex_.
@@ -274,13 +275,6 @@ class VerbsFabric final : public Fabric {
   rdma_conn_param ConnParam(uint32_t qp_num, std::span<const std::byte> private_data) const;
 
   const Config config_;
-  std::atomic<PollingMode> polling_;
-  std::atomic<uint32_t> poll_spin_us_;
-  // Held for a pass by the progress thread or a polling caller.
-  std::mutex progress_mutex_;
-  // Callers between Begin/EndCallerPolling, and the park of the progress
-  // thread while there are any (caller_polling.h).
-  CallerPollingGate caller_gate_;
   ibv_context** cm_devices_ = nullptr;  // rdma_get_devices(); owns the contexts
   ibv_context* context_ = nullptr;
   std::string device_name_;
@@ -292,12 +286,7 @@ class VerbsFabric final : public Fabric {
   rdma_event_channel* cm_channel_ = nullptr;
   rdma_cm_id* listen_id_ = nullptr;
   AcceptHandler on_accept_;
-  int wake_fd_ = -1;
-  std::thread progress_;
   std::thread cm_thread_;
-  std::atomic<bool> stopping_{false};
-  std::mutex shutdown_mutex_;
-  bool shut_down_ = false;
 
   std::mutex regions_mutex_;
   std::unordered_map<uint32_t, ibv_mr*> regions_;  // by lkey

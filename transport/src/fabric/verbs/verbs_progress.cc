@@ -24,27 +24,7 @@ constexpr uint32_t kSpinsBeforeYield = 64;
 // Adaptive: spinning passes per look at the clock (ProgressLoop).
 constexpr uint32_t kPassesPerClockRead = 16;
 
-// The thread running a pass: a completion handler that waits for a call of its
-// own must not try to run a nested pass (std::mutex is not recursive).
-thread_local bool in_verbs_pass = false;
-
 }  // namespace
-
-void VerbsFabric::Wake() {
-  uint64_t one = 1;
-  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
-}
-
-void VerbsFabric::SetPolling(PollingMode mode) {
-  // Under the shutdown lock: the wake-up eventfd is closed by Shutdown.
-  std::lock_guard shutdown_lock(shutdown_mutex_);
-  if (polling_.exchange(mode) == mode || shut_down_) return;
-  Wake();  // a thread asleep in poll(-1) takes a switch to busy now
-}
-
-void VerbsFabric::SetPollSpin(uint32_t spin_us) {
-  poll_spin_us_.store(spin_us, std::memory_order_relaxed);
-}
 
 bool VerbsFabric::ProgressAllLocked(bool arm) {
   {
@@ -55,7 +35,7 @@ bool VerbsFabric::ProgressAllLocked(bool arm) {
       snapshot_version_ = endpoints_version_;
     }
   }
-  in_verbs_pass = true;
+  const PassScope pass(*this);
   bool progressed = false;
   for (const auto& endpoint : snapshot_) {
     const VerbsEndpoint::PassResult pass = endpoint->Progress(arm);
@@ -69,7 +49,6 @@ bool VerbsFabric::ProgressAllLocked(bool arm) {
     }
     endpoint->Release();
   }
-  in_verbs_pass = false;
   return progressed;
 }
 
@@ -83,13 +62,11 @@ void VerbsFabric::SleepForEvents() {
   ibv_cq* cq = nullptr;
   void* context = nullptr;
   while (ibv_get_cq_event(comp_channel_, &cq, &context) == 0) ibv_ack_cq_events(cq, 1);
-  uint64_t value = 0;
-  (void)!::read(wake_fd_, &value, sizeof(value));
+  DrainWake();
 }
 
 void VerbsFabric::ProgressLoop() {
   NameThisThread("artune-verbs");
-  using Clock = std::chrono::steady_clock;
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;
   // Sleeping is safe only once every CQ is armed: the pass before a sleep arms them
@@ -123,9 +100,8 @@ void VerbsFabric::ProgressLoop() {
         }
         activity_unclocked = false;
         // The host lets it (fabric/spin_governor.h), and this spin kept its core.
-        spinning = now - last_activity <
-                       std::chrono::microseconds(poll_spin_us_.load(std::memory_order_relaxed)) &&
-                   SpinGovernor::Process().MaySpin(now) && !spin_watch.Observe(now);
+        spinning = now - last_activity < poll_spin() && SpinGovernor::Process().MaySpin(now) &&
+                   !spin_watch.Observe(now);
         if (!spinning) spin_watch.Reset();
       }
     } else {
@@ -165,24 +141,6 @@ void VerbsFabric::ProgressLoop() {
     idle_passes = progressed ? 0 : idle_passes + 1;
     if (mode == PollingMode::kBusy && idle_passes >= kSpinsBeforeYield) ::sched_yield();
   }
-}
-
-void VerbsFabric::BeginCallerPolling() {
-  // Adaptive after an idle spell: the progress thread sleeps; woken, it spins, sees
-  // the caller and parks, instead of taking the caller's completions from under it.
-  if (caller_gate_.Begin()) {
-    std::lock_guard shutdown_lock(shutdown_mutex_);  // Shutdown closes the eventfd
-    if (!shut_down_) Wake();
-  }
-}
-
-void VerbsFabric::EndCallerPolling(bool hand_over) { caller_gate_.End(hand_over); }
-
-bool VerbsFabric::Poll() {
-  if (in_verbs_pass) return false;
-  std::unique_lock lock(progress_mutex_, std::try_to_lock);
-  if (!lock.owns_lock() || stopping_.load(std::memory_order_relaxed)) return false;
-  return ProgressAllLocked(/*arm=*/false);
 }
 
 }  // namespace artune::transport::fabric::verbs
