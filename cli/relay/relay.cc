@@ -176,11 +176,29 @@ void RelayImpl::Shutdown() {
   uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
   if (loop_.joinable()) loop_.join();
-  if (pusher_.joinable()) pusher_.join();
+  // Setup jobs end within the control deadline; then no one waits for them.
+  jobs_.JoinAll();
   // The loop has stopped: reset what it carried, then stop the servers (their
   // handlers post into an inbox nobody drains any more, which is harmless; they
   // see stopping_ under the state lock and leave the connections alone).
   std::unique_lock state(state_mutex_);
+  for (auto& [address, waiters] : setups_) {
+    for (PeerReady& waiter : waiters) waiter(Status::Unavailable("relay: stopping"));
+  }
+  setups_.clear();
+  std::vector<Event> undone;  // let go outside the inbox lock: a client's end may Post
+  {
+    std::lock_guard lock(inbox_mutex_);
+    undone.swap(inbox_);
+  }
+  for (Event& event : undone) {
+    if (auto* open = std::get_if<OpenEvent>(&event)) {
+      open->verdict->Decide(Status::Unavailable("relay: stopping"));
+    }
+  }
+  undone.clear();
+  for (auto& [fd, since] : askers_) close(fd);
+  askers_.clear();
   while (!origin_conns_.empty()) CloseConn(*origin_conns_.begin()->second, true, false);
   while (!target_conns_.empty()) CloseConn(*target_conns_.begin()->second, true, false);
   for (auto& [fd, listener] : listeners_) close(fd);
@@ -274,7 +292,9 @@ void RelayImpl::Loop() {
         uint64_t count = 0;
         (void)!read(wake_fd_, &count, sizeof count);
       } else if (fd == control_fd_) {
-        AnswerQuestion();
+        AcceptAskers();
+      } else if (askers_.contains(fd)) {
+        AnswerQuestion(fd);
       } else if (auto listener = listeners_.find(fd); listener != listeners_.end()) {
         AcceptCarried(listener->second);
       } else if (auto conn = conn_by_fd_.find(fd); conn != conn_by_fd_.end()) {
@@ -285,6 +305,7 @@ void RelayImpl::Loop() {
     if (std::chrono::steady_clock::now() - last_ping_ >= kPingInterval) {
       PingPeers();
       FollowLiveConfig();
+      DropSilentAskers();
     }
   }
 }
@@ -352,16 +373,23 @@ Result<std::string> RelayImpl::ReturnAddressToward(const std::string& host) {
   return address;
 }
 
-void RelayImpl::Handle(OpenEvent& event) { event.verdict->Decide(OpenTargetConn(event.open)); }
+void RelayImpl::Handle(OpenEvent& event) {
+  if (FindConn(Toward::kTarget, event.open.session, event.open.conn) != nullptr) {
+    return event.verdict->Decide(Status::Ok());
+  }
+  WithPeer(event.open.origin_address,
+           [this, open = event.open, verdict = event.verdict](Result<std::shared_ptr<Peer>> peer) {
+             verdict->Decide(OpenTargetConn(open, std::move(peer)));
+           });
+}
 
 // Ok once the connection exists (a server that refuses it is told through the
 // data path, as a reset); kUnavailable when the origin relay cannot be reached.
-Status RelayImpl::OpenTargetConn(const OpenRequest& open) {
+Status RelayImpl::OpenTargetConn(const OpenRequest& open, Result<std::shared_ptr<Peer>> peer) {
   if (FindConn(Toward::kTarget, open.session, open.conn) != nullptr) return Status::Ok();
   auto conn = std::make_unique<Conn>(Toward::kTarget, GrpcSplitter::Side::kServer);
   conn->session = open.session;
   conn->id = open.conn;
-  auto peer = PeerFor(open.origin_address);
   if (!peer.ok()) {
     const std::string why = "relay: cannot reach the origin relay " + open.origin_address +
                             " to carry a connection back: " + peer.status().ToString();

@@ -26,7 +26,10 @@
 // lock it holds except while waiting; transport handlers and call completions
 // queue events for it, except that a Data handler finding the lock free writes an
 // in-order chunk to the socket itself, straight from the transport's memory (no
-// transport call from there).
+// transport call from there). The loop never waits on a peer: what can (a dial, a
+// handshake again, a push of knobs: up to the 10 s control deadline when the peer
+// hangs) runs on a thread of its own and posts its outcome back, and what needs
+// that peer waits meanwhile, so one stopped peer delays no other peer's connections.
 // counters() and Shutdown() may be called from any thread.
 #pragma once
 

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,7 +48,7 @@ struct OneSlice {
 };
 
 // Another relay's transport server, and this relay's client of it.
-struct Peer {
+struct Peer : std::enable_shared_from_this<Peer> {
   std::string address;
   std::string return_address;  // origin role: where that relay pushes data back
   std::unique_ptr<transport::Client> client;
@@ -71,6 +72,9 @@ struct Peer {
     transport::Client::Done done;
   };
   std::deque<WaitingCall> waiting;
+  // A Refresh() of the client runs off the loop (RelayImpl::StartRefresh): its
+  // calls wait for it, since TryCallAsync refuses while a handshake is due.
+  bool refreshing = false;
   // How many wait, for the completions (transport threads; held as PingState is).
   std::shared_ptr<std::atomic<size_t>> waiting_count = std::make_shared<std::atomic<size_t>>(0);
   // Liveness, kept by the loop: when the peer was last heard from (a reply to any
@@ -161,8 +165,42 @@ struct PingFailedEvent {
 struct SlotFreedEvent {  // a call to this peer completed while others waited
   std::string address;
 };
-using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
-                           PeerDeadEvent, PingFailedEvent, WriteEvent, SlotFreedEvent>;
+// A setup job (RelayImpl::WithPeer) is over: a dial of a new peer (`existing`
+// null; `dialed` its client or why not) or a push of the live knobs to `existing`.
+struct PeerSetUpEvent {
+  std::string address;
+  std::shared_ptr<Peer> existing;
+  Result<std::unique_ptr<transport::Client>> dialed = Status::Unavailable("not dialled");
+  Status pushed;  // the knobs' push (Ok when there was none)
+};
+struct PeerRefreshedEvent {  // a job's client->Refresh() is over
+  std::shared_ptr<Peer> peer;
+  Status status;
+};
+using Event =
+    std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent,
+                 PingFailedEvent, WriteEvent, SlotFreedEvent, PeerSetUpEvent, PeerRefreshedEvent>;
+
+// What waits for a peer's setup, run on the loop with the peer or why there is none.
+using PeerReady = std::function<void(Result<std::shared_ptr<Peer>>)>;
+
+// Threads for what can wait on a peer (a handshake: up to the control deadline,
+// 10 s), so the event loop never does: each job posts its outcome as an event.
+// Start and JoinFinished on the loop thread; JoinAll once the loop has stopped.
+class BackgroundJobs {
+ public:
+  void Start(std::function<void()> job);
+  // Joins the jobs that are over (each already ended, so this does not wait).
+  void JoinFinished();
+  void JoinAll();
+
+ private:
+  struct Job {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> over;
+  };
+  std::vector<Job> jobs_;
+};
 
 // A per-destination loopback listener of the origin role.
 struct Listener {
@@ -198,7 +236,7 @@ class RelayImpl final : public Relay {
   void Loop();
   void DrainInbox();
   void Handle(OpenEvent& event);
-  Status OpenTargetConn(const OpenRequest& open);
+  Status OpenTargetConn(const OpenRequest& open, Result<std::shared_ptr<Peer>> peer);
   void Handle(OpenedEvent& event);
   void Handle(DataEvent& event);
   void Handle(AckEvent& event);
@@ -225,8 +263,16 @@ class RelayImpl final : public Relay {
                  transport::CallOptions options, transport::Client::Done done);
   void StartWaitingCalls(Peer& peer);
   void Handle(SlotFreedEvent& event);
-  uint32_t MaxCallsTo(const std::string& address) const;
-  Result<std::shared_ptr<Peer>> PeerFor(const std::string& address);
+  // Runs client->Refresh() for `peer` on a job; its waiting calls start after it.
+  void StartRefresh(Peer& peer);
+  void Handle(PeerRefreshedEvent& event);
+  // Runs `ready` with the peer relay at `address` once it is connected and, in the
+  // target role, has this relay's live knobs: now when it is, else after a setup
+  // job (one per address at a time; later requests wait for the same one).
+  void WithPeer(const std::string& address, PeerReady ready);
+  // Target role: whether `client`'s agreed live knobs differ from this relay's.
+  bool KnobsBehind(const transport::Client& client) const;
+  void Handle(PeerSetUpEvent& event);
   void DropPeer(const std::string& address);
   Result<std::string> ReturnAddressToward(const std::string& host);
   // Target role: the live knobs of this relay's server (`artune apply config
@@ -257,7 +303,14 @@ class RelayImpl final : public Relay {
   void MaybeFinish(Conn& conn);
   // relay_origin.cc
   Status StartControlSocket();
-  void AnswerQuestion();
+  void AcceptAskers();
+  // Reads the question of `asker` (readable) and answers it, now or once the peer
+  // relay it needs is set up (WithPeer).
+  void AnswerQuestion(int asker);
+  void Answer(int asker, const std::string& host, uint16_t port,
+              Result<std::shared_ptr<Peer>> peer);
+  // Closes the askers that said nothing for a second.
+  void DropSilentAskers();
   void AcceptCarried(Listener& listener);
   Result<uint16_t> ListenerFor(const std::string& host, uint16_t port, std::shared_ptr<Peer> peer);
 
@@ -270,7 +323,7 @@ class RelayImpl final : public Relay {
   int wake_fd_ = -1;
   int control_fd_ = -1;
   std::thread loop_;
-  std::thread pusher_;  // the last FollowLiveConfig push to every peer
+  BackgroundJobs jobs_;
   std::atomic<bool> stopping_{false};
 
   // Guards the event-loop state below: the loop holds it except in epoll_wait, a
@@ -288,6 +341,10 @@ class RelayImpl final : public Relay {
   std::map<int, Listener> listeners_;                                      // by fd
   std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
   std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when
+  // WithPeer's waiters by address, while that address's setup job runs.
+  std::map<std::string, std::vector<PeerReady>> setups_;
+  // The interposer's connections whose question has not arrived yet: fd -> when.
+  std::map<int, std::chrono::steady_clock::time_point> askers_;
   // Peers dropped a moment ago, kept until the resets sent to them are out.
   std::vector<std::pair<std::chrono::steady_clock::time_point, std::shared_ptr<Peer>>>
       retired_peers_;

@@ -17,6 +17,9 @@ namespace artune::relay {
 namespace {
 
 constexpr auto kNoRelayMemory = std::chrono::seconds(5);
+// An asker that sent no question within this is closed (the interposer sends it
+// right after connecting).
+constexpr auto kAskerSilence = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -42,15 +45,34 @@ Status RelayImpl::StartControlSocket() {
 }
 
 // One question per accepted socket: the interposer sends a RedirectRequest right
-// after connecting and waits for the reply (bounded by its receive timeout).
-void RelayImpl::AnswerQuestion() {
-  const int asker = accept4(control_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-  if (asker < 0) return;
-  timeval wait{1, 0};
-  setsockopt(asker, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+// after connecting and waits for the reply (bounded by its receive timeout). The
+// loop waits for neither: it reads the question when the socket is readable.
+void RelayImpl::AcceptAskers() {
+  for (int accepted = 0; accepted < 64; ++accepted) {
+    const int asker = accept4(control_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (asker < 0) return;
+    epoll_event event{};
+    event.events = EPOLLIN;
+    event.data.fd = asker;
+    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, asker, &event);
+    askers_[asker] = std::chrono::steady_clock::now();
+  }
+}
+
+void RelayImpl::DropSilentAskers() {
+  const auto now = std::chrono::steady_clock::now();
+  std::erase_if(askers_, [now](const auto& asker) {
+    if (now - asker.second < kAskerSilence) return false;
+    close(asker.first);  // leaves the epoll set with it
+    return true;
+  });
+}
+
+void RelayImpl::AnswerQuestion(int asker) {
+  askers_.erase(asker);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, asker, nullptr);
   RedirectRequest request;
-  RedirectReply reply;
-  if (recv(asker, &request, sizeof request, 0) != static_cast<ssize_t>(sizeof request) ||
+  if (recv(asker, &request, sizeof request, MSG_DONTWAIT) != static_cast<ssize_t>(sizeof request) ||
       request.magic != kRedirectMagic ||
       (request.family != AF_INET && request.family != AF_INET6)) {
     close(asker);
@@ -60,36 +82,50 @@ void RelayImpl::AnswerQuestion() {
   inet_ntop(request.family, request.address, text, sizeof text);
   const std::string host = text;
   const uint16_t port = ntohs(request.port_be);
-  const auto now = std::chrono::steady_clock::now();
   auto remembered = no_relay_.find(host);
-  if (remembered == no_relay_.end() || now - remembered->second >= kNoRelayMemory) {
-    const std::string relay = JoinHostPort(host, options_.relay_port);
-    auto peer = PeerFor(relay);
-    if (peer.ok() && (*peer)->return_address.empty()) {
-      auto back = ReturnAddressToward(host);
-      if (back.ok()) {
-        (*peer)->return_address = *back;
-      } else {
-        Log("relay: no return path from " + relay + ": " + back.status().ToString());
-        peer = back.status();
-        DropPeer(relay);
-      }
-    }
-    if (peer.ok()) {
-      auto listening = ListenerFor(host, port, *peer);
-      if (listening.ok()) {
-        reply.verdict = kRedirectCarry;
-        reply.port_be = htons(*listening);
-      } else {
-        Log("relay: " + listening.status().ToString());
-      }
-    } else if (peer.status().code() == ErrorCode::kPermissionDenied) {
-      Log("relay: the relay at " + relay + " refused this run (" + peer.status().message() +
-          "); the connection to " + JoinHostPort(host, port) + " is refused");
-      reply.verdict = kRedirectRefuse;
+  if (remembered != no_relay_.end() &&
+      std::chrono::steady_clock::now() - remembered->second < kNoRelayMemory) {
+    const RedirectReply direct;  // no relay there a moment ago
+    send(asker, &direct, sizeof direct, MSG_NOSIGNAL);
+    close(asker);
+    return;
+  }
+  // Asking a host for its relay is a handshake (up to the control deadline when
+  // it hangs): off the loop, so other destinations' questions are answered meanwhile.
+  WithPeer(JoinHostPort(host, options_.relay_port),
+           [this, asker, host, port](Result<std::shared_ptr<Peer>> peer) {
+             Answer(asker, host, port, std::move(peer));
+           });
+}
+
+void RelayImpl::Answer(int asker, const std::string& host, uint16_t port,
+                       Result<std::shared_ptr<Peer>> peer) {
+  const std::string relay = JoinHostPort(host, options_.relay_port);
+  RedirectReply reply;
+  if (peer.ok() && (*peer)->return_address.empty()) {
+    auto back = ReturnAddressToward(host);
+    if (back.ok()) {
+      (*peer)->return_address = *back;
     } else {
-      no_relay_[host] = now;  // no relay there: direct
+      Log("relay: no return path from " + relay + ": " + back.status().ToString());
+      peer = back.status();
+      DropPeer(relay);
     }
+  }
+  if (peer.ok()) {
+    auto listening = ListenerFor(host, port, *peer);
+    if (listening.ok()) {
+      reply.verdict = kRedirectCarry;
+      reply.port_be = htons(*listening);
+    } else {
+      Log("relay: " + listening.status().ToString());
+    }
+  } else if (peer.status().code() == ErrorCode::kPermissionDenied) {
+    Log("relay: the relay at " + relay + " refused this run (" + peer.status().message() +
+        "); the connection to " + JoinHostPort(host, port) + " is refused");
+    reply.verdict = kRedirectRefuse;
+  } else {
+    no_relay_[host] = std::chrono::steady_clock::now();  // no relay there: direct
   }
   send(asker, &reply, sizeof reply, MSG_NOSIGNAL);
   close(asker);

@@ -32,10 +32,14 @@ constexpr auto kRetiredPeerLife = std::chrono::seconds(3);
 
 void RelayImpl::PingPeers() {
   last_ping_ = std::chrono::steady_clock::now();
-  std::erase_if(retired_peers_, [this](const auto& retired) {
-    return last_ping_ - retired.first > kRetiredPeerLife;
+  std::erase_if(retired_peers_, [this](auto& retired) {
+    if (last_ping_ - retired.first <= kRetiredPeerLife) return false;
+    // Its client's destructor closes connections and joins threads: not on the loop.
+    jobs_.Start([gone = std::move(retired.second)] {});
+    return true;
   });
-  std::vector<std::string> unsent;  // peers whose ping found no call slot
+  jobs_.JoinFinished();
+  std::vector<PingFailedEvent> unsent;  // peers whose ping could not start
   for (auto& [address, peer] : peers_) {
     NoteReplies(*peer);
     // Not watched while it carries nothing: an idle spell is no silence.
@@ -54,16 +58,18 @@ void RelayImpl::PingPeers() {
         !peer->client->TryCallAsync(kPingMethod, {}, transport::CallOptions{kPingTimeout},
                                     std::move(pinged))) {
       --peer->ping->in_flight;
-      unsent.push_back(address);
+      std::string why = "no call slot free for a ping: all " +
+                        std::to_string(peer->client->config().max_outstanding) +
+                        " calls to it are in flight";
+      if (peer->refreshing || peer->client->RefreshDue()) {
+        StartRefresh(*peer);
+        why = "no ping while a handshake with it is under way";
+      }
+      unsent.push_back(PingFailedEvent{address, Status::Timeout(why)});
     }
   }
   for (auto& retired : retired_peers_) StartWaitingCalls(*retired.second);
-  for (const std::string& address : unsent) {
-    PingFailedEvent missed{address, Status::Timeout("no call slot free for a ping: all " +
-                                                    std::to_string(MaxCallsTo(address)) +
-                                                    " calls to it are in flight")};
-    Handle(missed);
-  }
+  for (PingFailedEvent& missed : unsent) Handle(missed);
 }
 
 void RelayImpl::StartCall(Peer& peer, std::string_view method,
@@ -87,9 +93,11 @@ void RelayImpl::StartCall(Peer& peer, std::string_view method,
 }
 
 void RelayImpl::StartWaitingCalls(Peer& peer) {
-  while (!peer.waiting.empty()) {
+  while (!peer.waiting.empty() && !peer.refreshing) {
     Peer::WaitingCall& call = peer.waiting.front();
     if (!peer.client->TryCallAsync(call.method, call.request, call.options, std::move(call.done))) {
+      // No slot (a completion posts SlotFreedEvent), or a handshake is due first.
+      if (peer.client->RefreshDue()) StartRefresh(peer);
       break;
     }
     peer.waiting.pop_front();
@@ -101,9 +109,31 @@ void RelayImpl::Handle(SlotFreedEvent& event) {
   if (auto it = peers_.find(event.address); it != peers_.end()) StartWaitingCalls(*it->second);
 }
 
-uint32_t RelayImpl::MaxCallsTo(const std::string& address) const {
-  auto it = peers_.find(address);
-  return it == peers_.end() ? 0 : it->second->client->config().max_outstanding;
+// The handshake of a peer that was reconfigured, lost its data connection or was
+// quiet for long: a stopped peer would hold it for the control deadline.
+void RelayImpl::StartRefresh(Peer& peer) {
+  if (peer.refreshing) return;
+  peer.refreshing = true;
+  jobs_.Start([this, peer = peer.shared_from_this()] {
+    Status refreshed = peer->client->Refresh();
+    Post(PeerRefreshedEvent{peer, std::move(refreshed)});
+  });
+}
+
+void RelayImpl::Handle(PeerRefreshedEvent& event) {
+  Peer& peer = *event.peer;
+  peer.refreshing = false;
+  if (event.status.ok()) {
+    peer.last_heard = std::chrono::steady_clock::now();
+    peer.pings_missed = 0;
+    return StartWaitingCalls(peer);
+  }
+  auto it = peers_.find(peer.address);
+  if (it == peers_.end() || it->second != event.peer) return;  // given up already
+  // A timeout counts as a missed ping (a slow peer is kept), any other failure
+  // gives it up (PingFailedEvent's rules); the next ping pass tries again.
+  PingFailedEvent failed{peer.address, event.status};
+  Handle(failed);
 }
 
 void RelayImpl::ForgiveOwnPause() {
@@ -142,34 +172,75 @@ void RelayImpl::Handle(PingFailedEvent& event) {
   Handle(dead);
 }
 
-Result<std::shared_ptr<Peer>> RelayImpl::PeerFor(const std::string& address) {
+void RelayImpl::WithPeer(const std::string& address, PeerReady ready) {
   // Target role: this relay's knobs govern what it sends back too (the handshake
   // gives the origin's, since the server's values win): the ones in force now, even
   // when the ping pass has not noticed an apply yet, and also toward an origin that
   // was idle when they changed (FollowLiveConfig tells only busy ones).
   const bool governs = !options_.listen.empty();
   if (governs) FollowLiveConfig();
-  auto push = [&](transport::Client& client) {
-    if (!governs) return;
-    if (Status pushed = PushLiveConfig(client, options_.config); !pushed.ok()) {
-      Log("relay: the origin relay " + address + " keeps its own knobs: " + pushed.ToString());
-    }
-  };
-  if (auto it = peers_.find(address); it != peers_.end()) {
-    push(*it->second->client);
-    return it->second;
+  auto it = peers_.find(address);
+  std::shared_ptr<Peer> existing = it == peers_.end() ? nullptr : it->second;
+  std::vector<PeerReady>& waiters = setups_[address];
+  if (waiters.empty() && existing && !(governs && KnobsBehind(*existing->client))) {
+    setups_.erase(address);
+    return ready(existing);
   }
-  transport::Config config = options_.config;
-  ARTUNE_ASSIGN_OR_RETURN(auto client,
-                          transport::Client::Connect(config, address, options_.credentials));
-  push(*client);
-  auto peer = std::make_shared<Peer>();
-  peer->address = address;
-  peer->client = std::move(client);
-  peer->last_heard = std::chrono::steady_clock::now();
-  std::lock_guard lock(stats_mutex_);
-  peers_[address] = peer;
-  return peer;
+  waiters.push_back(std::move(ready));
+  if (waiters.size() > 1) return;  // its setup job runs already
+  // The dial (a handshake) and the push (a control call) wait on the peer: a
+  // stopped one would hold them for the control deadline, so a job does them.
+  jobs_.Start([this, address, existing, governs, config = options_.config,
+               credentials = options_.credentials] {
+    PeerSetUpEvent event{address, existing};
+    transport::Client* client = existing ? existing->client.get() : nullptr;
+    if (!existing) {
+      event.dialed = transport::Client::Connect(config, address, credentials);
+      if (event.dialed.ok()) client = event.dialed->get();
+    }
+    if (client != nullptr && governs) event.pushed = PushLiveConfig(*client, config);
+    Post(std::move(event));
+  });
+}
+
+bool RelayImpl::KnobsBehind(const transport::Client& client) const {
+  const transport::Config agreed = client.config();
+  for (const transport::Knob& knob : transport::Knobs()) {
+    if (knob.live && knob.get(agreed) != knob.get(options_.config)) return true;
+  }
+  return false;
+}
+
+void RelayImpl::Handle(PeerSetUpEvent& event) {
+  auto waiting = setups_.extract(event.address);
+  if (!event.pushed.ok()) {
+    Log("relay: the origin relay " + event.address +
+        " keeps its own knobs: " + event.pushed.ToString());
+  }
+  Result<std::shared_ptr<Peer>> ready = Status::Unavailable("relay: not set up");
+  if (event.existing) {
+    auto it = peers_.find(event.address);
+    if (it != peers_.end() && it->second == event.existing) {
+      ready = event.existing;
+    } else {
+      ready = Status::Unavailable("relay: the relay at " + event.address +
+                                  " was given up while its knobs were pushed");
+    }
+  } else if (!event.dialed.ok()) {
+    ready = event.dialed.status();
+  } else {
+    auto peer = std::make_shared<Peer>();
+    peer->address = event.address;
+    peer->client = std::move(*event.dialed);
+    peer->last_heard = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(stats_mutex_);
+      peers_[event.address] = peer;
+    }
+    ready = std::move(peer);
+  }
+  if (waiting.empty()) return;
+  for (PeerReady& waiter : waiting.mapped()) waiter(ready);
 }
 
 Status RelayImpl::PushLiveConfig(transport::Client& client, const transport::Config& config) {
@@ -183,8 +254,8 @@ Status RelayImpl::PushLiveConfig(transport::Client& client, const transport::Con
 }
 
 // Polled with the pings: the control plane changes the server's config without
-// telling its owner. The push runs off the loop (a control call per origin, which
-// may wait for a dead one's deadline); a newer change waits for the previous push.
+// telling its owner. The pushes run off the loop (WithPeer's setup jobs: a control
+// call per origin, which may wait for a dead one's deadline).
 void RelayImpl::FollowLiveConfig() {
   if (options_.listen.empty()) return;
   auto server = servers_.find(HostOf(options_.listen));
@@ -197,23 +268,16 @@ void RelayImpl::FollowLiveConfig() {
   for (const auto& [name, value] : after) {
     if (before.at(name) != value) changed += (changed.empty() ? "" : ", ") + name + "=" + value;
   }
+  // Before the pushes: WithPeer calls this again, and must find nothing new.
   options_.config = live;
   // Origins carrying connections now; an idle one is told when it opens the next.
-  std::vector<std::shared_ptr<Peer>> peers;
+  std::vector<std::string> busy;
   for (const auto& [address, peer] : peers_) {
-    if (peer->conns > 0) peers.push_back(peer);
+    if (peer->conns > 0) busy.push_back(address);
   }
   Log("relay: new knobs from the control plane (" + changed + "), for new messages both ways; " +
-      std::to_string(peers.size()) + " origin relay(s) told");
-  if (pusher_.joinable()) pusher_.join();
-  pusher_ = std::thread([this, live, peers = std::move(peers)] {
-    for (const std::shared_ptr<Peer>& peer : peers) {
-      if (Status pushed = PushLiveConfig(*peer->client, live); !pushed.ok()) {
-        Log("relay: the origin relay " + peer->address +
-            " keeps its old knobs: " + pushed.ToString());
-      }
-    }
-  });
+      std::to_string(busy.size()) + " origin relay(s) told");
+  for (const std::string& address : busy) WithPeer(address, [](Result<std::shared_ptr<Peer>>) {});
 }
 
 void RelayImpl::DropPeer(const std::string& address) {
@@ -255,6 +319,31 @@ void RelayImpl::Handle(PeerDeadEvent& event) {
     }
   }
   DropPeer(event.address);
+}
+
+void BackgroundJobs::Start(std::function<void()> job) {
+  auto over = std::make_shared<std::atomic<bool>>(false);
+  // The job (and what it owns, a Peer being let go) ends before `over` is set, so
+  // JoinFinished never waits for a destructor.
+  std::thread thread([job = std::move(job), over]() mutable {
+    job();
+    job = nullptr;
+    over->store(true);
+  });
+  jobs_.push_back({std::move(thread), std::move(over)});
+}
+
+void BackgroundJobs::JoinFinished() {
+  std::erase_if(jobs_, [](Job& job) {
+    if (!job.over->load()) return false;
+    job.thread.join();
+    return true;
+  });
+}
+
+void BackgroundJobs::JoinAll() {
+  for (Job& job : jobs_) job.thread.join();
+  jobs_.clear();
 }
 
 }  // namespace artune::relay

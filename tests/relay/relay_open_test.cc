@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <future>
+
 #include "relay.h"
 #include "relay_wire.h"
 
@@ -116,6 +119,61 @@ TEST_F(RelayOpenTest, SucceedsWhenTheOriginRelayAnswers) {
   const Status status = Open({3, 1, (*origin)->address(), "127.0.0.1", server.port()});
   EXPECT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(relay_->counters().connections, 1u);
+  relay_->Shutdown();
+  (*origin)->Shutdown();
+}
+
+// A peer that is stopped (SIGSTOP, a hung host): its kernel accepts the TCP
+// connection and nothing answers, so a handshake with it lasts the whole control
+// deadline (10 s). The dial back to such an origin runs off the relay's loop: an
+// Open from another origin is decided while that one still waits. Before, the loop
+// dialled it itself and every other connection waited the deadline out.
+TEST_F(RelayOpenTest, AnOriginThatHangsDelaysNoOtherConnection) {
+  const int hung = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(hung, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(hung, 8), 0);
+  ASSERT_EQ(getsockname(hung, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  timeval wait{20, 0};  // bounds the accept below
+  setsockopt(hung, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  LoopbackPort server(/*listening=*/true);
+
+  const std::vector<std::byte> stalled_open = EncodeOpen(
+      {4, 1, "127.0.0.1:" + std::to_string(ntohs(address.sin_port)), "127.0.0.1", server.port()});
+  const transport::ConstSlice slice(stalled_open);
+  // Shared with the completion, which may run after a failed assertion ends the test.
+  struct Stalled {
+    std::atomic<bool> decided{false};
+    std::promise<Status> status;
+  };
+  auto stalled = std::make_shared<Stalled>();
+  client_->CallAsync(kOpenMethod, std::span(&slice, 1),
+                     transport::CallOptions{std::chrono::seconds(30)},
+                     [stalled](Result<transport::Message> reply) {
+                       stalled->decided.store(true);
+                       stalled->status.set_value(reply.ok() ? Status::Ok() : reply.status());
+                     });
+  // The relay is dialling the hung origin now (its control-plane connection).
+  const int dialled = accept(hung, nullptr, nullptr);
+  ASSERT_GE(dialled, 0) << "the relay never dialled the origin back";
+
+  auto origin = transport::Server::Start(TcpConfig(), "127.0.0.1:0", {});
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+  const Status other = Open({5, 1, (*origin)->address(), "127.0.0.1", server.port()});
+  EXPECT_TRUE(other.ok()) << other.ToString();
+  EXPECT_FALSE(stalled->decided.load())
+      << "the other Open was decided only after the hung dial gave up";
+
+  // The hung origin goes away: its Open fails at once, and says why.
+  close(dialled);
+  close(hung);
+  auto decided = stalled->status.get_future();
+  ASSERT_EQ(decided.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  const Status verdict = decided.get();
+  EXPECT_EQ(verdict.code(), ErrorCode::kUnavailable) << verdict.ToString();
   relay_->Shutdown();
   (*origin)->Shutdown();
 }

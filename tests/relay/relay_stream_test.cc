@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -151,6 +152,104 @@ TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
   (*target)->Shutdown();
   ASSERT_EQ(echoed.size(), sent.size());
   EXPECT_TRUE(echoed == sent) << "the echo differs from what was sent";
+}
+
+// A relay that is stopped (SIGSTOP, a hung host): its kernel accepts the origin's
+// TCP connection and nothing answers, so asking it for a carried connection lasts
+// the control deadline (10 s). The origin asks off its loop: a connection to
+// another host's relay is carried while that question still waits. Before, the
+// loop dialled the hung relay itself and every other connection waited it out.
+TEST(RelayStream, AHungPeerRelayDelaysNoOtherDestination) {
+  RelayOptions target_options;
+  target_options.listen = "127.0.0.1:0";
+  auto target = Relay::Start(target_options);
+  ASSERT_TRUE(target.ok()) << target.status().ToString();
+  const uint16_t relay_port = PortOf((*target)->address());
+  // The hung relay: 127.0.0.2 at the same port (one relay port for every host).
+  const int hung = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in hung_address{};
+  hung_address.sin_family = AF_INET;
+  hung_address.sin_addr.s_addr = htonl(INADDR_LOOPBACK + 1);
+  hung_address.sin_port = htons(relay_port);
+  if (bind(hung, reinterpret_cast<sockaddr*>(&hung_address), sizeof hung_address) != 0) {
+    close(hung);
+    GTEST_SKIP() << "127.0.0.2:" << relay_port << " is taken: " << std::strerror(errno);
+  }
+  ASSERT_EQ(listen(hung, 8), 0);
+  SetTimeouts(hung);  // bounds the accept below
+  // The echo server on 127.0.0.1, behind the live relay.
+  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  SetTimeouts(listener);
+  std::thread server([listener] {
+    const int fd = accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    SetTimeouts(fd);
+    char buffer[256];
+    for (ssize_t got; (got = recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+      if (send(fd, buffer, static_cast<size_t>(got), MSG_NOSIGNAL) != got) break;
+    }
+    close(fd);
+  });
+  const std::string control =
+      (std::filesystem::temp_directory_path() / ("relay-hung-" + std::to_string(getpid())))
+          .string();
+  RelayOptions origin_options;
+  origin_options.relay_port = relay_port;
+  origin_options.control_socket = control;
+  auto origin = Relay::Start(origin_options);
+  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+
+  // Ask about 127.0.0.2 and leave the question pending: the origin dials the hung relay.
+  const int asker = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un unix_address{};
+  unix_address.sun_family = AF_UNIX;
+  std::strcpy(unix_address.sun_path, control.c_str());
+  SetTimeouts(asker);
+  RedirectRequest request;
+  request.family = AF_INET;
+  request.port_be = htons(9);
+  std::memcpy(request.address, &hung_address.sin_addr, sizeof hung_address.sin_addr);
+  ASSERT_EQ(connect(asker, reinterpret_cast<sockaddr*>(&unix_address), sizeof unix_address), 0);
+  ASSERT_EQ(send(asker, &request, sizeof request, 0), static_cast<ssize_t>(sizeof request));
+  const int dialled = accept(hung, nullptr, nullptr);
+  ASSERT_GE(dialled, 0) << "the origin never dialled the relay on 127.0.0.2";
+
+  // Meanwhile a connection to 127.0.0.1 is carried, both ways.
+  const int client = ConnectLoopback(CarriedPort(control, ntohs(address.sin_port)));
+  const char hello[] = "carried while another relay hangs";
+  ASSERT_EQ(send(client, hello, sizeof hello, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof hello));
+  char echoed[sizeof hello] = {};
+  size_t got = 0;
+  while (got < sizeof hello) {
+    const ssize_t n = recv(client, echoed + got, sizeof hello - got, 0);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ASSERT_EQ(got, sizeof hello);
+  EXPECT_EQ(std::memcmp(echoed, hello, sizeof hello), 0);
+  RedirectReply reply;
+  EXPECT_LT(recv(asker, &reply, sizeof reply, MSG_DONTWAIT), 0)
+      << "the question about 127.0.0.2 was answered before the other connection was carried";
+
+  // The hung relay goes away: its question is answered "direct" at once.
+  close(dialled);
+  close(hung);
+  ASSERT_EQ(recv(asker, &reply, sizeof reply, 0), static_cast<ssize_t>(sizeof reply));
+  EXPECT_EQ(reply.verdict, kRedirectDirect);
+  close(asker);
+  shutdown(client, SHUT_WR);
+  close(client);
+  server.join();
+  close(listener);
+  (*origin)->Shutdown();
+  (*target)->Shutdown();
 }
 
 }  // namespace

@@ -272,6 +272,13 @@ class ClientImpl final : public Client {
     return StartCall(method, request, options, done, /*wait_for_slot=*/false);
   }
 
+  bool RefreshDue() const override {
+    std::lock_guard lock(mutex_);
+    return RefreshDueLocked();
+  }
+
+  Status Refresh() override { return RefreshIfStale(); }
+
   Status Reconfigure(const Config& config) override {
     ARTUNE_RETURN_IF_ERROR(ValidateConfig(config));
     control::ReconfigureRequest request;
@@ -357,15 +364,17 @@ class ClientImpl final : public Client {
   // The server's packets carry its config epoch; a newer one means the server was
   // reconfigured: fetch the new values before the next call. A closed connection
   // (the server closes idle ones) is replaced the same way.
-  // CallAsync and TryCallAsync: false (and `done` untouched) only when no slot was
-  // free and the caller would not wait.
+  // CallAsync and TryCallAsync: false (and `done` untouched) only when the caller
+  // would not wait, and no slot was free or a refresh was due.
   bool StartCall(std::string_view method, std::span<const ConstSlice> request, CallOptions options,
                  Done& done, bool wait_for_slot) {
     std::shared_ptr<Connection> connection;
     Config config;
-    Status refreshed = RefreshIfStale();
+    Status refreshed = Status::Ok();
+    if (wait_for_slot) refreshed = RefreshIfStale();
     {
       std::lock_guard lock(mutex_);
+      if (!wait_for_slot && RefreshDueLocked()) return false;
       connection = current_;
       config = config_;
     }
@@ -392,14 +401,16 @@ class ClientImpl final : public Client {
     return true;
   }
 
+  bool RefreshDueLocked() const {
+    return current_->peer_epoch() > epoch_ || current_->closed() || ServerMayCloseLocked();
+  }
+
   Status RefreshIfStale() {
-    uint32_t seen = 0;
     bool retire = false;
     {
       std::lock_guard lock(mutex_);
-      seen = current_->peer_epoch();
       retire = ServerMayCloseLocked();
-      if (seen <= epoch_ && !current_->closed() && !retire) return Status::Ok();
+      if (!RefreshDueLocked()) return Status::Ok();
     }
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));

@@ -241,12 +241,21 @@ class Client {
   using Done = std::function<void(Result<Message>)>;
   virtual void CallAsync(std::string_view method, std::span<const ConstSlice> request,
                          CallOptions options, Done done) = 0;
-  // CallAsync that never waits for a call slot: when max_outstanding calls are in
-  // flight it returns false at once, and `done` is left as it was (moved from only
-  // when it returns true). For an event loop that must not block, such as the
-  // relay's: it keeps the call and tries again when one of its calls completes.
+  // CallAsync that never waits: not for a call slot, nor for the handshake a call
+  // does first when RefreshDue(). Then it returns false at once, and `done` is left
+  // as it was (moved from only when it returns true). For an event loop that must
+  // not block, such as the relay's: it keeps the call and tries again when one of
+  // its calls completes, or after running Refresh() on another thread.
   virtual bool TryCallAsync(std::string_view method, std::span<const ConstSlice> request,
                             CallOptions options, Done&& done) = 0;
+  // Whether the next call first handshakes with the server again over the control
+  // plane (up to its 10 s deadline; a new data connection too): the server was
+  // reconfigured, the connection closed, or it was quiet long enough that the
+  // server's idle watch may close it.
+  virtual bool RefreshDue() const = 0;
+  // That handshake, when due (Ok at once otherwise); what CallAsync does first.
+  // Errors: the handshake's (kUnavailable, kTimeout, kPermissionDenied).
+  virtual Status Refresh() = 0;
 
   // Pushes new knob values to the server through the control plane; both ends use
   // them for new messages, calls in flight finish under the old values. Live knobs
