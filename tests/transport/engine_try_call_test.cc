@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -64,6 +65,42 @@ TEST_P(EngineTest, TryCallAsyncRefusesAtOnceWhenEverySlotIsTaken) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(kept_called.load());
+}
+
+// TryCallAsync never waits for a handshake either: once the server was
+// reconfigured (the new epoch came with a response) it says no, `done` untouched,
+// until Refresh() has fetched the new values. (Before, it handshook inline: up to
+// the control deadline on the relay's loop when the peer hung.)
+TEST_P(EngineTest, TryCallAsyncLeavesADueHandshakeToRefresh) {
+  StartPair(config_);
+  EchoAndValidate({4096}, 22);
+  EXPECT_FALSE(client_->RefreshDue());
+  Config smaller = config_;
+  smaller.eager_threshold = 2048;
+  smaller.coalesce_limit = 2048;
+  ASSERT_TRUE(server_->Reconfigure(smaller).ok());
+  auto payload = MakePayload({100}, 23);
+  auto views = Views(payload);
+  std::promise<Status> answered;
+  Client::Done done = [&answered](Result<Message> response) {
+    answered.set_value(response.ok() ? Status::Ok() : response.status());
+  };
+  ASSERT_TRUE(client_->TryCallAsync("echo", views, {}, std::move(done)));
+  auto first = answered.get_future();
+  ASSERT_EQ(first.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  ASSERT_TRUE(first.get().ok());
+  // That response carried the server's new epoch.
+  EXPECT_TRUE(client_->RefreshDue());
+  std::atomic<bool> kept_called{false};
+  Client::Done kept = [&kept_called](Result<Message>) { kept_called = true; };
+  EXPECT_FALSE(client_->TryCallAsync("echo", views, {}, std::move(kept)));
+  ASSERT_TRUE(kept) << "a refused call's done was taken";
+  EXPECT_EQ(client_->config().eager_threshold, config_.eager_threshold);
+  ASSERT_TRUE(client_->Refresh().ok());
+  EXPECT_FALSE(client_->RefreshDue());
+  EXPECT_EQ(client_->config().eager_threshold, 2048u);
+  EchoAndValidate({4096}, 24);
+  EXPECT_FALSE(kept_called.load());
 }
 
 }  // namespace
