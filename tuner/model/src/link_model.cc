@@ -101,7 +101,20 @@ Result<double> LinkModel::UnitCost(Protocol protocol, PollingMode polling, uint6
   const std::vector<const ModelPoint*> reads = select(Protocol::kRendezvousRead);
   if (reads.empty()) return missing(Protocol::kRendezvousRead);
   // One measured (chunk size, depth) curve, joined to the read of one chunk.
-  auto chunked = [&](uint64_t chunk, uint32_t depth) -> double {
+  // A depth not measured at this chunk size (the measurement skips depths past the
+  // chunks of its largest slice: they read every chunk at once) takes the deepest
+  // one measured below it.
+  auto depth_measured = [&](uint64_t chunk, uint32_t depth) {
+    uint32_t found = 0;
+    for (const ModelPoint* point : own) {
+      if (point->chunk_size == chunk && point->pipeline_depth <= depth) {
+        found = std::max(found, point->pipeline_depth);
+      }
+    }
+    return found;
+  };
+  auto chunked = [&](uint64_t chunk, uint32_t wanted_depth) -> double {
+    const uint32_t depth = depth_measured(chunk, wanted_depth);
     std::vector<const ModelPoint*> curve;
     for (const ModelPoint* point : own) {
       if (point->chunk_size == chunk && point->pipeline_depth == depth) curve.push_back(point);

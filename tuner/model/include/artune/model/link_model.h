@@ -19,6 +19,8 @@
 // chunk size or depth was not measured is interpolated (log-log) between the
 // measured ones; a chunked curve below its first point joins the rendezvous read
 // of one chunk (a transfer of one chunk is a rendezvous read).
+// A depth past the deepest measured at a chunk size takes that deepest one (the
+// measurement stops at the depth that reads every chunk of its largest slice).
 //
 // Threading: plain values.
 #pragma once
