@@ -47,6 +47,18 @@ TEST(SampleUntilStable, GivesUpAtMaxSamplesWithTheTightestPair) {
   EXPECT_NEAR(figure->value, 85.0, 1e-9);  // 80 and 90: the closest ratio
 }
 
+TEST(SampleUntilStable, BehindScheduleOneSampleIsTheFigure) {
+  // What `model measure` asks of a point once its round is behind the budget.
+  StableOptions options;
+  options.agreeing = 1;
+  Scripted script{{70e-6, 50e-6}};
+  auto figure = SampleUntilStable(options, script.fn());
+  ASSERT_TRUE(figure.ok());
+  EXPECT_EQ(script.calls, 1u);
+  EXPECT_TRUE(figure->stable);
+  EXPECT_DOUBLE_EQ(figure->value, 70e-6);
+}
+
 TEST(SampleUntilStable, PastItsTimeTheSamplesSoFarStand) {
   StableOptions options;
   options.max_seconds = 1e-4;

@@ -191,7 +191,8 @@ using Figures = std::map<std::tuple<size_t, uint64_t, uint32_t>, std::vector<Sta
 
 // One group's round. The first round picks the sizes (coarse ladder, refined where
 // the curve bends while `may_refine` allows); later rounds measure the same sizes,
-// shuffled. Every point: one warm-up call, then samples until stable.
+// shuffled. Every point: one warm-up call, then samples until stable, or a single
+// sample once `may_refine` says the round is behind its schedule.
 Status MeasureGroup(const Group& group, const MeasureOptions& options, Connection& connection,
                     PayloadCache& payloads, std::mt19937_64& random, size_t index,
                     const RefineFn& may_refine, Figures& figures) {
@@ -210,7 +211,11 @@ Status MeasureGroup(const Group& group, const MeasureOptions& options, Connectio
         return GroupLabel(group.key) + ", " + transport::FormatBytes(size) + " x" +
                std::to_string(inflight);
       };
-      auto figure = SampleUntilStable(options.stability, [&] {
+      // Behind schedule (refining no longer allowed), one sample per point: the
+      // coarse curves must still fit the budget on a starved host.
+      StableOptions stability = options.stability;
+      if (!may_refine()) stability.agreeing = 1;
+      auto figure = SampleUntilStable(stability, [&] {
         return TimeCalls(*connection.channel, *prepared, CallsFor(size, inflight), inflight);
       });
       if (!figure.ok()) return figure.status().WithContext(context());

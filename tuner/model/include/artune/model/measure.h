@@ -15,9 +15,10 @@
 // interpolation misses the measured midpoint by more than refine_tolerance; a
 // point is one warm-up call, then samples of `CallsFor` calls kept `inflight` deep
 // (a sample stops issuing calls after kSampleSeconds) until two agree within 10 %
-// (at most 5 samples, at most 0.1 s); chunked depths past the chunks of the
-// largest slice are not measured (they read every chunk at once, like the last
-// one kept). Every reply is validated (the ack method's checksum of every byte).
+// (at most 5 samples, at most 0.1 s; one sample once the round is behind the
+// budget's schedule); chunked depths past the chunks of the largest slice are
+// not measured (they read every chunk at once, like the last one kept). Every
+// reply is validated (the ack method's checksum of every byte).
 //
 // Rounds: one by default, the groups in shuffled order. More (`rounds`) measure
 // the first round's sizes again in fresh shuffled orders, and a point is the median
