@@ -135,6 +135,25 @@ TEST(LinkModelUnitCost, ADepthPastTheMeasuredOnesTakesTheDeepestMeasured) {
   EXPECT_DOUBLE_EQ(*deep, *measured);  // not the read of the whole slice
 }
 
+TEST(LinkModelUnitCost, APointCostlierThanALargerOneIsABurstAndLowered) {
+  // Eager at 10 us + 1 GB/s, but the 4KiB point caught a burst of load: 100 us.
+  LinkModel model = SyntheticModel();
+  for (ModelPoint& point : model.points) {
+    if (point.protocol == Protocol::kEager && point.size == 4 * kKiB && point.inflight == 1) {
+      point.median_s = 100e-6;
+    }
+  }
+  auto burst = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 4 * kKiB, 1);
+  auto larger = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 16 * kKiB, 1);
+  ASSERT_TRUE(burst.ok() && larger.ok());
+  EXPECT_NEAR(*larger, 10e-6 + 16384 / 1e9, 1e-12);
+  EXPECT_DOUBLE_EQ(*burst, *larger);  // not 100 us
+  // Points that rise with the size are kept as measured.
+  auto below = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 1 * kKiB, 1);
+  ASSERT_TRUE(below.ok());
+  EXPECT_NEAR(*below, 10e-6 + 1024 / 1e9, 1e-12);
+}
+
 TEST(LinkModelUnitCost, MissingPollingModeIsNotFoundAndSaysWhatThereIs) {
   const LinkModel model = SyntheticModel();
   auto cost = model.UnitCost(Protocol::kEager, PollingMode::kEvent, 64, 1);
