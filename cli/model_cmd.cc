@@ -31,7 +31,7 @@ struct ModelFlags {
   std::string fabric;
   std::string peer;
   double budget_s = 30;
-  uint32_t rounds = 5;
+  uint32_t rounds = 1;
   std::vector<std::string> pollings = {"busy", "event", "adaptive"};
   std::vector<uint32_t> inflights = {1, 4};
   int64_t id = 0;
@@ -130,7 +130,7 @@ Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
   options.peer = flags.peer;
   options.budget_s = flags.budget_s;
   options.rounds = flags.rounds;
-  options.min_rounds = std::min<uint32_t>(3, flags.rounds);
+  options.min_rounds = 1;
   options.pollings.clear();
   for (const std::string& name : flags.pollings) {
     ARTUNE_ASSIGN_OR_RETURN(auto polling, model::ParsePolling(name));
@@ -167,13 +167,19 @@ Status Measure(const ModelFlags& flags, Context& context) {
     out["median_spread"] = report.median_spread;
     out["worst_spread"] = report.worst_spread;
     out["worst_point"] = report.worst_point;
+    out["unstable_points"] = report.unstable_points;
     std::cout << out.dump(2) << "\n";
   } else {
     PrintModel(record);
     std::cout << "\n"
               << record.points.size() << " points; spread over rounds: median "
               << Percent(report.median_spread) << ", worst " << Percent(report.worst_spread) << " ("
-              << report.worst_point << ")\n";
+              << report.worst_point << ")";
+    if (report.unstable_points > 0) {
+      std::cout << "; " << report.unstable_points
+                << " points never had two samples agree within 10 % (the closest kept)";
+    }
+    std::cout << "\n";
     if (not_stored.ok()) {
       std::cout << "`artune predict --workload ID --link-model " << record.id
                 << "` costs a capture's configs with it\n";
@@ -227,9 +233,10 @@ void RegisterModel(CLI::App& root, Context& context) {
   auto flags = std::make_shared<ModelFlags>();
   CLI::App* measure = model->add_subcommand(
       "measure",
-      "Measure this link's model in about --budget seconds: eager, coalesced eager, rendezvous "
-      "read and chunked rendezvous (chunks 64KiB, 512KiB, 4MiB at depths 1, 4, 16), slices "
-      "64B..10MiB, each forced by its knobs, in interleaved rounds (medians, spread said)");
+      "Measure this link's model within --budget seconds (30 by default): eager, coalesced "
+      "eager, rendezvous read and chunked rendezvous (chunks 64KiB, 512KiB, 4MiB at depths 1, "
+      "4, 16), slices 64B..10MiB at log2 sizes (x16, refined where the curve bends), each "
+      "forced by its knobs; a point is sampled until two samples agree within 10 %");
   AddKnobFlags(*measure, flags->knobs);
   measure->add_option("--fabric", flags->fabric, "tcp | verbs | shm | auto (default: the config's)")
       ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
@@ -239,10 +246,14 @@ void RegisterModel(CLI::App& root, Context& context) {
       ->check(HostPortValidator());
   measure
       ->add_option("--budget", flags->budget_s,
-                   "Seconds to spend: no round starts that would end past it (3 rounds at least)")
+                   "Seconds to spend: curves are refined only while on schedule, and no extra "
+                   "round starts that would end past it (the first round always completes)")
       ->check(CLI::Range(1.0, 3600.0))
       ->capture_default_str();
-  measure->add_option("--rounds", flags->rounds, "At most this many interleaved rounds")
+  measure
+      ->add_option("--rounds", flags->rounds,
+                   "At most this many interleaved rounds (more than 1: the first round's sizes "
+                   "measured again, medians kept)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
   measure->add_option("--polling", flags->pollings, "Polling modes to measure (comma-separated)")

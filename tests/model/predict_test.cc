@@ -120,6 +120,40 @@ TEST(LinkModelUnitCost, ChunkedJoinsTheReadOfOneChunkAndInterpolatesChunkSizes) 
   EXPECT_LE(*middle, std::max(*low, *high));
 }
 
+TEST(LinkModelUnitCost, ADepthPastTheMeasuredOnesTakesTheDeepestMeasured) {
+  // 64KiB chunks measured at depths 4 and 16, 1MiB chunks at depth 4 only (an
+  // 8MiB slice has 8 of them: deeper reads them no faster; the measurement skips it).
+  LinkModel model = SyntheticModel();
+  AddCurve(model, Protocol::kChunkedRendezvous, PollingMode::kAdaptive, 40e-6, 3e9, 64 * kKiB, 16,
+           128 * kKiB);
+  auto deep = model.UnitCost(Protocol::kChunkedRendezvous, PollingMode::kAdaptive, 8 * kMiB, 1,
+                             1 * kMiB, 16);
+  auto measured = model.UnitCost(Protocol::kChunkedRendezvous, PollingMode::kAdaptive, 8 * kMiB, 1,
+                                 1 * kMiB, 4);
+  ASSERT_TRUE(deep.ok() && measured.ok());
+  EXPECT_NEAR(*measured, 40e-6 + 8.0 * kMiB / 8e9, 1e-12);
+  EXPECT_DOUBLE_EQ(*deep, *measured);  // not the read of the whole slice
+}
+
+TEST(LinkModelUnitCost, APointCostlierThanALargerOneIsABurstAndLowered) {
+  // Eager at 10 us + 1 GB/s, but the 4KiB point caught a burst of load: 100 us.
+  LinkModel model = SyntheticModel();
+  for (ModelPoint& point : model.points) {
+    if (point.protocol == Protocol::kEager && point.size == 4 * kKiB && point.inflight == 1) {
+      point.median_s = 100e-6;
+    }
+  }
+  auto burst = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 4 * kKiB, 1);
+  auto larger = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 16 * kKiB, 1);
+  ASSERT_TRUE(burst.ok() && larger.ok());
+  EXPECT_NEAR(*larger, 10e-6 + 16384 / 1e9, 1e-12);
+  EXPECT_DOUBLE_EQ(*burst, *larger);  // not 100 us
+  // Points that rise with the size are kept as measured.
+  auto below = model.UnitCost(Protocol::kEager, PollingMode::kAdaptive, 1 * kKiB, 1);
+  ASSERT_TRUE(below.ok());
+  EXPECT_NEAR(*below, 10e-6 + 1024 / 1e9, 1e-12);
+}
+
 TEST(LinkModelUnitCost, MissingPollingModeIsNotFoundAndSaysWhatThereIs) {
   const LinkModel model = SyntheticModel();
   auto cost = model.UnitCost(Protocol::kEager, PollingMode::kEvent, 64, 1);
@@ -256,7 +290,13 @@ TEST(MeasureOptions, RefusesWhatCannotBeMeasured) {
   options.pollings.clear();
   EXPECT_FALSE(ValidateMeasureOptions(options).ok());
   options = MeasureOptions{};
-  options.min_rounds = 6;  // above rounds
+  options.min_rounds = 2;  // above rounds
+  EXPECT_FALSE(ValidateMeasureOptions(options).ok());
+  options = MeasureOptions{};
+  options.coarse_factor = 12;  // not a power of two
+  EXPECT_FALSE(ValidateMeasureOptions(options).ok());
+  options = MeasureOptions{};
+  options.stability.agreeing = 0;
   EXPECT_FALSE(ValidateMeasureOptions(options).ok());
   EXPECT_EQ(CallsFor(8 * kMiB, 8), 8u);  // the window filled at least
   EXPECT_EQ(CallsFor(64, 1), 16u);       // at most 16

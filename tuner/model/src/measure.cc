@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include "artune/model/curve_sampling.h"
 #include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
@@ -33,18 +34,27 @@ constexpr uint64_t kReadChunk = 64ull << 20;      // chunk_size's top: one read 
 // threshold of 0 would add a rendezvous of the reply to every call).
 constexpr uint64_t kReplyEagerThreshold = tuner::kAckBytes;
 
-// One config of the transport under which a protocol is measured at several sizes.
+// One config of the transport under which a protocol is measured at several sizes:
+// first..last, on the coarse ladder and where the curve bends (curve_sampling.h).
 struct Group {
   ModelPoint key;  // protocol, polling, chunk_size, pipeline_depth
-  std::vector<uint64_t> sizes;
+  uint64_t first = 0, last = 0;
   transport::Config config;
 };
 
-std::vector<uint64_t> Ladder(uint64_t first, uint64_t last, uint64_t factor) {
-  std::vector<uint64_t> sizes;
-  for (uint64_t size = first; size <= last; size *= factor) sizes.push_back(size);
-  if (!sizes.empty() && sizes.back() != last && last > first) sizes.push_back(last);
-  return sizes;
+// The depths worth measuring for `chunk`: a depth at or past the chunks of the
+// largest slice reads them all at once, as any deeper one would (the model's lookup
+// takes the deepest measured depth for those).
+std::vector<uint32_t> DepthsFor(const MeasureOptions& options, uint64_t chunk) {
+  std::vector<uint32_t> depths = options.pipeline_depths;
+  std::sort(depths.begin(), depths.end());
+  const uint64_t chunks = (options.max_size + chunk - 1) / chunk;
+  std::vector<uint32_t> kept;
+  for (uint32_t depth : depths) {
+    kept.push_back(depth);
+    if (depth >= chunks) break;
+  }
+  return kept;
 }
 
 std::vector<Group> PlanGroups(const MeasureOptions& options) {
@@ -52,42 +62,39 @@ std::vector<Group> PlanGroups(const MeasureOptions& options) {
   for (PollingMode polling : options.pollings) {
     transport::Config base = options.base;
     base.polling = polling;
-    auto add = [&](Protocol protocol, uint64_t chunk, uint32_t depth, std::vector<uint64_t> sizes,
+    auto add = [&](Protocol protocol, uint64_t chunk, uint32_t depth, uint64_t first, uint64_t last,
                    transport::Config config) {
-      if (sizes.empty()) return;
+      if (first > last) return;
       Group group;
       group.key.protocol = protocol;
       group.key.polling = polling;
       group.key.chunk_size = chunk;
       group.key.pipeline_depth = depth;
-      group.sizes = std::move(sizes);
+      group.first = first;
+      group.last = last;
       group.config = config;
       groups.push_back(std::move(group));
     };
+    const uint64_t eager_last = std::min(kEagerTop, options.max_size);
     transport::Config eager = base;
     eager.eager_threshold = kEagerTop;
     eager.coalesce_limit = 0;
-    add(Protocol::kEager, 0, 0, Ladder(options.min_size, std::min(kEagerTop, options.max_size), 4),
-        eager);
+    add(Protocol::kEager, 0, 0, options.min_size, eager_last, eager);
     transport::Config coalesced = eager;
     coalesced.coalesce_limit = kEagerTop;
-    add(Protocol::kCoalescedEager, 0, 0,
-        Ladder(options.min_size * kCoalescedSlices, std::min(kEagerTop, options.max_size), 4),
+    add(Protocol::kCoalescedEager, 0, 0, options.min_size * kCoalescedSlices, eager_last,
         coalesced);
     transport::Config read = base;
     read.eager_threshold = kReplyEagerThreshold;
     read.chunk_size = kReadChunk;
-    add(Protocol::kRendezvousRead, 0, 0, Ladder(options.min_size, options.max_size, 4), read);
+    add(Protocol::kRendezvousRead, 0, 0, options.min_size, options.max_size, read);
     for (uint64_t chunk : options.chunk_sizes) {
-      for (uint32_t depth : options.pipeline_depths) {
+      for (uint32_t depth : DepthsFor(options, chunk)) {
         transport::Config chunked = base;
         chunked.eager_threshold = kReplyEagerThreshold;
         chunked.chunk_size = chunk;
         chunked.pipeline_depth = depth;
-        add(Protocol::kChunkedRendezvous, chunk, depth,
-            2 * chunk <= options.max_size ? Ladder(2 * chunk, options.max_size, 4)
-                                          : std::vector<uint64_t>{},
-            chunked);
+        add(Protocol::kChunkedRendezvous, chunk, depth, 2 * chunk, options.max_size, chunked);
       }
     }
   }
@@ -100,16 +107,22 @@ std::vector<uint64_t> SlicesOf(Protocol protocol, uint64_t size) {
   return std::vector<uint64_t>(kCoalescedSlices, size / kCoalescedSlices);
 }
 
-// Seconds per call of `calls` calls kept `inflight` deep, after one warm-up call.
+// Seconds per call of up to `calls` calls kept `inflight` deep (see kSampleSeconds).
 Result<double> TimeCalls(tuner::BenchChannel& channel, const tuner::PreparedPayload& prepared,
                          uint32_t calls, uint32_t inflight) {
-  ARTUNE_RETURN_IF_ERROR(channel.Call(tuner::BenchMethod::kAck, prepared));
   std::mutex mutex;
   std::condition_variable changed;
   uint32_t in_flight = 0;
   Status first_error;
   const auto start = Clock::now();
-  for (uint32_t i = 0; i < calls; ++i) {
+  uint32_t issued = 0;
+  for (; issued < calls; ++issued) {
+    // Past kSampleSeconds, once the window has been filled, no further call: a
+    // starved protocol is timed on what it managed.
+    if (issued >= inflight &&
+        std::chrono::duration<double>(Clock::now() - start).count() >= kSampleSeconds) {
+      break;
+    }
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return in_flight < inflight; });
     if (!first_error.ok()) break;
@@ -126,7 +139,7 @@ Result<double> TimeCalls(tuner::BenchChannel& channel, const tuner::PreparedPayl
   changed.wait(lock, [&] { return in_flight == 0; });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   ARTUNE_RETURN_IF_ERROR(first_error);
-  return seconds / calls;
+  return seconds / issued;
 }
 
 // Payloads prepared on the channel once, by slice layout, for the whole run.
@@ -173,52 +186,97 @@ Result<Connection> Connect(const MeasureOptions& options) {
   return connection;
 }
 
-// The samples of every point: by group index, then size, then inflight.
-using Samples = std::map<std::tuple<size_t, uint64_t, uint32_t>, std::vector<double>>;
+// The figures of every point, one per round: by group index, then size, then inflight.
+using Figures = std::map<std::tuple<size_t, uint64_t, uint32_t>, std::vector<StableFigure>>;
 
+// One group's round. The first round picks the sizes (coarse ladder, refined where
+// the curve bends while `may_refine` allows); later rounds measure the same sizes,
+// shuffled. Every point: one warm-up call, then samples until stable, or a single
+// sample once `may_refine` says the round is behind its schedule.
 Status MeasureGroup(const Group& group, const MeasureOptions& options, Connection& connection,
                     PayloadCache& payloads, std::mt19937_64& random, size_t index,
-                    Samples& samples) {
+                    const RefineFn& may_refine, Figures& figures) {
   Status reconfigured = connection.channel->Reconfigure(group.config);
   if (!reconfigured.ok()) return reconfigured.WithContext("cannot force " + GroupLabel(group.key));
-  std::vector<uint64_t> sizes = group.sizes;
-  std::shuffle(sizes.begin(), sizes.end(), random);
-  for (uint64_t size : sizes) {
+  auto measure_size = [&](uint64_t size) -> Result<std::vector<double>> {
     ARTUNE_ASSIGN_OR_RETURN(const tuner::PreparedPayload* prepared,
                             payloads.Get(group.key.protocol, size));
+    Status warm = connection.channel->Call(tuner::BenchMethod::kAck, *prepared);
+    if (!warm.ok()) {
+      return warm.WithContext(GroupLabel(group.key) + ", " + transport::FormatBytes(size));
+    }
+    std::vector<double> values;
     for (uint32_t inflight : options.inflights) {
-      auto seconds = TimeCalls(*connection.channel, *prepared, CallsFor(size, inflight), inflight);
-      if (!seconds.ok()) {
-        return seconds.status().WithContext(GroupLabel(group.key) + ", " +
-                                            transport::FormatBytes(size) + " x" +
-                                            std::to_string(inflight));
-      }
-      samples[{index, size, inflight}].push_back(*seconds);
+      auto context = [&] {
+        return GroupLabel(group.key) + ", " + transport::FormatBytes(size) + " x" +
+               std::to_string(inflight);
+      };
+      // Behind schedule (refining no longer allowed), one sample per point: the
+      // coarse curves must still fit the budget on a starved host.
+      StableOptions stability = options.stability;
+      if (!may_refine()) stability.agreeing = 1;
+      auto figure = SampleUntilStable(stability, [&] {
+        return TimeCalls(*connection.channel, *prepared, CallsFor(size, inflight), inflight);
+      });
+      if (!figure.ok()) return figure.status().WithContext(context());
+      figures[{index, size, inflight}].push_back(*figure);
+      values.push_back(figure->value);
+    }
+    return values;
+  };
+  std::vector<uint64_t> sizes;
+  for (const auto& [key, measured] : figures) {
+    if (std::get<0>(key) == index && std::get<2>(key) == options.inflights.front()) {
+      sizes.push_back(std::get<1>(key));
     }
   }
+  if (sizes.empty()) {
+    LadderOptions ladder;
+    ladder.first = group.first;
+    ladder.last = group.last;
+    ladder.coarse_factor = options.coarse_factor;
+    ladder.tolerance = options.refine_tolerance;
+    return SampleCurve(ladder, measure_size, may_refine).status();
+  }
+  std::shuffle(sizes.begin(), sizes.end(), random);
+  for (uint64_t size : sizes) ARTUNE_RETURN_IF_ERROR(measure_size(size).status());
   return Status::Ok();
 }
 
-void Summarise(const std::vector<Group>& groups, const Samples& samples, MeasureReport& report) {
+// A point from its rounds' figures: one round's figure as it is; several: the
+// median of their values, low and high over every sample, the samples counted.
+ModelPoint PointOf(ModelPoint point, const std::vector<StableFigure>& rounds) {
+  std::vector<double> values;
+  point.low_s = rounds.front().low;
+  point.high_s = rounds.front().high;
+  point.rounds = 0;
+  for (const StableFigure& figure : rounds) {
+    values.push_back(figure.value);
+    point.low_s = std::min(point.low_s, figure.low);
+    point.high_s = std::max(point.high_s, figure.high);
+    point.rounds += figure.samples;
+  }
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  point.median_s = n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  return point;
+}
+
+void Summarise(const std::vector<Group>& groups, const Figures& figures, MeasureReport& report) {
   std::vector<double> spreads;
-  for (const auto& [key, values] : samples) {
+  for (const auto& [key, rounds] : figures) {
     const auto& [index, size, inflight] = key;
     ModelPoint point = groups[index].key;
     point.size = size;
     point.inflight = inflight;
-    std::vector<double> sorted = values;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    point.median_s = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    point.low_s = sorted.front();
-    point.high_s = sorted.back();
-    point.rounds = static_cast<uint32_t>(n);
+    point = PointOf(point, rounds);
     spreads.push_back(point.Spread());
     if (point.Spread() > report.worst_spread) {
       report.worst_spread = point.Spread();
       report.worst_point =
           GroupLabel(point) + ", " + transport::FormatBytes(size) + " x" + std::to_string(inflight);
     }
+    for (const StableFigure& figure : rounds) report.unstable_points += figure.stable ? 0 : 1;
     report.model.points.push_back(point);
   }
   if (!spreads.empty()) {
@@ -258,13 +316,17 @@ Status ValidateMeasureOptions(const MeasureOptions& options) {
     }
   }
   if (!(options.budget_s > 0)) return Status::InvalidArgument("budget_s must be positive");
+  if (options.coarse_factor < 4 || (options.coarse_factor & (options.coarse_factor - 1)) != 0) {
+    return Status::InvalidArgument("coarse_factor must be a power of two, at least 4");
+  }
+  ARTUNE_RETURN_IF_ERROR(ValidateStableOptions(options.stability));
   return Status::Ok();
 }
 
 uint32_t CallsFor(uint64_t size, uint32_t inflight) {
-  constexpr uint64_t kBytesPerPoint = 1ull << 20;
+  constexpr uint64_t kBytesPerSample = 256ull << 10;
   const uint64_t by_bytes =
-      std::clamp<uint64_t>(kBytesPerPoint / std::max<uint64_t>(size, 1), 1, 16);
+      std::clamp<uint64_t>(kBytesPerSample / std::max<uint64_t>(size, 1), 1, 16);
   return static_cast<uint32_t>(std::max<uint64_t>(by_bytes, inflight));
 }
 
@@ -286,7 +348,7 @@ Result<MeasureReport> MeasureLinkModel(const MeasureOptions& options,
   const std::vector<Group> groups = PlanGroups(options);
   PayloadCache payloads(*connection.channel, options.seed);
   std::mt19937_64 random(options.seed);
-  Samples samples;
+  Figures figures;
   MeasureReport report;
   uint32_t planned = options.rounds;
   for (uint32_t round = 1; round <= planned; ++round) {
@@ -297,8 +359,13 @@ Result<MeasureReport> MeasureLinkModel(const MeasureOptions& options,
       const Group& group = groups[order[done]];
       if (progress)
         progress({round, planned, done, groups.size(), GroupLabel(group.key), elapsed()});
-      ARTUNE_RETURN_IF_ERROR(
-          MeasureGroup(group, options, connection, payloads, random, order[done], samples));
+      // Refining a curve only while the round keeps to the budget's share of the
+      // groups done: past it, the coarse sizes stand and the model interpolates.
+      const double share =
+          options.budget_s * static_cast<double>(done + 1) / static_cast<double>(order.size());
+      const RefineFn may_refine = [&] { return elapsed() < share; };
+      ARTUNE_RETURN_IF_ERROR(MeasureGroup(group, options, connection, payloads, random, order[done],
+                                          may_refine, figures));
     }
     report.rounds = round;
     // Another round only when the rounds so far say it ends within the budget.
@@ -312,7 +379,7 @@ Result<MeasureReport> MeasureLinkModel(const MeasureOptions& options,
   report.model.peer = options.peer.empty() ? "loopback" : options.peer;
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) report.model.host = host;
-  Summarise(groups, samples, report);
+  Summarise(groups, figures, report);
   return report;
 }
 

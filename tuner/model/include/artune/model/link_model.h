@@ -15,10 +15,14 @@
 //
 // Lookups interpolate log-log (a power law between neighbours: exact where the
 // time is constant or proportional to the size), in size and in calls in flight,
-// and hold the end values outside the measured range. A chunked transfer whose
+// and hold the end values outside the measured range. Over size, a point costlier
+// than a larger one of its curve is taken at the larger one's cost (a unit never
+// costs more than a larger one: such a point is a burst of load). A chunked transfer whose
 // chunk size or depth was not measured is interpolated (log-log) between the
 // measured ones; a chunked curve below its first point joins the rendezvous read
 // of one chunk (a transfer of one chunk is a rendezvous read).
+// A depth past the deepest measured at a chunk size takes that deepest one (the
+// measurement stops at the depth that reads every chunk of its largest slice).
 //
 // Threading: plain values.
 #pragma once

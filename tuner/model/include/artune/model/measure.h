@@ -10,16 +10,21 @@
 // under each polling mode asked for. A group is one such config; a point one
 // slice size under it at one number of calls in flight.
 //
-// Noisy hosts: the points are measured in rounds, every round visiting the groups
-// (and within a group the sizes) in a fresh shuffled order, so that drift and
-// bursts of load spread over all points instead of landing on a few; a point is
-// the median of its rounds, and its spread (max - min) / median is kept. A
-// measurement is one warm-up call and then `CallsFor` calls kept `inflight` deep,
-// every reply validated (the ack method's checksum of every byte).
+// About 30 s per link on a loaded host (curve_sampling.h): a group's sizes are a
+// coarse log2 ladder (x8), refined only where the curve bends and log-log
+// interpolation misses the measured midpoint by more than refine_tolerance; a
+// point is one warm-up call, then samples of `CallsFor` calls kept `inflight` deep
+// (a sample stops issuing calls after kSampleSeconds) until two agree within 10 %
+// (at most 5 samples, at most 0.1 s; one sample once the round is behind the
+// budget's schedule); chunked depths past the chunks of the largest slice are
+// not measured (they read every chunk at once, like the last one kept). Every
+// reply is validated (the ack method's checksum of every byte).
 //
-// Bounded: at most `rounds` rounds, and no round starts once the rounds so far
-// say it would end past budget_s (at least min_rounds are measured whatever the
-// budget, so every point has a median of several).
+// Rounds: one by default, the groups in shuffled order. More (`rounds`) measure
+// the first round's sizes again in fresh shuffled orders, and a point is the median
+// of its rounds. Bounded: a round refines a curve only while it keeps to its share
+// of budget_s, no round past the first starts once the rounds so far say it would
+// end past budget_s (min_rounds are measured whatever the budget).
 //
 // Threading: blocks the calling thread; `progress` runs on it.
 #pragma once
@@ -29,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "artune/model/curve_sampling.h"
 #include "artune/model/link_model.h"
 #include "artune/status.h"
 #include "artune/transport/config.h"
@@ -46,17 +52,21 @@ struct MeasureOptions {
   std::vector<uint32_t> pipeline_depths = {1, 4, 16};
   uint64_t min_size = 64;
   uint64_t max_size = 10 * 1024 * 1024;  // a replayed slice is at most 10 MiB
-  uint32_t min_rounds = 3;
-  uint32_t rounds = 5;
+  uint32_t min_rounds = 1;
+  uint32_t rounds = 1;
   double budget_s = 30;
-  uint64_t seed = 1;  // the shuffles and the payload content
+  StableOptions stability;         // when a point's samples are enough
+  uint64_t coarse_factor = 16;     // the first sizes of a curve: min, min * 16, ...
+  double refine_tolerance = 0.15;  // a midpoint missed by more: its halves are refined
+  uint64_t seed = 1;               // the shuffles and the payload content
 };
 // kInvalidArgument naming the field (no polling mode, min_rounds 0 or above rounds,
 // a size outside 1B..10MiB, ...).
 Status ValidateMeasureOptions(const MeasureOptions& options);
 
-// Measured calls per point: 1 MiB of slices, at most 16 calls and at least
-// `inflight` (so that the window fills).
+// Calls per sample: 256 KiB of slices, at most 16 calls and at least `inflight`
+// (so that the window fills); fewer when the calls outlast kSampleSeconds.
+inline constexpr double kSampleSeconds = 0.02;
 uint32_t CallsFor(uint64_t size, uint32_t inflight);
 
 struct MeasureProgress {
@@ -72,7 +82,8 @@ struct MeasureReport {
   LinkModel model;
   uint32_t rounds = 0;
   double duration_s = 0;
-  double median_spread = 0;  // over the points
+  double median_spread = 0;    // over the points
+  size_t unstable_points = 0;  // whose samples never agreed (the tightest were kept)
   double worst_spread = 0;
   std::string worst_point;  // "rendezvous-read 4MiB x8, event"
 };
