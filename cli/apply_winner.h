@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
 #include "artune/status.h"
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
 
 namespace artune::cli {
 

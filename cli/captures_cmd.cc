@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/probes/profile_output.h"
 #include "command.h"
 #include "format.h"
-#include "record_json.h"
 #include "stored_list.h"
 
 namespace artune::cli {

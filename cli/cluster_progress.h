@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "artune/cluster/cluster_wire.h"
+#include "artune/cluster/pair_schedule.h"
 #include "artune/db/store.h"
-#include "artune/tuner/pair_schedule.h"
-#include "cluster_wire.h"
 
 namespace artune::cli {
 

@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
+#include "artune/cluster/cluster_records.h"
+#include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
-#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
-#include "record_json.h"
 #include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 
 namespace artune::dashboard {
 

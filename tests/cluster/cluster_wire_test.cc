@@ -2,7 +2,7 @@
 // finished link reads back as it was measured, rank 0 stores it as a sweep with
 // its trials and verdict plus the link row, and anything malformed is refused.
 // (Not named *_test.cc: tests/CMakeLists.txt would make that a cli_tests area binary.)
-#include "cluster_wire.h"
+#include "artune/cluster/cluster_wire.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
-#include "cluster_wire.h"
+#include "artune/cluster/cluster_wire.h"
 
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "record_json.h"
+#include "artune/db/record_json.h"
 
 namespace artune::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "mpi_world.h"
+#include "artune/cluster/mpi_world.h"
 
 #include <mpi.h>
 

@@ -31,18 +31,18 @@
 #include <sstream>
 #include <thread>
 
+#include "artune/cluster/cluster_wire.h"
+#include "artune/cluster/mpi_world.h"
+#include "artune/cluster/pair_schedule.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/link_device.h"
-#include "artune/tuner/pair_schedule.h"
 #include "artune/tuner/sweep.h"
 #include "cluster_progress.h"
-#include "cluster_wire.h"
 #include "format.h"
-#include "mpi_world.h"
 #include "server_flags.h"
 #include "sweep_flags.h"
 
