@@ -61,7 +61,7 @@ ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
   j["bytes"] = totals.bytes;
   j["methods"] = ordered_json::array();
   for (const db::CaptureMethodRow& row : capture.methods) {
-    j["methods"].push_back(CaptureMethodJson<ordered_json>(row));
+    j["methods"].push_back(db::CaptureMethodJson<ordered_json>(row));
   }
   return j;
 }

@@ -9,7 +9,7 @@
 
 #include <filesystem>
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 db::TrialRecord Trial(const std::string& eager, double objective) {
@@ -215,4 +215,4 @@ TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
 }
 
 }  // namespace
-}  // namespace artune::cli
+}  // namespace artune::cluster

@@ -5,7 +5,7 @@
 #include <climits>
 #include <cstdlib>
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 Status Checked(int rc, const char* call) {
@@ -116,4 +116,4 @@ void MpiWorld::Abort(int code) {
   std::_Exit(code);  // MPI_Abort does not return; this satisfies [[noreturn]]
 }
 
-}  // namespace artune::cli
+}  // namespace artune::cluster
