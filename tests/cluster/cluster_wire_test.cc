@@ -1,4 +1,4 @@
-// What the ranks of `artune sweep --mpi` send each other (cli/cluster_wire.h): a
+// What the ranks of `artune sweep --mpi` send each other (artune/cluster/cluster_wire.h): a
 // finished link reads back as it was measured, rank 0 stores it as a sweep with
 // its trials and verdict plus the link row, and anything malformed is refused.
 // (Not named *_test.cc: tests/CMakeLists.txt would make that a cli_tests area binary.)
