@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
 #include "artune/status.h"
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
 
 namespace artune::cli {
 
@@ -43,7 +43,7 @@ struct SweepChoice {
 Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
 
 // What a stored cluster run hands on (`artune apply config --cluster ID`): its
-// winner (tuner/cluster_analysis.h) for every host, or, when hosts with different
+// winner (artune/cluster/cluster_analysis.h) for every host, or, when hosts with different
 // devices chose different winners within their groups, one config per group.
 struct ClusterChoice {
   struct Part {

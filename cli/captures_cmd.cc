@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/probes/profile_output.h"
 #include "command.h"
 #include "format.h"
-#include "record_json.h"
 #include "stored_list.h"
 
 namespace artune::cli {
@@ -61,7 +61,7 @@ ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
   j["bytes"] = totals.bytes;
   j["methods"] = ordered_json::array();
   for (const db::CaptureMethodRow& row : capture.methods) {
-    j["methods"].push_back(CaptureMethodJson<ordered_json>(row));
+    j["methods"].push_back(db::CaptureMethodJson<ordered_json>(row));
   }
   return j;
 }

@@ -28,29 +28,30 @@ std::string End(const std::string& host, const std::string& device, uint32_t ran
 
 }  // namespace
 
-ClusterProgress::ClusterProgress(bool speak, int64_t cluster_id, std::string measurement,
-                                 const tuner::PairSchedule& schedule, size_t stored_before)
-    : speak_(speak),
-      cluster_id_(cluster_id),
-      measurement_(std::move(measurement)),
-      schedule_(schedule) {
+void ClusterProgress::Began(int64_t cluster_id, const std::string& measurement,
+                            const tuner::PairSchedule& schedule, size_t stored_before) {
+  cluster_id_ = cluster_id;
+  measurement_ = measurement;
+  schedule_ = &schedule;
+  started_ = std::chrono::steady_clock::now();
   if (!speak_) return;
-  std::cerr << "cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
-            << schedule_.spec << ": " << Count(schedule_.rounds.size(), "round") << ", "
-            << Count(schedule_.links(), "link") << ", " << measurement_
+  std::cerr << "cluster run " << cluster_id_ << ": " << schedule_->ranks << " ranks, pairs "
+            << schedule_->spec << ": " << Count(schedule_->rounds.size(), "round") << ", "
+            << Count(schedule_->links(), "link") << ", " << measurement_
             << (stored_before > 0 ? ", " + std::to_string(stored_before) + " stored before" : "")
             << "\n";
 }
 
-void ClusterProgress::Stored(const LinkReport& report, const db::ClusterLinkRecord& stored) {
+void ClusterProgress::Stored(const cluster::LinkReport& report,
+                             const db::ClusterLinkRecord& stored) {
   ++measured_;
   if (stored.status != db::LinkStatus::kOk) ++failed_;
   link_seconds_[{stored.client_rank, stored.server_rank}] = report.seconds;
   if (!speak_) return;
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-  std::cerr << "round " << stored.round + 1 << "/" << schedule_.rounds.size() << ", pair "
-            << stored.pair + 1 << "/" << schedule_.rounds[stored.round].size() << ": "
+  std::cerr << "round " << stored.round + 1 << "/" << schedule_->rounds.size() << ", pair "
+            << stored.pair + 1 << "/" << schedule_->rounds[stored.round].size() << ": "
             << End(stored.client_host, stored.client_device, stored.client_rank) << " -> "
             << End(stored.server_host, stored.server_device, stored.server_rank) << ": "
             << db::LinkStatusName(stored.status);
@@ -60,17 +61,17 @@ void ClusterProgress::Stored(const LinkReport& report, const db::ClusterLinkReco
   }
   if (!stored.error.empty()) std::cerr << " (" << stored.error << ")";
   std::cerr << ", " << Seconds(report.seconds) << " s; " << measured_ + resumed_ << "/"
-            << schedule_.links() << " links, elapsed " << Seconds(elapsed) << " s\n";
+            << schedule_->links() << " links, elapsed " << Seconds(elapsed) << " s\n";
 }
 
 void ClusterProgress::RoundDone(size_t round, double seconds) {
   round_seconds_.push_back(seconds);
   if (!speak_) return;
-  std::cerr << "round " << round + 1 << "/" << schedule_.rounds.size() << " done in "
+  std::cerr << "round " << round + 1 << "/" << schedule_->rounds.size() << " done in "
             << Seconds(seconds) << " s\n";
 }
 
-Status ClusterProgress::Finish(bool json, db::Store& store) {
+Status ClusterProgress::Finished(db::Store& store) {
   ARTUNE_ASSIGN_OR_RETURN(std::vector<db::ClusterLinkRecord> links,
                           store.ListClusterLinks(cluster_id_));
   const double elapsed =
@@ -118,13 +119,13 @@ Status ClusterProgress::Finish(bool json, db::Store& store) {
                     verdict && !verdict->best_knobs.empty() ? verdict->best_knobs : "-",
                     measured_now ? Seconds(seconds->second) : "stored"});
   }
-  if (json) {
+  if (json_) {
     nlohmann::ordered_json out = {{"cluster_id", cluster_id_},
-                                  {"ranks", schedule_.ranks},
-                                  {"pairs", schedule_.spec},
+                                  {"ranks", schedule_->ranks},
+                                  {"pairs", schedule_->spec},
                                   {"measurement", measurement_},
-                                  {"rounds", schedule_.rounds.size()},
-                                  {"scheduled_links", schedule_.links()},
+                                  {"rounds", schedule_->rounds.size()},
+                                  {"scheduled_links", schedule_->links()},
                                   {"stored_links", links.size()},
                                   {"measured", measured_},
                                   {"resumed", resumed_},
@@ -134,9 +135,9 @@ Status ClusterProgress::Finish(bool json, db::Store& store) {
                                   {"links", link_list}};
     std::cout << out.dump(2) << "\n";
   } else {
-    std::cout << "Cluster run " << cluster_id_ << ": " << schedule_.ranks << " ranks, pairs "
-              << schedule_.spec << " (" << Count(schedule_.rounds.size(), "round") << ", "
-              << Count(schedule_.links(), "link") << "), " << measurement_ << "\n";
+    std::cout << "Cluster run " << cluster_id_ << ": " << schedule_->ranks << " ranks, pairs "
+              << schedule_->spec << " (" << Count(schedule_->rounds.size(), "round") << ", "
+              << Count(schedule_->links(), "link") << "), " << measurement_ << "\n";
     PrintTable(rows, {true, true, false, false, false, true, false, false, true}, std::cout);
     std::cout << Count(links.size(), "link") << " stored: " << links.size() - failed << " ok, "
               << failed << " failed; " << measured_ << " measured now, " << resumed_

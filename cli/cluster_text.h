@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <string>
 
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
 
 namespace artune::cli {
 

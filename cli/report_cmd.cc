@@ -5,12 +5,12 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "artune/cluster/cluster_records.h"
 #include "artune/probes/profile_output.h"
 #include "artune/report/capture_report.h"
 #include "artune/report/cluster_report.h"
 #include "artune/report/html.h"
 #include "artune/report/sweep_report.h"
-#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
 

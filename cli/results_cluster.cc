@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
-#include "artune/tuner/cluster_records.h"
 #include "cluster_text.h"
 #include "format.h"
 #include "stored_list.h"

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
+#include "artune/cluster/cluster_analysis.h"
 #include "artune/status.h"
-#include "artune/tuner/cluster_analysis.h"
 #include "command.h"
 
 namespace artune::cli {

@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
+#include "artune/cluster/cluster_records.h"
+#include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
-#include "artune/tuner/cluster_records.h"
 #include "command.h"
 #include "format.h"
-#include "record_json.h"
 #include "results_cluster.h"
 #include "stored_list.h"
 #include "trial_json.h"
@@ -143,7 +143,7 @@ Status Show(const ResultsOptions& options, const Context& context) {
 
 ordered_json SweepJson(const db::SweepRecord& sweep) {
   ordered_json j = {{"id", sweep.id}};
-  for (const auto& [name, field] : kSweepTextFields) j[name] = sweep.*field;
+  for (const auto& [name, field] : db::kSweepTextFields) j[name] = sweep.*field;
   // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
   j["background_load"] = sweep.background_load;
   j["verdict"] = sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))

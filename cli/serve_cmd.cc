@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "artune/transport/credentials.h"
+#include "artune/tuner/bench_servers.h"
 #include "artune/tuner/bench_transport.h"
 #include "command.h"
 #include "knob_flags.h"
@@ -43,9 +44,9 @@ Status Serve(const ServeFlags& flags) {
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
   auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
-  ARTUNE_ASSIGN_OR_RETURN(
-      StartedServers started,
-      StartBenchServers({artune.get(), grpc.get()}, flags.transport, flags.servers, flags.listen));
+  ARTUNE_ASSIGN_OR_RETURN(tuner::StartedServers started,
+                          tuner::StartBenchServers({artune.get(), grpc.get()}, flags.transport,
+                                                   flags.servers, flags.listen));
   std::string base = started.base;
   if (!flags.json) {
     for (const auto& server : started.listening) {

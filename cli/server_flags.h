@@ -3,19 +3,17 @@
 // servers) share: the --grpc-threads flag, the stock gRPC transport it configures,
 // and the port layout of a serving host, so all of them start servers alike. The
 // long-running servers (`artune serve`, `artune relay`) also share how they wait for
-// SIGINT/SIGTERM and the token file they make beyond loopback.
+// SIGINT/SIGTERM and the token file they make beyond loopback. The servers
+// themselves start in the tuner (artune/tuner/bench_servers.h).
 #pragma once
 
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "artune/status.h"
 #include "artune/transport/config.h"
@@ -32,23 +30,6 @@ void AddGrpcThreadsFlag(CLI::App& command, int& threads, const std::string& desc
 // give up on a call alike.
 std::unique_ptr<tuner::BenchTransport> MakeGrpcServerTransport(int threads,
                                                                const transport::Config& config);
-
-// The servers of one serving host, running until destroyed (or Shutdown).
-struct StartedServers {
-  std::string base;  // HOST:PORT of the first server
-  nlohmann::ordered_json listening = nlohmann::ordered_json::array();  // one entry per server
-  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
-};
-
-// Starts `servers` servers of each of `transports` whose name is `only` (or every
-// one with "both") in `artune serve`'s layout (tuner::ServerAddressFor: server i of
-// the embedded transport on PORT+2i, stock gRPC on PORT+2i+1). Port 0 in `listen`
-// picks a free base port; as the ports after it may be taken, a new base is picked
-// (a few times) when one is. On a failure every server started is stopped and the
-// error names the server that failed.
-Result<StartedServers> StartBenchServers(std::initializer_list<tuner::BenchTransport*> transports,
-                                         const std::string& only, uint32_t servers,
-                                         const std::string& listen);
 
 // Blocks SIGINT and SIGTERM in the calling thread and returns that set. Call it
 // before any server thread exists: every thread inherits the mask, so sigwait on the

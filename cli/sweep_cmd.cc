@@ -9,12 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "artune/cluster/cluster_run.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/background_load.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
 #include "artune/tuner/sweep_plan.h"
+#include "cluster_progress.h"
 #include "command.h"
 #include "fallback_store.h"
 #include "knob_flags.h"
@@ -418,13 +420,30 @@ void RegisterSweep(CLI::App& root, Context& context) {
   });
 }
 
-#if !ARTUNE_HAVE_MPI
-// This build has no MPI (sweep_mpi.cc is not compiled): say how to get one.
-Status RunMpiSweepCommand(const SweepFlags&, Context&) {
+// `artune sweep --mpi`: the cluster room runs it (artune/cluster/cluster_run.h) and
+// rank 0 prints what it reports. A build without MPI says how to get one.
+Status RunMpiSweepCommand([[maybe_unused]] const SweepFlags& flags,
+                          [[maybe_unused]] Context& context) {
+#if ARTUNE_HAVE_MPI
+  cluster::ClusterRunRequest request;
+  request.db_path = context.globals.db_path;
+  request.load_config = [&flags] { return LoadConfigFromFlags(flags.knobs); };
+  request.fabric = flags.fabric;
+  request.plan = flags.plan;
+  request.resume = flags.resume;
+  request.ab_config = flags.ab_config;
+  request.final_rounds_given = flags.final_rounds_given;
+  request.pairs = flags.pairs;
+  request.pairs_seed = flags.pairs_seed;
+  request.listen = flags.listen;
+  request.exit_code_for = ExitCodeFor;
+  ClusterProgress progress(!context.globals.quiet, flags.json);
+  return cluster::RunCluster(request, progress);
+#else
   return Status::Unavailable(
       "this artune was built without MPI: install Open MPI (apt-get install openmpi-bin "
       "libopenmpi-dev; scripts/setup does) and rebuild (cmake -DARTUNE_WITH_MPI=ON)");
-}
 #endif
+}
 
 }  // namespace artune::cli

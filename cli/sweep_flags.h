@@ -1,5 +1,5 @@
 // The flags of `artune sweep`, shared by the single-link sweep (sweep_cmd.cc) and
-// the cluster run under MPI (sweep_mpi.cc, built when MPI is found).
+// the cluster run under MPI (artune/cluster/cluster_run.h, built when MPI is found).
 #pragma once
 
 #include <cstdint>
@@ -32,10 +32,9 @@ struct SweepFlags {
   std::set<std::string> cluster_flags_given;  // which of the four above were given
 };
 
-// `artune sweep --mpi`: every rank of the MPI job serves, the pairs of each round
-// of the schedule measure, and rank 0 stores every link (sweep_mpi.cc). A build
-// without MPI (ARTUNE_HAVE_MPI 0) has no sweep_mpi.cc: sweep_cmd.cc then answers
-// kUnavailable, saying how to build with MPI.
+// `artune sweep --mpi`: the cluster run (artune/cluster/cluster_run.h) over these
+// flags, its progress and links printed by rank 0 (cluster_progress.h). A build
+// without MPI (ARTUNE_HAVE_MPI 0) answers kUnavailable, saying how to build with MPI.
 Status RunMpiSweepCommand(const SweepFlags& flags, Context& context);
 
 }  // namespace artune::cli

@@ -1,6 +1,6 @@
 // The sweep view's cluster panel: when the sweep shown measured one link of a
 // cluster run (`artune sweep --mpi`), the cluster's host x host heatmap under its
-// winner (tuner/cluster_analysis.h), with this link marked and the outliers
+// winner (artune/cluster/cluster_analysis.h), with this link marked and the outliers
 // flagged. A pure function over the analysis, unit-tested without a store.
 #pragma once
 
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 
 namespace artune::dashboard {
 

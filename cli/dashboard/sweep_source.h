@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
 #include "artune/status.h"
-#include "artune/tuner/cluster_records.h"
 #include "views.h"
 
 namespace artune::dashboard {

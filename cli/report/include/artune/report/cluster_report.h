@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "artune/tuner/cluster_analysis.h"
-#include "artune/tuner/cluster_records.h"
+#include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_records.h"
 
 namespace artune::report {
 

@@ -1,15 +1,15 @@
-// What the ranks of `artune sweep --mpi` send each other (cli/cluster_wire.h): a
+// What the ranks of `artune sweep --mpi` send each other (artune/cluster/cluster_wire.h): a
 // finished link reads back as it was measured, rank 0 stores it as a sweep with
 // its trials and verdict plus the link row, and anything malformed is refused.
 // (Not named *_test.cc: tests/CMakeLists.txt would make that a cli_tests area binary.)
-#include "cluster_wire.h"
+#include "artune/cluster/cluster_wire.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 db::TrialRecord Trial(const std::string& eager, double objective) {
@@ -215,4 +215,4 @@ TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
 }
 
 }  // namespace
-}  // namespace artune::cli
+}  // namespace artune::cluster

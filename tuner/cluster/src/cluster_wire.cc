@@ -1,11 +1,11 @@
-#include "cluster_wire.h"
+#include "artune/cluster/cluster_wire.h"
 
 #include <exception>
 #include <nlohmann/json.hpp>
 
-#include "record_json.h"
+#include "artune/db/record_json.h"
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 using nlohmann::json;
@@ -86,7 +86,7 @@ db::SweepVerdict VerdictFromJson(const json& j) {
 
 json SweepToJson(const db::SweepRecord& sweep) {
   json j;
-  for (const auto& [name, field] : kSweepTextFields) j[name] = sweep.*field;
+  for (const auto& [name, field] : db::kSweepTextFields) j[name] = sweep.*field;
   j["default_knobs"] = sweep.default_knobs;
   j["base_config"] = sweep.base_config;
   j["parameters"] = sweep.parameters;
@@ -96,7 +96,8 @@ json SweepToJson(const db::SweepRecord& sweep) {
 
 db::SweepRecord SweepFromJson(const json& j) {
   db::SweepRecord sweep;
-  for (const auto& [name, field] : kSweepTextFields) sweep.*field = j.at(name).get<std::string>();
+  for (const auto& [name, field] : db::kSweepTextFields)
+    sweep.*field = j.at(name).get<std::string>();
   sweep.default_knobs = j.at("default_knobs").get<std::string>();
   sweep.base_config = j.at("base_config").get<std::map<std::string, std::string>>();
   sweep.parameters = j.at("parameters").get<std::map<std::string, std::string>>();
@@ -179,7 +180,7 @@ Result<db::ClusterLinkRecord> StoreLinkReport(db::Store& store, int64_t cluster_
 std::string EncodeCapture(const db::CaptureRecord& capture) {
   json methods = json::array();
   for (const db::CaptureMethodRow& row : capture.methods) {
-    methods.push_back(CaptureMethodJson<json>(row));
+    methods.push_back(db::CaptureMethodJson<json>(row));
   }
   return json{{"started_at", capture.started_at},
               {"backend", capture.backend},
@@ -215,4 +216,4 @@ Result<db::CaptureRecord> DecodeCapture(std::string_view text) {
   }
 }
 
-}  // namespace artune::cli
+}  // namespace artune::cluster

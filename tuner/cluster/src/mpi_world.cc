@@ -1,11 +1,11 @@
-#include "mpi_world.h"
+#include "artune/cluster/mpi_world.h"
 
 #include <mpi.h>
 
 #include <climits>
 #include <cstdlib>
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 Status Checked(int rc, const char* call) {
@@ -116,4 +116,4 @@ void MpiWorld::Abort(int code) {
   std::_Exit(code);  // MPI_Abort does not return; this satisfies [[noreturn]]
 }
 
-}  // namespace artune::cli
+}  // namespace artune::cluster

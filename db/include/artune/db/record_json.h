@@ -11,30 +11,30 @@
 
 #include "artune/db/store.h"
 
-namespace artune::cli {
+namespace artune::db {
 
 // The text fields of a sweep by their JSON names, in the order `results --sweeps
 // --json` prints them (after "id"). The wire sends default_knobs too.
-inline constexpr std::array<std::pair<const char*, std::string db::SweepRecord::*>, 10>
-    kSweepTextFields = {{{"created_at", &db::SweepRecord::created_at},
-                         {"finished_at", &db::SweepRecord::finished_at},
-                         {"host", &db::SweepRecord::host},
-                         {"peer", &db::SweepRecord::peer},
-                         {"fabric", &db::SweepRecord::fabric},
-                         {"objective", &db::SweepRecord::objective},
-                         {"goal", &db::SweepRecord::goal},
-                         {"strategy", &db::SweepRecord::strategy},
-                         {"workload", &db::SweepRecord::workload},
-                         {"search_space", &db::SweepRecord::search_space}}};
+inline constexpr std::array<std::pair<const char*, std::string SweepRecord::*>, 10>
+    kSweepTextFields = {{{"created_at", &SweepRecord::created_at},
+                         {"finished_at", &SweepRecord::finished_at},
+                         {"host", &SweepRecord::host},
+                         {"peer", &SweepRecord::peer},
+                         {"fabric", &SweepRecord::fabric},
+                         {"objective", &SweepRecord::objective},
+                         {"goal", &SweepRecord::goal},
+                         {"strategy", &SweepRecord::strategy},
+                         {"workload", &SweepRecord::workload},
+                         {"search_space", &SweepRecord::search_space}}};
 
 // One method row of a capture: method, direction, messages, bytes, scheme, small,
 // medium, large. `Json`: nlohmann::ordered_json for printing, nlohmann::json for
 // the wire.
 template <typename Json>
-Json CaptureMethodJson(const db::CaptureMethodRow& row) {
+Json CaptureMethodJson(const CaptureMethodRow& row) {
   return Json{{"method", row.method}, {"direction", row.direction}, {"messages", row.messages},
               {"bytes", row.bytes},   {"scheme", row.scheme},       {"small", row.small},
               {"medium", row.medium}, {"large", row.large}};
 }
 
-}  // namespace artune::cli
+}  // namespace artune::db

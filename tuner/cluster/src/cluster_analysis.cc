@@ -1,4 +1,4 @@
-#include "artune/tuner/cluster_analysis.h"
+#include "artune/cluster/cluster_analysis.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,16 +1,4 @@
-// artune sweep --mpi: one rank per host (or device), started by mpirun or srun.
-// Every rank serves the embedded transport on its own address; the ranks exchange
-// addresses, hostnames and devices (MPI_Allgather) and walk the pair schedule
-// (tuner/pair_schedule.h) round by round. In each pair the client rank runs the
-// measurement (the sweep, or --ab's A/B) against its peer into a scratch store of
-// its own, then sends the finished link (cluster_wire.h) to rank 0, the only rank
-// that opens the store, which writes it at once (rank 0 measures its own link on
-// another thread meanwhile). A barrier ends each round.
-//
-// Faults: a pair whose peer cannot be reached or whose measurement fails is
-// stored as a failed link and the run goes on. A rank that dies aborts the job
-// (MPI's own behaviour): the store keeps every link rank 0 stored, and `--resume
-// ID` measures only the links the cluster run lacks or stored failed.
+// The cluster run (cluster_run.h) on every rank.
 //
 // Auth: servers off loopback need a token. Rank 0 makes a fresh one per run and
 // broadcasts it over MPI (the launcher's channel, which the job already trusts);
@@ -23,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -31,22 +20,21 @@
 #include <sstream>
 #include <thread>
 
+#include "artune/cluster/cluster_run.h"
+
+#include "artune/cluster/cluster_wire.h"
+#include "artune/cluster/mpi_world.h"
+#include "artune/cluster/pair_schedule.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/bench_servers.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/link_device.h"
-#include "artune/tuner/pair_schedule.h"
 #include "artune/tuner/sweep.h"
-#include "cluster_progress.h"
-#include "cluster_wire.h"
-#include "format.h"
-#include "mpi_world.h"
-#include "server_flags.h"
-#include "sweep_flags.h"
 
-namespace artune::cli {
+namespace artune::cluster {
 namespace {
 
 using nlohmann::json;
@@ -206,11 +194,11 @@ Result<std::vector<std::string>> AbAxes(const std::string& path, const transport
 }
 
 // Rank 0: the new cluster run (stored), or the stored one --resume names.
-Result<RunSetup> PrepareRun(const SweepFlags& flags, db::Store& store, int ranks) {
+Result<RunSetup> PrepareRun(const ClusterRunRequest& request, db::Store& store, int ranks) {
   RunSetup setup;
   setup.token = transport::NewToken();
-  if (flags.resume != 0) {
-    ARTUNE_ASSIGN_OR_RETURN(db::ClusterRecord cluster, store.GetCluster(flags.resume));
+  if (request.resume != 0) {
+    ARTUNE_ASSIGN_OR_RETURN(db::ClusterRecord cluster, store.GetCluster(request.resume));
     if (cluster.ranks != static_cast<uint32_t>(ranks)) {
       return Status::InvalidArgument("cluster run " + std::to_string(cluster.id) + " ran on " +
                                      std::to_string(cluster.ranks) + " ranks, this job has " +
@@ -229,24 +217,24 @@ Result<RunSetup> PrepareRun(const SweepFlags& flags, db::Store& store, int ranks
         setup.done.emplace(link.client_rank, link.server_rank);
     }
   } else {
-    ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, LoadConfigFromFlags(flags.knobs));
+    ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, request.load_config());
     transport::Config base = loaded.config;
-    if (!flags.fabric.empty())
-      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
-    tuner::SweepPlan plan = flags.plan;
+    if (!request.fabric.empty())
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", request.fabric));
+    tuner::SweepPlan plan = request.plan;
     setup.measurement = "sweep";
-    if (!flags.ab_config.empty()) {
-      ARTUNE_ASSIGN_OR_RETURN(plan.axes, AbAxes(flags.ab_config, base));
+    if (!request.ab_config.empty()) {
+      ARTUNE_ASSIGN_OR_RETURN(plan.axes, AbAxes(request.ab_config, base));
       plan.strategy = "ab";
-      if (!flags.final_rounds_given) plan.final_rounds = kAbFinalRounds;
+      if (!request.final_rounds_given) plan.final_rounds = kAbFinalRounds;
       setup.measurement = "ab";
     }
     // Checked here, once, before any rank measures.
     ARTUNE_ASSIGN_OR_RETURN(
         tuner::PairSchedule schedule,
-        tuner::MakePairSchedule(flags.pairs, static_cast<uint32_t>(ranks), flags.pairs_seed));
+        tuner::MakePairSchedule(request.pairs, static_cast<uint32_t>(ranks), request.pairs_seed));
     setup.pairs = schedule.spec;
-    setup.parameters = ClusterParameters(plan, base, flags.pairs_seed);
+    setup.parameters = ClusterParameters(plan, base, request.pairs_seed);
     db::ClusterRecord cluster;
     cluster.ranks = static_cast<uint32_t>(ranks);
     cluster.pairs = setup.pairs;
@@ -314,19 +302,19 @@ struct RankState {
   transport::Config base;
   int64_t capture_id = 0;  // the capture as rank 0's store numbers it
   std::unique_ptr<tuner::BenchTransport> transport;
-  StartedServers servers;
+  tuner::StartedServers servers;
   RankInfo info;
 };
 
-Status StartRank(const SweepFlags& flags, const RunSetup& setup, std::optional<ScratchDir>& dir,
-                 RankState& state) {
+Status StartRank(const ClusterRunRequest& request, const RunSetup& setup,
+                 std::optional<ScratchDir>& dir, RankState& state) {
   state.info.host = Hostname();
   Result<ScratchDir> made = ScratchDir::Make();
   if (!made.ok()) return made.status();
   dir.emplace(std::move(*made));
   ARTUNE_RETURN_IF_ERROR(UseToken(setup.token, dir->path()));
   ARTUNE_ASSIGN_OR_RETURN(state.scratch, db::Store::Open(dir->path() + "/scratch.db"));
-  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, LoadConfigFromFlags(flags.knobs));
+  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, request.load_config());
   state.base = loaded.config;
   ARTUNE_RETURN_IF_ERROR(
       RestoreClusterPlan(setup.cluster_id, setup.parameters, state.plan, state.base));
@@ -337,14 +325,14 @@ Status StartRank(const SweepFlags& flags, const RunSetup& setup, std::optional<S
     ARTUNE_ASSIGN_OR_RETURN(db::CaptureRecord capture, DecodeCapture(setup.capture));
     ARTUNE_ASSIGN_OR_RETURN(state.plan.capture_id, state.scratch->InsertCapture(capture));
   }
-  std::string host = flags.listen;
+  std::string host = request.listen;
   if (host.empty()) {
     ARTUNE_ASSIGN_OR_RETURN(host, tuner::ClusterListenHost(state.base));
   }
   state.transport = tuner::MakeArtuneBenchTransport(state.base);
   // Two servers: ps-throughput's parameter servers, as `artune serve` has them.
-  ARTUNE_ASSIGN_OR_RETURN(state.servers,
-                          StartBenchServers({state.transport.get()}, "artune", 2, host + ":0"));
+  ARTUNE_ASSIGN_OR_RETURN(
+      state.servers, tuner::StartBenchServers({state.transport.get()}, "artune", 2, host + ":0"));
   state.info.address = state.servers.base;
   state.info.device = tuner::LinkDeviceName(state.transport->fabric(), state.base, host);
   return Status::Ok();
@@ -400,24 +388,30 @@ LinkReport MeasureLink(RankState& state, const RankInfo& server, db::ClusterLink
   return report;
 }
 
+// The MPI job this rank is part of, and the exit code it ends with when it must.
+struct Job {
+  MpiWorld& world;
+  const std::function<int(const Status&)>& exit_code_for;
+};
+
 // For a rank that cannot go on while the others wait for it in MPI: ends the job.
-[[noreturn]] void Abort(const Status& status, MpiWorld& world) {
-  std::cerr << "artune: rank " << world.rank() << ": " << status.ToString()
+[[noreturn]] void Abort(const Status& status, Job& job) {
+  std::cerr << "artune: rank " << job.world.rank() << ": " << status.ToString()
             << "; aborting the job\n";
-  world.Abort(ExitCodeFor(status));
+  job.world.Abort(job.exit_code_for(status));
 }
 
 // Rank 0 stores a link at once; a link it cannot store ends the job (the other
 // ranks wait on it), keeping every link stored before.
 void StoreOrAbort(db::Store& store, int64_t cluster_id, const LinkReport& report,
-                  ClusterProgress& progress, MpiWorld& world) {
+                  ClusterRunObserver& progress, Job& job) {
   Result<db::ClusterLinkRecord> stored = StoreLinkReport(store, cluster_id, report);
   if (!stored.ok()) {
     std::cerr << "artune: rank 0 cannot store link " << report.link.client_rank << "-"
               << report.link.server_rank << " of cluster run " << cluster_id << ": "
               << stored.status().ToString() << "; aborting the job (`--resume " << cluster_id
               << "` measures what is missing)\n";
-    world.Abort(ExitCodeFor(stored.status()));
+    job.world.Abort(job.exit_code_for(stored.status()));
   }
   progress.Stored(report, *stored);
 }
@@ -458,22 +452,22 @@ db::ClusterLinkRecord LinkOf(size_t r, size_t p, const tuner::RankPair& pair,
 // Rank 0: every link of a round is stored as soon as it is finished, whoever
 // measured it: its own (`own`, measuring) and the `expected` ones the others send.
 void StoreRoundLinks(int expected, std::optional<std::future<LinkReport>>& own, db::Store& store,
-                     int64_t cluster_id, ClusterProgress& progress, MpiWorld& world) {
+                     int64_t cluster_id, ClusterRunObserver& progress, Job& job) {
   for (int received = 0; received < expected || own;) {
     if (own && own->wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-      StoreOrAbort(store, cluster_id, own->get(), progress, world);
+      StoreOrAbort(store, cluster_id, own->get(), progress, job);
       own.reset();
       continue;
     }
-    Result<std::optional<MpiWorld::Received>> arrived = world.TryReceiveAny(kLinkTag);
-    if (!arrived.ok()) Abort(arrived.status(), world);
+    Result<std::optional<MpiWorld::Received>> arrived = job.world.TryReceiveAny(kLinkTag);
+    if (!arrived.ok()) Abort(arrived.status(), job);
     if (!arrived->has_value()) {
       std::this_thread::sleep_for(kPollInterval);
       continue;
     }
     Result<LinkReport> report = DecodeLinkReport((*arrived)->text);
-    if (!report.ok()) Abort(report.status(), world);
-    StoreOrAbort(store, cluster_id, *report, progress, world);
+    if (!report.ok()) Abort(report.status(), job);
+    StoreOrAbort(store, cluster_id, *report, progress, job);
     ++received;
   }
 }
@@ -483,8 +477,8 @@ void StoreRoundLinks(int expected, std::optional<std::future<LinkReport>>& own, 
 // the others. `store` is rank 0's, nullptr on the others.
 void RunRound(size_t r, const tuner::PairSchedule& schedule, const RunSetup& setup,
               const std::vector<RankInfo>& ranks, RankState& state, db::Store* store,
-              ClusterProgress& progress, MpiWorld& world) {
-  const bool root = world.rank() == 0;
+              ClusterRunObserver& progress, Job& job) {
+  const bool root = job.world.rank() == 0;
   const auto round_started = Clock::now();
   int expected = 0;                            // links rank 0 receives this round
   std::optional<std::future<LinkReport>> own;  // rank 0's own link, measuring
@@ -495,7 +489,7 @@ void RunRound(size_t r, const tuner::PairSchedule& schedule, const RunSetup& set
       continue;
     }
     if (pair.client != 0) ++expected;
-    if (static_cast<int>(pair.client) != world.rank()) continue;
+    if (static_cast<int>(pair.client) != job.world.rank()) continue;
     const db::ClusterLinkRecord link = LinkOf(r, p, pair, ranks);
     if (root) {
       // Measured on a thread of its own, so that rank 0 meanwhile stores the
@@ -503,22 +497,22 @@ void RunRound(size_t r, const tuner::PairSchedule& schedule, const RunSetup& set
       own = std::async(std::launch::async, [&state, server = ranks[pair.server], link] {
         return MeasureLink(state, server, link);
       });
-    } else if (Status sent = world.Send(
+    } else if (Status sent = job.world.Send(
                    EncodeLinkReport(MeasureLink(state, ranks[pair.server], link)), 0, kLinkTag);
                !sent.ok()) {
-      Abort(sent, world);
+      Abort(sent, job);
     }
   }
   if (root) {
-    StoreRoundLinks(expected, own, *store, setup.cluster_id, progress, world);
+    StoreRoundLinks(expected, own, *store, setup.cluster_id, progress, job);
     progress.RoundDone(r, SecondsSince(round_started));
   }
-  if (Status synced = world.Barrier(); !synced.ok()) Abort(synced, world);
+  if (Status synced = job.world.Barrier(); !synced.ok()) Abort(synced, job);
 }
 
 }  // namespace
 
-Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
+Status RunCluster(const ClusterRunRequest& request, ClusterRunObserver& observer) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<MpiWorld> world, MpiWorld::Init());
   const bool root = world->rank() == 0;
   if (world->size() < 2) {
@@ -531,9 +525,8 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   std::string setup_text;
   if (root) {
     Result<RunSetup> prepared = [&]() -> Result<RunSetup> {
-      ARTUNE_ASSIGN_OR_RETURN(store,
-                              db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
-      return PrepareRun(flags, *store, world->size());
+      ARTUNE_ASSIGN_OR_RETURN(store, db::Store::Open(db::ResolveDatabasePath(request.db_path)));
+      return PrepareRun(request, *store, world->size());
     }();
     setup_text = EncodeSetup(prepared);
   }
@@ -547,7 +540,7 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   // servers that use it.
   std::optional<ScratchDir> dir;
   RankState state;
-  if (Status started = StartRank(flags, setup, dir, state); !started.ok()) {
+  if (Status started = StartRank(request, setup, dir, state); !started.ok()) {
     state.info.error = started.ToString();
   }
   ARTUNE_ASSIGN_OR_RETURN(const std::vector<RankInfo> ranks, GatherRanks(*world, state.info));
@@ -556,15 +549,15 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
       tuner::PairSchedule schedule,
       tuner::MakePairSchedule(setup.pairs, static_cast<uint32_t>(world->size()), seed));
 
-  ClusterProgress progress(root && !context.globals.quiet, setup.cluster_id, setup.measurement,
-                           schedule, setup.done.size());
+  if (root) observer.Began(setup.cluster_id, setup.measurement, schedule, setup.done.size());
+  Job job{*world, request.exit_code_for};
   for (size_t r = 0; r < schedule.rounds.size(); ++r) {
-    RunRound(r, schedule, setup, ranks, state, store.get(), progress, *world);
+    RunRound(r, schedule, setup, ranks, state, store.get(), observer, job);
   }
   Status finished = Status::Ok();
   if (root) {
     finished = store->FinishCluster(setup.cluster_id);
-    if (finished.ok()) finished = progress.Finish(flags.json, *store);
+    if (finished.ok()) finished = observer.Finished(*store);
   }
   // Servers stay up until every rank is done with them; every rank comes here
   // (an early return would leave the others in the barrier while it finalises).
@@ -572,4 +565,4 @@ Status RunMpiSweepCommand(const SweepFlags& flags, Context& context) {
   return finished;
 }
 
-}  // namespace artune::cli
+}  // namespace artune::cluster

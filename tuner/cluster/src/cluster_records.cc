@@ -1,4 +1,4 @@
-#include "artune/tuner/cluster_records.h"
+#include "artune/cluster/cluster_records.h"
 
 namespace artune::tuner {
 

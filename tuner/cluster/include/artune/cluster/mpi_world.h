@@ -17,7 +17,7 @@
 
 #include "artune/status.h"
 
-namespace artune::cli {
+namespace artune::cluster {
 
 class MpiWorld {
  public:
@@ -58,4 +58,4 @@ class MpiWorld {
   int size_ = 0;
 };
 
-}  // namespace artune::cli
+}  // namespace artune::cluster

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "artune/cluster/cluster_analysis.h"
 #include "artune/db/store.h"
 #include "artune/status.h"
-#include "artune/tuner/cluster_analysis.h"
 
 namespace artune::tuner {
 

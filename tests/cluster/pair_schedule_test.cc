@@ -1,6 +1,6 @@
 // The pair schedules of a cluster run: every round a matching, every scheduled link
 // once, the round and link counts pair_schedule.h promises, over many rank counts.
-#include "artune/tuner/pair_schedule.h"
+#include "artune/cluster/pair_schedule.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include "artune/db/store.h"
 #include "artune/status.h"
 
-namespace artune::cli {
+namespace artune::cluster {
 
 // One finished link as the client rank measured it.
 struct LinkReport {
@@ -40,4 +40,4 @@ Result<db::ClusterLinkRecord> StoreLinkReport(db::Store& store, int64_t cluster_
 std::string EncodeCapture(const db::CaptureRecord& capture);
 Result<db::CaptureRecord> DecodeCapture(std::string_view text);
 
-}  // namespace artune::cli
+}  // namespace artune::cluster

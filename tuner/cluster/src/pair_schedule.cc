@@ -1,4 +1,4 @@
-#include "artune/tuner/pair_schedule.h"
+#include "artune/cluster/pair_schedule.h"
 
 #include <algorithm>
 #include <charconv>
