@@ -1,6 +1,6 @@
 // artune relay: the per-host relay that carries `artune run` programs' connections
 // to the servers of this host over the embedded transport, until SIGINT/SIGTERM.
-// Thin over cli/relay/relay.h.
+// Thin over transport/relay/relay.h.
 #include <signal.h>
 
 #include <cstring>

@@ -1,5 +1,5 @@
 // artune run: runs a command unchanged with its TCP connections to hosts where an
-// `artune relay` answers carried over the embedded transport (cli/relay/relay.h),
+// `artune relay` answers carried over the embedded transport (transport/relay/relay.h),
 // and writes what was carried. The command's exit code is artune run's.
 #include <signal.h>
 #include <spawn.h>

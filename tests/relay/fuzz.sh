@@ -17,9 +17,9 @@ cd "$build_dir"
 fuzz_probe_compiler
 
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$root/cli/relay")
-fuzz_objects "$root/cli/relay $root/base $root/transport/include $root/transport/src" -- \
-  "$root/cli/relay/grpc_splitter.cc" "$root/cli/relay/relay_wire.cc" \
+       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$root/transport/relay")
+fuzz_objects "$root/transport/relay $root/base $root/transport/include $root/transport/src" -- \
+  "$root/transport/relay/grpc_splitter.cc" "$root/transport/relay/relay_wire.cc" \
   "$root/transport/src/allocator.cc" "$root/base/src/status.cc" \
   "$here/fuzz/relay_fuzz.cc"
 nice "$cxx" "${flags[@]}" "${objects[@]}" -o relay_fuzz -lpthread
