@@ -11,6 +11,7 @@
 #include <sstream>
 #include <vector>
 
+#include "artune/db/fallback_store.h"
 #include "artune/db/store.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/devices.h"
@@ -20,7 +21,6 @@
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "command.h"
-#include "fallback_store.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "server_flags.h"

@@ -11,11 +11,11 @@
 #include <set>
 #include <sstream>
 
+#include "artune/db/fallback_store.h"
 #include "artune/model/link_model.h"
 #include "artune/model/measure.h"
 #include "artune/transport/knobs.h"
 #include "command.h"
-#include "fallback_store.h"
 #include "format.h"
 #include "knob_flags.h"
 #include "progress.h"

@@ -9,13 +9,13 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "artune/db/fallback_store.h"
 #include "artune/model/link_model.h"
 #include "artune/model/predict.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/sweep_plan.h"
 #include "command.h"
-#include "fallback_store.h"
 #include "format.h"
 #include "knob_flags.h"
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "artune/cluster/cluster_run.h"
+#include "artune/db/fallback_store.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/background_load.h"
@@ -18,7 +19,6 @@
 #include "artune/tuner/sweep_plan.h"
 #include "cluster_progress.h"
 #include "command.h"
-#include "fallback_store.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "sweep_flags.h"

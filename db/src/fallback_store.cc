@@ -1,4 +1,4 @@
-#include "fallback_store.h"
+#include "artune/db/fallback_store.h"
 
 #include <ostream>
 
