@@ -128,7 +128,7 @@ std::string HumanBytes(uint64_t bytes) {
 
 Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
                             const transport::Config& config, const tuner::Payload& payload,
-                            tuner::RunOptions options, FallbackStore& store, Context& context) {
+                            tuner::RunOptions options, db::FallbackStore& store, Context& context) {
   std::unique_ptr<tuner::BenchTransport> transport;
   if (transport_name == "grpc") {
     transport = MakeGrpcServerTransport(flags.grpc_threads, config);
@@ -335,7 +335,8 @@ Status Bench(const BenchFlags& flags, Context& context) {
   // Looked at before measuring: a store that cannot be written is said at once,
   // and the runs are measured and printed all the same.
   ARTUNE_ASSIGN_OR_RETURN(
-      auto store, FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+      auto store,
+      db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
 
   std::vector<std::string> transports;
   if (flags.transport == "both") {

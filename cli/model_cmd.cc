@@ -143,8 +143,8 @@ Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
 Status Measure(const ModelFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(const model::MeasureOptions options, OptionsFromFlags(flags));
   ARTUNE_ASSIGN_OR_RETURN(
-      std::unique_ptr<FallbackStore> store,
-      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+      std::unique_ptr<db::FallbackStore> store,
+      db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   ProgressLine progress(context);
   ARTUNE_ASSIGN_OR_RETURN(
       model::MeasureReport report,

@@ -178,8 +178,8 @@ Status RunPredict(const PredictFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
   ARTUNE_ASSIGN_OR_RETURN(const tuner::SearchSpace space, tuner::ParseSearchSpace(flags.plan.axes));
   ARTUNE_ASSIGN_OR_RETURN(
-      std::unique_ptr<FallbackStore> store,
-      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+      std::unique_ptr<db::FallbackStore> store,
+      db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model_record,
                           ChooseModel(*store, flags.model_id));
   ARTUNE_ASSIGN_OR_RETURN(const model::LinkModel link_model, model::FromRecord(model_record));

@@ -131,7 +131,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
 
 // What the command ends with when the store stopped taking writes: the sweep's
 // part on file (if any) and how to finish it.
-Status SweepNotStored(FallbackStore& store, int64_t sweep_id) {
+Status SweepNotStored(db::FallbackStore& store, int64_t sweep_id) {
   if (!store.not_stored()) return Status::Ok();
   if (store.FileHoldsSweep(sweep_id)) {
     return store.NotStoredStatus(
@@ -146,7 +146,7 @@ Status SweepNotStored(FallbackStore& store, int64_t sweep_id) {
 // The config the sweep searches over: a resumed sweep's stored one (its record and
 // plan replace `record` and flags.plan), else the one the knob flags and --fabric
 // give.
-Result<transport::Config> SweepBase(SweepFlags& flags, FallbackStore& store,
+Result<transport::Config> SweepBase(SweepFlags& flags, db::FallbackStore& store,
                                     db::SweepRecord& record) {
   if (flags.resume == 0) {
     ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
@@ -187,7 +187,7 @@ tuner::SweepProgressFn TrialProgress(ProgressLine& progress, const std::string& 
 // --json: the sweep, its trials, the picks, the verdict and the final round's pairs.
 // `stored`: the store took every write; `not_stored` is what SweepNotStored said.
 void PrintSweepJson(const tuner::SweepOutcome& outcome, const tuner::PreparedSweep& prepared,
-                    const std::string& unit, FallbackStore& store, bool stored,
+                    const std::string& unit, db::FallbackStore& store, bool stored,
                     const Status& not_stored) {
   ordered_json j;
   // The id of a sweep the store holds, in part at least (see "not_stored").
@@ -249,8 +249,8 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   // Looked at before measuring: a store that cannot be written is said at once;
   // the sweep then runs on a copy in memory and is printed all the same.
   ARTUNE_ASSIGN_OR_RETURN(
-      std::unique_ptr<FallbackStore> store,
-      FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
+      std::unique_ptr<db::FallbackStore> store,
+      db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   db::SweepRecord record;
   ARTUNE_ASSIGN_OR_RETURN(const transport::Config base, SweepBase(flags, *store, record));
   auto say_captured_inflight = [&flags](uint32_t inflight, const tuner::Workload& workload) {

@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-namespace artune::cli {
+namespace artune::db {
 namespace {
 
 // A write refused for the storage's sake (not for the record's): worth carrying on
@@ -31,11 +31,11 @@ Status StatusOf(const Result<T>& result) {
 Result<std::unique_ptr<FallbackStore>> FallbackStore::Open(const std::string& path,
                                                            std::ostream& warnings) {
   std::unique_ptr<FallbackStore> store(new FallbackStore(path, warnings));
-  Result<std::unique_ptr<db::Store>> file = db::Store::Open(path);
+  Result<std::unique_ptr<Store>> file = Store::Open(path);
   if (!file.ok()) {
     // A file this process may not write may still be read (what a --resume or a
     // --workload needs): carry on with a copy of it.
-    Result<std::unique_ptr<db::Store>> readable = db::Store::Open(path, db::OpenMode::kExisting);
+    Result<std::unique_ptr<Store>> readable = Store::Open(path, OpenMode::kExisting);
     Status why = file.status();
     if (readable.ok()) {
       store->file_ = std::move(*readable);
@@ -62,7 +62,7 @@ Status FallbackStore::SwitchToMemory(const Status& why) {
   warnings_ << "artune: warning: cannot store in " << path_ << ": " << why.message()
             << "; measuring on: the results are printed but not stored\n";
   if (file_) {
-    Result<std::unique_ptr<db::Store>> copy = file_->CopyToMemory();
+    Result<std::unique_ptr<Store>> copy = file_->CopyToMemory();
     if (copy.ok()) {
       memory_ = std::move(*copy);
       return Status::Ok();
@@ -70,12 +70,12 @@ Status FallbackStore::SwitchToMemory(const Status& why) {
     warnings_ << "artune: warning: cannot read " << path_ << " either (" << copy.status().message()
               << "): going on with an empty store\n";
   }
-  ARTUNE_ASSIGN_OR_RETURN(memory_, db::Store::OpenInMemory());
+  ARTUNE_ASSIGN_OR_RETURN(memory_, Store::OpenInMemory());
   return Status::Ok();
 }
 
 template <typename Write>
-auto FallbackStore::WriteWithFallback(Write write) -> decltype(write(std::declval<db::Store&>())) {
+auto FallbackStore::WriteWithFallback(Write write) -> decltype(write(std::declval<Store&>())) {
   if (!memory_) {
     auto written = write(*file_);
     const Status status = StatusOf(written);
@@ -95,78 +95,78 @@ Status FallbackStore::NotStoredStatus(const std::string& what) const {
 }
 
 Status FallbackStore::CheckWritable() { return Active().CheckWritable(); }
-Result<std::unique_ptr<db::Store>> FallbackStore::CopyToMemory() { return Active().CopyToMemory(); }
+Result<std::unique_ptr<Store>> FallbackStore::CopyToMemory() { return Active().CopyToMemory(); }
 
-Result<int64_t> FallbackStore::InsertBenchRun(const db::BenchRun& run) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertBenchRun(run); });
+Result<int64_t> FallbackStore::InsertBenchRun(const BenchRun& run) {
+  return WriteWithFallback([&](Store& s) { return s.InsertBenchRun(run); });
 }
-Result<std::vector<db::BenchRun>> FallbackStore::ListBenchRuns(int limit) {
+Result<std::vector<BenchRun>> FallbackStore::ListBenchRuns(int limit) {
   return Active().ListBenchRuns(limit);
 }
-Result<db::BenchRun> FallbackStore::GetBenchRun(int64_t id) { return Active().GetBenchRun(id); }
-Result<int64_t> FallbackStore::InsertCapture(const db::CaptureRecord& capture) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertCapture(capture); });
+Result<BenchRun> FallbackStore::GetBenchRun(int64_t id) { return Active().GetBenchRun(id); }
+Result<int64_t> FallbackStore::InsertCapture(const CaptureRecord& capture) {
+  return WriteWithFallback([&](Store& s) { return s.InsertCapture(capture); });
 }
-Result<std::vector<db::CaptureRecord>> FallbackStore::ListCaptures(int limit) {
+Result<std::vector<CaptureRecord>> FallbackStore::ListCaptures(int limit) {
   return Active().ListCaptures(limit);
 }
-Result<db::CaptureRecord> FallbackStore::GetCapture(int64_t id) { return Active().GetCapture(id); }
-Result<int64_t> FallbackStore::InsertSweep(const db::SweepRecord& sweep) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertSweep(sweep); });
+Result<CaptureRecord> FallbackStore::GetCapture(int64_t id) { return Active().GetCapture(id); }
+Result<int64_t> FallbackStore::InsertSweep(const SweepRecord& sweep) {
+  return WriteWithFallback([&](Store& s) { return s.InsertSweep(sweep); });
 }
 Status FallbackStore::FinishSweep(int64_t sweep_id) {
-  return WriteWithFallback([&](db::Store& s) { return s.FinishSweep(sweep_id); });
+  return WriteWithFallback([&](Store& s) { return s.FinishSweep(sweep_id); });
 }
-Status FallbackStore::RecordSweepVerdict(int64_t sweep_id, const db::SweepVerdict& verdict) {
-  return WriteWithFallback([&](db::Store& s) { return s.RecordSweepVerdict(sweep_id, verdict); });
+Status FallbackStore::RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) {
+  return WriteWithFallback([&](Store& s) { return s.RecordSweepVerdict(sweep_id, verdict); });
 }
-Result<std::vector<db::SweepRecord>> FallbackStore::ListSweeps(int limit) {
+Result<std::vector<SweepRecord>> FallbackStore::ListSweeps(int limit) {
   return Active().ListSweeps(limit);
 }
-Result<db::SweepRecord> FallbackStore::GetSweep(int64_t id) { return Active().GetSweep(id); }
-Result<int64_t> FallbackStore::InsertTrial(const db::TrialRecord& trial) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertTrial(trial); });
+Result<SweepRecord> FallbackStore::GetSweep(int64_t id) { return Active().GetSweep(id); }
+Result<int64_t> FallbackStore::InsertTrial(const TrialRecord& trial) {
+  return WriteWithFallback([&](Store& s) { return s.InsertTrial(trial); });
 }
-Result<std::vector<db::TrialRecord>> FallbackStore::ListTrials(int64_t sweep_id) {
+Result<std::vector<TrialRecord>> FallbackStore::ListTrials(int64_t sweep_id) {
   return Active().ListTrials(sweep_id);
 }
-Result<std::optional<db::TrialRecord>> FallbackStore::BestTrial(int64_t sweep_id) {
+Result<std::optional<TrialRecord>> FallbackStore::BestTrial(int64_t sweep_id) {
   return Active().BestTrial(sweep_id);
 }
-Result<int64_t> FallbackStore::InsertCluster(const db::ClusterRecord& cluster) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertCluster(cluster); });
+Result<int64_t> FallbackStore::InsertCluster(const ClusterRecord& cluster) {
+  return WriteWithFallback([&](Store& s) { return s.InsertCluster(cluster); });
 }
 Status FallbackStore::FinishCluster(int64_t cluster_id) {
-  return WriteWithFallback([&](db::Store& s) { return s.FinishCluster(cluster_id); });
+  return WriteWithFallback([&](Store& s) { return s.FinishCluster(cluster_id); });
 }
-Result<std::vector<db::ClusterRecord>> FallbackStore::ListClusters(int limit) {
+Result<std::vector<ClusterRecord>> FallbackStore::ListClusters(int limit) {
   return Active().ListClusters(limit);
 }
-Result<db::ClusterRecord> FallbackStore::GetCluster(int64_t id) { return Active().GetCluster(id); }
-Status FallbackStore::InsertClusterLink(const db::ClusterLinkRecord& link) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertClusterLink(link); });
+Result<ClusterRecord> FallbackStore::GetCluster(int64_t id) { return Active().GetCluster(id); }
+Status FallbackStore::InsertClusterLink(const ClusterLinkRecord& link) {
+  return WriteWithFallback([&](Store& s) { return s.InsertClusterLink(link); });
 }
-Result<std::vector<db::ClusterLinkRecord>> FallbackStore::ListClusterLinks(int64_t cluster_id) {
+Result<std::vector<ClusterLinkRecord>> FallbackStore::ListClusterLinks(int64_t cluster_id) {
   return Active().ListClusterLinks(cluster_id);
 }
-Result<int64_t> FallbackStore::InsertLinkModel(const db::LinkModelRecord& model) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertLinkModel(model); });
+Result<int64_t> FallbackStore::InsertLinkModel(const LinkModelRecord& model) {
+  return WriteWithFallback([&](Store& s) { return s.InsertLinkModel(model); });
 }
-Result<std::vector<db::LinkModelRecord>> FallbackStore::ListLinkModels(int limit) {
+Result<std::vector<LinkModelRecord>> FallbackStore::ListLinkModels(int limit) {
   return Active().ListLinkModels(limit);
 }
-Result<db::LinkModelRecord> FallbackStore::GetLinkModel(int64_t id) {
+Result<LinkModelRecord> FallbackStore::GetLinkModel(int64_t id) {
   return Active().GetLinkModel(id);
 }
-Result<int64_t> FallbackStore::InsertPrediction(const db::PredictionRecord& prediction) {
-  return WriteWithFallback([&](db::Store& s) { return s.InsertPrediction(prediction); });
+Result<int64_t> FallbackStore::InsertPrediction(const PredictionRecord& prediction) {
+  return WriteWithFallback([&](Store& s) { return s.InsertPrediction(prediction); });
 }
-Result<std::vector<db::PredictionRecord>> FallbackStore::ListPredictions(int limit) {
+Result<std::vector<PredictionRecord>> FallbackStore::ListPredictions(int limit) {
   return Active().ListPredictions(limit);
 }
-Result<db::PredictionRecord> FallbackStore::GetPrediction(int64_t id) {
+Result<PredictionRecord> FallbackStore::GetPrediction(int64_t id) {
   return Active().GetPrediction(id);
 }
-Result<db::StoreInfo> FallbackStore::Info() { return Active().Info(); }
+Result<StoreInfo> FallbackStore::Info() { return Active().Info(); }
 
-}  // namespace artune::cli
+}  // namespace artune::db

@@ -23,9 +23,9 @@
 
 #include "artune/db/store.h"
 
-namespace artune::cli {
+namespace artune::db {
 
-class FallbackStore final : public db::Store {
+class FallbackStore final : public Store {
  public:
   // Never fails for the file's sake: an unusable file gives a store in memory (with
   // what the file held when it could still be read) and a warning. Errors: memory
@@ -43,34 +43,34 @@ class FallbackStore final : public db::Store {
   Status NotStoredStatus(const std::string& what) const;
 
   Status CheckWritable() override;
-  Result<std::unique_ptr<db::Store>> CopyToMemory() override;
-  Result<int64_t> InsertBenchRun(const db::BenchRun& run) override;
-  Result<std::vector<db::BenchRun>> ListBenchRuns(int limit) override;
-  Result<db::BenchRun> GetBenchRun(int64_t id) override;
-  Result<int64_t> InsertCapture(const db::CaptureRecord& capture) override;
-  Result<std::vector<db::CaptureRecord>> ListCaptures(int limit) override;
-  Result<db::CaptureRecord> GetCapture(int64_t id) override;
-  Result<int64_t> InsertSweep(const db::SweepRecord& sweep) override;
+  Result<std::unique_ptr<Store>> CopyToMemory() override;
+  Result<int64_t> InsertBenchRun(const BenchRun& run) override;
+  Result<std::vector<BenchRun>> ListBenchRuns(int limit) override;
+  Result<BenchRun> GetBenchRun(int64_t id) override;
+  Result<int64_t> InsertCapture(const CaptureRecord& capture) override;
+  Result<std::vector<CaptureRecord>> ListCaptures(int limit) override;
+  Result<CaptureRecord> GetCapture(int64_t id) override;
+  Result<int64_t> InsertSweep(const SweepRecord& sweep) override;
   Status FinishSweep(int64_t sweep_id) override;
-  Status RecordSweepVerdict(int64_t sweep_id, const db::SweepVerdict& verdict) override;
-  Result<std::vector<db::SweepRecord>> ListSweeps(int limit) override;
-  Result<db::SweepRecord> GetSweep(int64_t id) override;
-  Result<int64_t> InsertTrial(const db::TrialRecord& trial) override;
-  Result<std::vector<db::TrialRecord>> ListTrials(int64_t sweep_id) override;
-  Result<std::optional<db::TrialRecord>> BestTrial(int64_t sweep_id) override;
-  Result<int64_t> InsertCluster(const db::ClusterRecord& cluster) override;
+  Status RecordSweepVerdict(int64_t sweep_id, const SweepVerdict& verdict) override;
+  Result<std::vector<SweepRecord>> ListSweeps(int limit) override;
+  Result<SweepRecord> GetSweep(int64_t id) override;
+  Result<int64_t> InsertTrial(const TrialRecord& trial) override;
+  Result<std::vector<TrialRecord>> ListTrials(int64_t sweep_id) override;
+  Result<std::optional<TrialRecord>> BestTrial(int64_t sweep_id) override;
+  Result<int64_t> InsertCluster(const ClusterRecord& cluster) override;
   Status FinishCluster(int64_t cluster_id) override;
-  Result<std::vector<db::ClusterRecord>> ListClusters(int limit) override;
-  Result<db::ClusterRecord> GetCluster(int64_t id) override;
-  Status InsertClusterLink(const db::ClusterLinkRecord& link) override;
-  Result<std::vector<db::ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) override;
-  Result<int64_t> InsertLinkModel(const db::LinkModelRecord& model) override;
-  Result<std::vector<db::LinkModelRecord>> ListLinkModels(int limit) override;
-  Result<db::LinkModelRecord> GetLinkModel(int64_t id) override;
-  Result<int64_t> InsertPrediction(const db::PredictionRecord& prediction) override;
-  Result<std::vector<db::PredictionRecord>> ListPredictions(int limit) override;
-  Result<db::PredictionRecord> GetPrediction(int64_t id) override;
-  Result<db::StoreInfo> Info() override;
+  Result<std::vector<ClusterRecord>> ListClusters(int limit) override;
+  Result<ClusterRecord> GetCluster(int64_t id) override;
+  Status InsertClusterLink(const ClusterLinkRecord& link) override;
+  Result<std::vector<ClusterLinkRecord>> ListClusterLinks(int64_t cluster_id) override;
+  Result<int64_t> InsertLinkModel(const LinkModelRecord& model) override;
+  Result<std::vector<LinkModelRecord>> ListLinkModels(int limit) override;
+  Result<LinkModelRecord> GetLinkModel(int64_t id) override;
+  Result<int64_t> InsertPrediction(const PredictionRecord& prediction) override;
+  Result<std::vector<PredictionRecord>> ListPredictions(int limit) override;
+  Result<PredictionRecord> GetPrediction(int64_t id) override;
+  Result<StoreInfo> Info() override;
 
  private:
   FallbackStore(std::string path, std::ostream& warnings)
@@ -79,17 +79,17 @@ class FallbackStore final : public db::Store {
   // Carries on in memory from now on: a copy of the file (or an empty store when
   // it cannot be read); `why` is kept for not_stored().
   Status SwitchToMemory(const Status& why);
-  db::Store& Active() { return memory_ ? *memory_ : *file_; }
+  Store& Active() { return memory_ ? *memory_ : *file_; }
   // Runs `write` on the file while it takes writes; a storage failure switches to
   // memory and runs it there.
   template <typename Write>
-  auto WriteWithFallback(Write write) -> decltype(write(std::declval<db::Store&>()));
+  auto WriteWithFallback(Write write) -> decltype(write(std::declval<Store&>()));
 
   std::string path_;
   std::ostream& warnings_;
-  std::unique_ptr<db::Store> file_;    // null when the file could not be opened at all
-  std::unique_ptr<db::Store> memory_;  // set once writes go to memory
+  std::unique_ptr<Store> file_;    // null when the file could not be opened at all
+  std::unique_ptr<Store> memory_;  // set once writes go to memory
   std::optional<Status> not_stored_;
 };
 
-}  // namespace artune::cli
+}  // namespace artune::db
