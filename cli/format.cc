@@ -6,16 +6,6 @@
 
 namespace artune::cli {
 
-std::string FormatNumber(double value, int decimals) {
-  if (std::isfinite(value) && value != 0 && std::fabs(value) < 1) {
-    const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
-    decimals = std::min(12, std::max(decimals, 2 - magnitude));
-  }
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 std::string ShortTime(const std::string& iso8601) {
   if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
   std::string text = iso8601.substr(0, 19);

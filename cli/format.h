@@ -6,15 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "artune/base/number_text.h"
+
 namespace artune::cli {
 
 // "512 B", "9.8 KiB", "10.0 MiB", "1.50 GiB": sizes for reading, not for parsing
 // back (the knob table's FormatBytes gives exact, parsable sizes).
 std::string FormatHumanBytes(uint64_t bytes);
 
-// `value` with `decimals` after the point, but never fewer than three significant
-// digits: a workload-time of 0.000376 s must not print as 0.00.
-std::string FormatNumber(double value, int decimals);
+// FormatNumber (artune/base/number_text.h): numbers with three significant digits.
+using artune::FormatNumber;
 
 // "2024-05-01T12:34:56.789Z" -> "2024-05-01 12:34:56"; anything else unchanged.
 std::string ShortTime(const std::string& iso8601);
