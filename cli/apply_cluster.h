@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "apply_winner.h"
+#include "artune/cluster/cluster_choice.h"
 #include "artune/status.h"
 #include "artune/transport/config_loader.h"
 

@@ -18,7 +18,7 @@
 
 #include "apply_cluster.h"
 #include "apply_compare.h"
-#include "apply_winner.h"
+#include "artune/cluster/cluster_choice.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"

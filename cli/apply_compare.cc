@@ -14,7 +14,7 @@
 #include <optional>
 #include <sstream>
 
-#include "apply_winner.h"
+#include "artune/cluster/cluster_choice.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"

@@ -1,8 +1,8 @@
-#include "apply_winner.h"
+#include "artune/cluster/cluster_choice.h"
 
 #include <vector>
 
-#include "format.h"
+#include "artune/base/number_text.h"
 
 namespace artune::cli {
 
