@@ -105,7 +105,7 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
                          {"groups", ordered_json::array()}};
   std::ostream& out = to_stdout ? std::cerr : std::cout;
   std::vector<std::string> placed;
-  for (const ClusterChoice::Part& part : request.parts) {
+  for (const tuner::ClusterChoice::Part& part : request.parts) {
     std::vector<tuner::KnobSetting> settings;
     for (const auto& [name, value] : part.knobs) settings.push_back({name, value, part.origin});
     settings.insert(settings.end(), request.extra_settings.begin(), request.extra_settings.end());

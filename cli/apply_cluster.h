@@ -1,5 +1,5 @@
 // `artune apply config --cluster ID` when the hosts of a cluster run need different
-// configs (apply_winner.h: ClusterChoice with one part per host group): one config
+// configs (artune/cluster/cluster_choice.h: ClusterChoice with one part per host group): one config
 // per group, each in a file named after the group's devices beside the target
 // ("transport.toml" -> "transport.mlx5.toml"), or all of them in one JSON object on
 // stdout, each saying which hosts it is for. One config for the whole cluster goes
@@ -21,7 +21,7 @@ namespace artune::cli {
 struct ClusterGroupsApply {
   int64_t cluster_id = 0;
   std::string reason;  // why the hosts were split (HostGrouping::reason)
-  std::vector<ClusterChoice::Part> parts;
+  std::vector<tuner::ClusterChoice::Part> parts;
   std::vector<tuner::KnobSetting> extra_settings;  // --set, laid over every group's winner
   tuner::ConfigFormat format = tuner::ConfigFormat::kToml;
   // The file the groups' files are named after; "" prints to stdout (json only: one

@@ -1,5 +1,5 @@
 // artune apply config: hand a tuned config to the transport. The knob values come
-// from a stored sweep's winner (apply_winner.h: the config its verdict chose, else
+// from a stored sweep's winner (artune/tuner/sweep_choice.h: the config its verdict chose, else
 // its best trial), or a cluster run's winner (one per host group where the groups
 // chose differently: apply_cluster.h), and/or --set NAME=VALUE; they are laid over
 // the config in force, checked by the knob table, shown as a diff against what is
@@ -24,6 +24,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
 #include "artune/tuner/config_emit.h"
+#include "artune/tuner/sweep_choice.h"
 #include "cluster_text.h"
 #include "command.h"
 #include "format.h"
@@ -66,7 +67,7 @@ struct Proposal {
   // host (no --background-load): busy polling takes a core per side and collapses
   // when the host's cores are busy (issue 26).
   std::string idle_busy_polling_warning;
-  // The sweep's winner (apply_winner.h): its knobs as text, how it was chosen, and
+  // The sweep's winner (artune/tuner/sweep_choice.h): its knobs as text, how it was chosen, and
   // its stored trial's id when it has one.
   std::string winner;
   std::string winner_how;
@@ -76,7 +77,7 @@ struct Proposal {
   // different winners, one part per group (then `settings` holds only --set).
   std::optional<int64_t> cluster_id;
   std::optional<int64_t> prediction_id;  // --prediction
-  std::vector<ClusterChoice::Part> cluster_groups;
+  std::vector<tuner::ClusterChoice::Part> cluster_groups;
   std::string cluster_groups_reason;
 };
 
@@ -84,8 +85,8 @@ struct Proposal {
 Status CollectClusterSettings(const ApplyFlags& flags, Context& context, Proposal& proposal) {
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(
-      ClusterChoice choice,
-      ReadClusterChoice(*store, *flags.cluster_id, *tuner::ParseClusterGoal(flags.goal)));
+      tuner::ClusterChoice choice,
+      tuner::ReadClusterChoice(*store, *flags.cluster_id, *tuner::ParseClusterGoal(flags.goal)));
   proposal.cluster_id = flags.cluster_id;
   proposal.objective_name = choice.data.objective;
   if (choice.parts.size() > 1) {
@@ -93,7 +94,7 @@ Status CollectClusterSettings(const ApplyFlags& flags, Context& context, Proposa
     proposal.cluster_groups_reason = choice.analysis.grouping.reason;
     return Status::Ok();
   }
-  const ClusterChoice::Part& part = choice.parts.front();
+  const tuner::ClusterChoice::Part& part = choice.parts.front();
   const std::string origin = "cluster " + std::to_string(*flags.cluster_id) + " winner";
   for (const auto& [name, value] : part.knobs) proposal.settings.push_back({name, value, origin});
   proposal.origin_lines.push_back(part.origin);
@@ -177,7 +178,8 @@ Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
       }
       sweep_id = sweeps.front().id;
     }
-    ARTUNE_ASSIGN_OR_RETURN(const SweepChoice winner, ReadSweepChoice(store, sweep_id));
+    ARTUNE_ASSIGN_OR_RETURN(const tuner::SweepChoice winner,
+                            tuner::ReadSweepChoice(store, sweep_id));
     const db::SweepRecord& sweep = winner.sweep;
     read_sweep = sweep;
     const std::string origin = "sweep " + std::to_string(sweep_id) +

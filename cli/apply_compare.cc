@@ -14,7 +14,6 @@
 #include <optional>
 #include <sstream>
 
-#include "artune/cluster/cluster_choice.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
@@ -23,6 +22,7 @@
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/paired_compare.h"
 #include "artune/tuner/stats.h"
+#include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/sweep_plan.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
@@ -63,14 +63,14 @@ Result<Config> LoadFileOnly(const std::string& path) {
   return loaded.config;
 }
 
-// The tuned side's config. With --sweep: the sweep's winner (apply_winner.h, the
+// The tuned side's config. With --sweep: the sweep's winner (artune/tuner/sweep_choice.h, the
 // same knobs `artune apply config --sweep` writes) laid over the baseline, so the
 // two sides differ only by the swept knobs; `choice` is set. Else a file on its own.
 Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Config& baseline,
-                           std::string& source, std::optional<SweepChoice>& choice) {
+                           std::string& source, std::optional<tuner::SweepChoice>& choice) {
   if (flags.sweep_id.has_value()) {
     ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-    ARTUNE_ASSIGN_OR_RETURN(choice, ReadSweepChoice(*store, *flags.sweep_id));
+    ARTUNE_ASSIGN_OR_RETURN(choice, tuner::ReadSweepChoice(*store, *flags.sweep_id));
     std::vector<tuner::KnobSetting> settings;
     for (const auto& [name, value] : choice->knobs) {
       settings.push_back({name, value, "sweep " + std::to_string(*flags.sweep_id)});
@@ -179,7 +179,7 @@ struct ComparePlan {
   uint32_t background_load = 0;  // CPU hogs beside the measurement
   tuner::CompareSideSpec baseline{"default", "", Config{}};
   tuner::CompareSideSpec tuned{"tuned", "", Config{}};
-  std::optional<SweepChoice> choice;  // set with --sweep
+  std::optional<tuner::SweepChoice> choice;  // set with --sweep
   Inflight inflight;
   tuner::Workload workload;
 };
@@ -257,7 +257,7 @@ ordered_json CompareSideJson(const tuner::CompareSide& side) {
 void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
                       const tuner::PairedCompareResult& compared) {
   const tuner::Workload& workload = plan.workload;
-  const std::optional<SweepChoice>& choice = plan.choice;
+  const std::optional<tuner::SweepChoice>& choice = plan.choice;
   ordered_json out;
   out["workload"] = workload.description;
   out["layout"] = LayoutJson(workload);

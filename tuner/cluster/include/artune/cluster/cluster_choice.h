@@ -1,17 +1,11 @@
-// Which config a stored sweep hands on, shared by `artune apply config --sweep` and
-// `artune apply compare --sweep` so both apply the same knobs.
-//
-// A sweep's stored verdict names the config it judged (SweepVerdict::best_knobs):
-// the sweep re-measures its finalists at the end and picks among them, so that
-// config can differ from Store::BestTrial (the single best measurement of the
-// search, which is optimistic: the best of many noisy trials). The verdict's pick
-// wins when there is one; a sweep without a verdict naming knobs (unfinished, or
-// decided by a build before verdicts) falls back to its best trial.
+// What a stored cluster run hands on (`artune apply config --cluster ID`): the
+// cluster's winner for every host, or one config per host group when hosts with
+// different devices chose different winners. The sweep's counterpart is
+// artune/tuner/sweep_choice.h.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,27 +14,7 @@
 #include "artune/db/store.h"
 #include "artune/status.h"
 
-namespace artune::cli {
-
-struct SweepChoice {
-  db::SweepRecord sweep;
-  std::map<std::string, std::string> knobs;  // the swept knobs to apply
-  // The stored trial with exactly these knobs (status ok and validated); nullopt
-  // only when the verdict names knobs none of the sweep's trials has.
-  std::optional<db::TrialRecord> trial;
-  bool chosen_by_verdict = false;  // false: Store::BestTrial
-
-  // "chosen by the sweep's final re-measurement" or "best trial #N".
-  std::string How() const;
-  // "eager_threshold=4KiB chunk_size=1MiB" (name order).
-  std::string KnobText() const;
-};
-
-// Reads the sweep and its winner. Errors: kNotFound (no such sweep, or a sweep with
-// neither a verdict naming knobs nor a validated trial: the message says to look at
-// `artune results --sweep ID`), kCorruption (the verdict's best_knobs is not knob
-// text, or names a trial that failed or did not validate), the store's errors.
-Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
+namespace artune::tuner {
 
 // What a stored cluster run hands on (`artune apply config --cluster ID`): its
 // winner (artune/cluster/cluster_analysis.h) for every host, or, when hosts with different
@@ -52,8 +26,8 @@ struct ClusterChoice {
     std::map<std::string, std::string> knobs;
     std::string origin;  // "cluster 3 winner by worst-link: ..." for the file's header
   };
-  tuner::ClusterData data;
-  tuner::ClusterAnalysis analysis;
+  ClusterData data;
+  ClusterAnalysis analysis;
   std::vector<Part> parts;  // one, or one per host group (device class order)
 };
 
@@ -61,7 +35,6 @@ struct ClusterChoice {
 // within it) gets the cluster's. Errors: kNotFound (no such cluster, or no config
 // measured on every usable link: the message says to look at `artune results
 // --cluster ID`), kCorruption (a winner that is not knob text), ReadClusterData's.
-Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id,
-                                        tuner::ClusterGoal goal);
+Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id, ClusterGoal goal);
 
-}  // namespace artune::cli
+}  // namespace artune::tuner

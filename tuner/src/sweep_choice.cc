@@ -1,0 +1,61 @@
+#include "artune/tuner/sweep_choice.h"
+
+#include <vector>
+
+namespace artune::tuner {
+
+std::string SweepChoice::How() const {
+  if (chosen_by_verdict) return "chosen by the sweep's final re-measurement";
+  return "best trial #" + std::to_string(trial ? trial->id : 0);
+}
+
+std::string SweepChoice::KnobText() const {
+  std::string text;
+  for (const auto& [name, value] : knobs) {
+    if (!text.empty()) text += " ";
+    text += name + "=" + value;
+  }
+  return text;
+}
+
+Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id) {
+  SweepChoice winner;
+  ARTUNE_ASSIGN_OR_RETURN(winner.sweep, store.GetSweep(sweep_id));
+  const std::string sweep_name = "sweep " + std::to_string(sweep_id);
+  if (winner.sweep.verdict && !winner.sweep.verdict->best_knobs.empty()) {
+    const std::string& key = winner.sweep.verdict->best_knobs;
+    auto knobs = db::ParseTrialKnobKey(key);
+    if (!knobs.ok()) {
+      return Status::Corruption(sweep_name + "'s verdict names '" + key +
+                                "', which is not knob text (" + knobs.status().message() +
+                                "); apply a trial with --set NAME=VALUE instead");
+    }
+    winner.knobs = std::move(*knobs);
+    winner.chosen_by_verdict = true;
+    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep_id));
+    for (db::TrialRecord& trial : trials) {
+      if (db::TrialKnobKey(trial.knobs) != key) continue;
+      // The store keeps one trial per knob key; a verdict should never pick one that
+      // failed, but a corrupting config must not be applied on its word.
+      if (trial.status != db::TrialStatus::kOk || !trial.validated) {
+        return Status::Corruption(
+            sweep_name + "'s verdict picks " + key + ", but its trial #" +
+            std::to_string(trial.id) + " is " + std::string(db::TrialStatusName(trial.status)) +
+            (trial.validated ? "" : ", not validated") + "; see `artune results --sweep " +
+            std::to_string(sweep_id) + "`");
+      }
+      winner.trial = std::move(trial);
+      break;
+    }
+    return winner;
+  }
+  ARTUNE_ASSIGN_OR_RETURN(winner.trial, store.BestTrial(sweep_id));
+  if (!winner.trial) {
+    return Status::NotFound(sweep_name + " has no validated trial to apply; see `artune results " +
+                            "--sweep " + std::to_string(sweep_id) + "`");
+  }
+  winner.knobs = winner.trial->knobs;
+  return winner;
+}
+
+}  // namespace artune::tuner
