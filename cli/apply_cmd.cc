@@ -25,10 +25,10 @@
 #include "artune/transport/transport.h"
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/sweep_choice.h"
+#include "artune/tuner/trial_json.h"
 #include "cluster_text.h"
 #include "command.h"
 #include "format.h"
-#include "trial_json.h"
 
 namespace artune::cli {
 namespace {

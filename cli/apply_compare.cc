@@ -24,9 +24,9 @@
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/sweep_plan.h"
+#include "artune/tuner/trial_json.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
-#include "trial_json.h"
 
 namespace artune::cli {
 namespace {

@@ -23,11 +23,11 @@
 #include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/trial_json.h"
 #include "command.h"
 #include "format.h"
 #include "results_cluster.h"
 #include "stored_list.h"
-#include "trial_json.h"
 
 namespace artune::cli {
 namespace {

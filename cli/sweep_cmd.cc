@@ -17,12 +17,12 @@
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
 #include "artune/tuner/sweep_plan.h"
+#include "artune/tuner/trial_json.h"
 #include "cluster_progress.h"
 #include "command.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "sweep_flags.h"
-#include "trial_json.h"
 
 namespace artune::cli {
 namespace {

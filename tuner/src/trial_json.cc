@@ -1,4 +1,4 @@
-#include "trial_json.h"
+#include "artune/tuner/trial_json.h"
 
 namespace artune::cli {
 
