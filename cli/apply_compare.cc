@@ -260,7 +260,7 @@ void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
   const std::optional<tuner::SweepChoice>& choice = plan.choice;
   ordered_json out;
   out["workload"] = workload.description;
-  out["layout"] = LayoutJson(workload);
+  out["layout"] = tuner::LayoutJson(workload);
   out["messages"] = workload.messages.size();
   out["workload_bytes"] = workload.total_bytes;
   out["repeats"] = flags.repeats;
@@ -275,7 +275,7 @@ void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
   // verdict chose; "best_trial": no verdict named one) and its stored trial.
   out["tuned"]["sweep_winner"] =
       choice ? ordered_json{{"sweep_id", choice->sweep.id},
-                            {"knobs", KnobsJson(choice->knobs)},
+                            {"knobs", tuner::KnobsJson(choice->knobs)},
                             {"chosen_by",
                              choice->chosen_by_verdict ? "final_remeasurement" : "best_trial"},
                             {"trial_id",
@@ -283,7 +283,7 @@ void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
              : ordered_json();
   out["speedup"] = compared.speedup;
   out["paired_speedups"] = compared.paired_speedups;
-  out["paired_speedup"] = PairedEstimateJson(compared.verdict.estimate);
+  out["paired_speedup"] = tuner::PairedEstimateJson(compared.verdict.estimate);
   // faster | slower: the interval of the paired median clears 1; within_noise;
   // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
   out["verdict"] = tuner::PairedOutcomeName(compared.verdict.outcome);

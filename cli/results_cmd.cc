@@ -23,6 +23,7 @@
 #include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/trial_json.h"
 #include "command.h"
 #include "format.h"
@@ -293,7 +294,7 @@ Result<SweepView> ReadSweepView(db::Store& store, int64_t sweep_id) {
   SweepView view;
   ARTUNE_ASSIGN_OR_RETURN(view.sweep, store.GetSweep(sweep_id));
   ARTUNE_ASSIGN_OR_RETURN(view.trials, store.ListTrials(view.sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(view.best, ChosenTrial(store, view.sweep));
+  ARTUNE_ASSIGN_OR_RETURN(view.best, tuner::ChosenTrial(store, view.sweep));
   ARTUNE_ASSIGN_OR_RETURN(view.search_best, store.BestTrial(view.sweep.id));
   ARTUNE_ASSIGN_OR_RETURN(view.cluster_id, tuner::FindClusterOfSweep(store, view.sweep.id));
   for (const db::TrialRecord& trial : view.trials) {
@@ -332,10 +333,10 @@ void PrintSweepJson(const SweepView& view) {
   // The cluster run this sweep measured a link of; null for a sweep of its own.
   j["cluster_id"] = view.cluster_id ? ordered_json(*view.cluster_id) : ordered_json();
   j["trials"] = ordered_json::array();
-  for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(TrialJson(trial));
-  j["best"] = PickJson(view.best);
-  j["default"] = PickJson(view.default_trial);
-  AddVerdictJson(j, view.sweep.verdict);
+  for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(tuner::TrialJson(trial));
+  j["best"] = tuner::PickJson(view.best);
+  j["default"] = tuner::PickJson(view.default_trial);
+  tuner::AddVerdictJson(j, view.sweep.verdict);
   j["heatmap"] = HeatmapJson(view);
   std::cout << j.dump(2) << "\n";
 }

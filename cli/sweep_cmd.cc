@@ -20,6 +20,7 @@
 #include "artune/tuner/trial_json.h"
 #include "cluster_progress.h"
 #include "command.h"
+#include "format.h"
 #include "knob_flags.h"
 #include "progress.h"
 #include "sweep_flags.h"
@@ -201,7 +202,7 @@ void PrintSweepJson(const tuner::SweepOutcome& outcome, const tuner::PreparedSwe
   j["fabric"] = outcome.sweep.fabric;
   j["strategy"] = outcome.sweep.strategy;
   j["workload"] = outcome.sweep.workload;
-  j["layout"] = LayoutJson(prepared.workload);
+  j["layout"] = tuner::LayoutJson(prepared.workload);
   j["peer"] = outcome.sweep.peer;
   j["search_space"] = outcome.sweep.search_space;
   j["inflight"] = prepared.inflight;
@@ -209,15 +210,16 @@ void PrintSweepJson(const tuner::SweepOutcome& outcome, const tuner::PreparedSwe
   j["measured"] = outcome.measured;
   j["resumed"] = outcome.resumed;
   j["trials"] = ordered_json::array();
-  for (const db::TrialRecord& trial : outcome.trials) j["trials"].push_back(TrialJson(trial));
-  j["best"] = PickJson(outcome.best);
-  j["search_best"] = PickJson(outcome.search_best);
-  j["default"] = PickJson(outcome.default_trial);
-  AddVerdictJson(j, outcome.sweep.verdict);
+  for (const db::TrialRecord& trial : outcome.trials)
+    j["trials"].push_back(tuner::TrialJson(trial));
+  j["best"] = tuner::PickJson(outcome.best);
+  j["search_best"] = tuner::PickJson(outcome.search_best);
+  j["default"] = tuner::PickJson(outcome.default_trial);
+  tuner::AddVerdictJson(j, outcome.sweep.verdict);
   // The top finalist's same-round pairs with the default (speedup > 1: better);
   // null without a final round or with fewer than 6 pairs.
   if (outcome.winner_pairs) {
-    j["final_pairs"] = PairedEstimateJson(outcome.winner_pairs->estimate);
+    j["final_pairs"] = tuner::PairedEstimateJson(outcome.winner_pairs->estimate);
     j["final_pairs"]["outcome"] = tuner::PairedOutcomeName(outcome.winner_pairs->outcome);
   } else {
     j["final_pairs"] = nullptr;

@@ -58,4 +58,15 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id) {
   return winner;
 }
 
+Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
+  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
+    for (db::TrialRecord& trial : trials) {
+      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs)
+        return std::optional<db::TrialRecord>(std::move(trial));
+    }
+  }
+  return store.BestTrial(sweep.id);
+}
+
 }  // namespace artune::tuner

@@ -1,6 +1,8 @@
 #include "artune/tuner/trial_json.h"
 
-namespace artune::cli {
+#include "artune/db/record_json.h"
+
+namespace artune::tuner {
 
 using nlohmann::ordered_json;
 
@@ -11,20 +13,9 @@ ordered_json KnobsJson(const std::map<std::string, std::string>& knobs) {
 }
 
 ordered_json TrialJson(const db::TrialRecord& trial) {
-  ordered_json metrics = ordered_json::object();
-  for (const auto& [name, value] : trial.metrics) metrics[name] = value;
-  return {{"id", trial.id},
-          {"knobs", KnobsJson(trial.knobs)},
-          {"status", std::string(db::TrialStatusName(trial.status))},
-          {"objective", trial.objective},
-          {"ci_low", trial.ci_low},
-          {"ci_high", trial.ci_high},
-          {"samples", trial.samples},
-          {"remeasured", trial.remeasured},
-          {"validated", trial.validated},
-          {"error", trial.error},
-          {"duration_s", trial.duration_s},
-          {"metrics", metrics}};
+  ordered_json j = {{"id", trial.id}};
+  db::AddTrialJson(j, trial);
+  return j;
 }
 
 ordered_json PickJson(const std::optional<db::TrialRecord>& trial) {
@@ -64,18 +55,7 @@ void AddVerdictJson(ordered_json& out, const std::optional<db::SweepVerdict>& ve
       verdict ? ordered_json(std::string(db::VerdictName(verdict->verdict))) : ordered_json();
 }
 
-Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
-  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
-    for (db::TrialRecord& trial : trials) {
-      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs)
-        return std::optional<db::TrialRecord>(std::move(trial));
-    }
-  }
-  return store.BestTrial(sweep.id);
-}
-
-nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate) {
+nlohmann::ordered_json PairedEstimateJson(const MedianEstimate& estimate) {
   return {{"median", estimate.median},
           {"ci_low", estimate.low},
           {"ci_high", estimate.high},
@@ -83,23 +63,7 @@ nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate)
           {"pairs", estimate.count}};
 }
 
-std::string VerdictText(db::Verdict verdict) {
-  switch (verdict) {
-    case db::Verdict::kBeatsDefault:
-      return "beats default: the chosen config is better than the default beyond noise (its "
-             "same-round pairs with the default, or their confidence intervals)";
-    case db::Verdict::kWithinNoise:
-      return "within noise: the chosen config does not beat the default beyond noise (its "
-             "same-round pairs with the default, or their confidence intervals)";
-    case db::Verdict::kDefaultIsBest:
-      return "default is best: no config measured beats it";
-    case db::Verdict::kNoValidTrial:
-      return "no valid trial: nothing validated to compare with the default";
-  }
-  return std::string(db::VerdictName(verdict));
-}
-
-ordered_json LayoutJson(const tuner::Workload& workload) {
+ordered_json LayoutJson(const Workload& workload) {
   if (workload.layout.empty()) return nullptr;
   ordered_json out = ordered_json::object();
   for (const auto& [label, layout] : workload.layout) {
@@ -112,4 +76,4 @@ ordered_json LayoutJson(const tuner::Workload& workload) {
   return out;
 }
 
-}  // namespace artune::cli
+}  // namespace artune::tuner

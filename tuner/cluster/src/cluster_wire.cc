@@ -11,13 +11,11 @@ namespace {
 using nlohmann::json;
 
 json TrialToJson(const db::TrialRecord& trial) {
-  return {{"knobs", trial.knobs},           {"status", db::TrialStatusName(trial.status)},
-          {"objective", trial.objective},   {"ci_low", trial.ci_low},
-          {"ci_high", trial.ci_high},       {"samples", trial.samples},
-          {"remeasured", trial.remeasured}, {"validated", trial.validated},
-          {"error", trial.error},           {"started_at", trial.started_at},
-          {"duration_s", trial.duration_s}, {"config", trial.config},
-          {"metrics", trial.metrics}};
+  json j;
+  db::AddTrialJson(j, trial);
+  j["started_at"] = trial.started_at;
+  j["config"] = trial.config;
+  return j;
 }
 
 // Throws nlohmann's exceptions on a malformed document; DecodeLinkReport catches.

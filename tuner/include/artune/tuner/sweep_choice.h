@@ -39,4 +39,10 @@ struct SweepChoice {
 // text, or names a trial that failed or did not validate), the store's errors.
 Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
 
+// The trial a sweep's verdict chose (the one whose knob key is the verdict's
+// best_knobs: the final round's winner, or the default when it won); for a sweep
+// without a verdict, or one naming no stored trial, the best trial
+// (Store::BestTrial). nullopt when the sweep has no validated trial.
+Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
+
 }  // namespace artune::tuner

@@ -13,7 +13,7 @@
 #include "artune/tuner/stats.h"
 #include "artune/tuner/workload.h"
 
-namespace artune::cli {
+namespace artune::tuner {
 
 // {knob name: value} in the store's (sorted) order.
 nlohmann::ordered_json KnobsJson(const std::map<std::string, std::string>& knobs);
@@ -45,21 +45,10 @@ void AddVerdictJson(nlohmann::ordered_json& out, const std::optional<db::SweepVe
 // The buffer layout a capture replay sends (workload.h): {method label: {mean_slices,
 // max_slices, from_iovecs, data_iovecs, framing_iovecs}}; null for a workload with
 // no layout (schemes). Shared by `sweep --json` and `apply compare --json`.
-nlohmann::ordered_json LayoutJson(const tuner::Workload& workload);
+nlohmann::ordered_json LayoutJson(const Workload& workload);
 
 // The paired speedups' median and its interval: {median, ci_low, ci_high,
 // confidence, pairs} (`apply compare`'s paired_speedup, `sweep`'s final_pairs).
-nlohmann::ordered_json PairedEstimateJson(const tuner::MedianEstimate& estimate);
+nlohmann::ordered_json PairedEstimateJson(const MedianEstimate& estimate);
 
-// The trial a sweep's verdict chose (the one whose knob key is the verdict's
-// best_knobs: the final round's winner, or the default when it won); for a sweep
-// without a verdict, or one naming no stored trial, the best trial
-// (Store::BestTrial). nullopt when the sweep has no validated trial.
-Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
-
-// One line of text for a verdict value, for the human output of sweep, results and
-// apply (e.g. "within noise: the chosen config does not beat the default beyond noise
-// ..."); unknown values are returned as they are.
-std::string VerdictText(db::Verdict verdict);
-
-}  // namespace artune::cli
+}  // namespace artune::tuner
