@@ -5,25 +5,19 @@
 // hits both alike, and printed side by side.
 #include "apply_compare.h"
 
-#include <charconv>
 #include <cstdio>
-#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <utility>
 
-#include "artune/db/store.h"
-#include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
-#include "artune/tuner/background_load.h"
-#include "artune/tuner/benchmark.h"
-#include "artune/tuner/config_emit.h"
+#include "artune/tuner/compare_plan.h"
 #include "artune/tuner/paired_compare.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep_choice.h"
-#include "artune/tuner/sweep_plan.h"
 #include "artune/tuner/trial_json.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
@@ -32,117 +26,12 @@ namespace artune::cli {
 namespace {
 
 using nlohmann::ordered_json;
-using transport::Config;
 
+// The flags: what to compare (tuner::CompareRequest), and how to print it.
 struct CompareFlags {
-  std::optional<int64_t> capture_id;
-  std::string scheme = "skew";
-  std::string baseline_path;
-  std::string tuned_path;
-  std::optional<int64_t> sweep_id;
-  std::string fabric;
-  uint32_t repeats = 3;
-  uint32_t rounds = 2;      // passes per measurement, at least
-  double duration_s = 0.5;  // and until this long (as `artune sweep --duration`)
-  uint32_t warmup_rounds = 1;
-  uint32_t messages = 32;
-  std::optional<uint32_t> inflight;  // nullopt: as the sweep measured (ReplayInflight)
-  uint64_t seed = 1;
-  std::string background_load = "0";  // N CPU hogs or "all" (background_load.h)
+  tuner::CompareRequest request;
   bool json = false;
 };
-
-// A config file on its own: no ARTUNE_* variables, so both sides differ only by
-// what their files say.
-Result<Config> LoadFileOnly(const std::string& path) {
-  transport::ConfigLoadOptions options;
-  options.config_path = path;
-  options.use_default_path = false;
-  options.environment = transport::Environment{};
-  ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, transport::LoadConfig(options));
-  return loaded.config;
-}
-
-// The tuned side's config. With --sweep: the sweep's winner (artune/tuner/sweep_choice.h, the
-// same knobs `artune apply config --sweep` writes) laid over the baseline, so the
-// two sides differ only by the swept knobs; `choice` is set. Else a file on its own.
-Result<Config> TunedConfig(const CompareFlags& flags, Context& context, const Config& baseline,
-                           std::string& source, std::optional<tuner::SweepChoice>& choice) {
-  if (flags.sweep_id.has_value()) {
-    ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-    ARTUNE_ASSIGN_OR_RETURN(choice, tuner::ReadSweepChoice(*store, *flags.sweep_id));
-    std::vector<tuner::KnobSetting> settings;
-    for (const auto& [name, value] : choice->knobs) {
-      settings.push_back({name, value, "sweep " + std::to_string(*flags.sweep_id)});
-    }
-    source = "sweep " + std::to_string(*flags.sweep_id) + " winner " + choice->KnobText() + ", " +
-             choice->How() + (flags.baseline_path.empty() ? "" : ", over the baseline");
-    return tuner::ApplyKnobSettings(baseline, settings);
-  }
-  std::string path = flags.tuned_path;
-  if (path.empty()) {
-    path = transport::DefaultConfigPath();
-    std::error_code error;
-    if (path.empty() || !std::filesystem::exists(path, error)) {
-      return Status::NotFound("no tuned config at " + (path.empty() ? "(no path)" : path) +
-                              "; run `artune apply config` first, or give --tuned FILE or "
-                              "--sweep ID");
-    }
-  }
-  source = "file " + path;
-  return LoadFileOnly(path);
-}
-
-// `artune sweep --inflight`'s default: what a sweep measures with unless told.
-constexpr uint32_t kSweepDefaultInflight = tuner::kDefaultSweepInflight;
-
-// How many calls the replay keeps in flight, and why that many.
-struct Inflight {
-  uint32_t calls = kSweepDefaultInflight;
-  std::string source;  // "flag" | "sweep" | "default"
-  std::string text;    // for the header line, e.g. "as sweep 4 measured"
-};
-
-// --inflight when given; else what the --sweep measured with (its stored
-// parameters["inflight"]), so the tuned config is compared in the regime the sweep
-// optimised it for; else the sweep's own default. A sweep with no usable stored
-// value falls back to that default with a note on stderr.
-Inflight ReplayInflight(const CompareFlags& flags, const std::optional<db::SweepRecord>& sweep) {
-  if (flags.inflight.has_value()) return {*flags.inflight, "flag", "--inflight"};
-  const Inflight fallback{kSweepDefaultInflight, "default",
-                          "the default of `artune sweep --inflight`"};
-  if (!sweep.has_value()) return fallback;
-  const std::string sweep_name = "sweep " + std::to_string(sweep->id);
-  const auto stored = sweep->parameters.find("inflight");
-  const std::string text = stored == sweep->parameters.end() ? "" : stored->second;
-  uint32_t calls = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), calls);
-  if (text.empty() || error != std::errc{} || end != text.data() + text.size() || calls < 1 ||
-      calls > 1024) {
-    std::cerr << "artune: note: " << sweep_name
-              << (text.empty() ? " stored no inflight" : " stored inflight '" + text + "'")
-              << "; replaying with " << kSweepDefaultInflight
-              << " calls in flight (the sweep's default; --inflight N to choose)\n";
-    return fallback;
-  }
-  return {calls, "sweep", "as " + sweep_name + " measured"};
-}
-
-Result<tuner::Workload> BuildWorkload(const CompareFlags& flags, Context& context) {
-  if (flags.capture_id.has_value()) {
-    ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-    tuner::ReplayOptions options;
-    options.messages = flags.messages;
-    options.seed = flags.seed;
-    return tuner::LoadCaptureWorkload(*store, *flags.capture_id, options);
-  }
-  tuner::PayloadSpec spec;
-  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
-  spec.classes = {tuner::BufferClass::kSmall, tuner::BufferClass::kMedium,
-                  tuner::BufferClass::kLarge};
-  spec.seed = flags.seed;
-  return tuner::SchemeWorkload(spec);
-}
 
 const char* PairedOutcomeText(tuner::PairedOutcome outcome) {
   switch (outcome) {
@@ -164,73 +53,27 @@ std::string Fixed(double value, int digits) {
   return out.str();
 }
 
-tuner::PairedCompareOptions CompareOptionsOf(const CompareFlags& flags) {
-  tuner::PairedCompareOptions options;
-  options.repeats = flags.repeats;
-  options.replay.rounds = flags.rounds;
-  options.replay.min_duration_s = flags.duration_s;
-  options.replay.warmup_rounds = flags.warmup_rounds;
-  return options;
-}
-
-// What one compare measures: the two sides, the workload replayed over both and how.
-struct ComparePlan {
-  tuner::PairedCompareOptions options;
-  uint32_t background_load = 0;  // CPU hogs beside the measurement
-  tuner::CompareSideSpec baseline{"default", "", Config{}};
-  tuner::CompareSideSpec tuned{"tuned", "", Config{}};
-  std::optional<tuner::SweepChoice> choice;  // set with --sweep
-  Inflight inflight;
-  tuner::Workload workload;
-};
-
-// Resolves the flags into both sides' configs, the inflight and the workload.
-Result<ComparePlan> PlanCompare(const CompareFlags& flags, Context& context) {
-  ComparePlan plan;
-  plan.options = CompareOptionsOf(flags);
-  ARTUNE_RETURN_IF_ERROR(tuner::ValidatePairedCompareOptions(plan.options));
-  ARTUNE_ASSIGN_OR_RETURN(plan.background_load, tuner::ParseBackgroundLoad(flags.background_load));
-  if (flags.baseline_path.empty()) {
-    plan.baseline.source = "transport defaults";
-  } else {
-    ARTUNE_ASSIGN_OR_RETURN(plan.baseline.config, LoadFileOnly(flags.baseline_path));
-    plan.baseline.source = "file " + flags.baseline_path;
-  }
-  ARTUNE_ASSIGN_OR_RETURN(plan.tuned.config, TunedConfig(flags, context, plan.baseline.config,
-                                                         plan.tuned.source, plan.choice));
-  plan.inflight = ReplayInflight(
-      flags, plan.choice ? std::optional<db::SweepRecord>(plan.choice->sweep) : std::nullopt);
-  if (!flags.fabric.empty()) {
-    for (tuner::CompareSideSpec* side : {&plan.baseline, &plan.tuned}) {
-      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", flags.fabric));
-    }
-  }
-  ARTUNE_ASSIGN_OR_RETURN(plan.workload, BuildWorkload(flags, context));
-  plan.options.replay.inflight = plan.inflight.calls;
-  return plan;
-}
-
-// Measures both sides, interleaved, with the plan's hogs beside them; progress on
-// stderr when the context shows it.
-Result<tuner::PairedCompareResult> MeasureCompare(const CompareFlags& flags, Context& context,
-                                                  ComparePlan& plan) {
+// Plans and measures both sides, interleaved; progress on stderr when the context
+// shows it.
+Result<std::pair<tuner::ComparePlan, tuner::PairedCompareResult>> PlanAndMeasure(
+    const CompareFlags& flags, Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(
+      tuner::ComparePlan plan,
+      tuner::PlanCompare(
+          flags.request, [&context] { return OpenStoreForReading(context); }, std::cerr));
   const bool progress = ShowProgress(context);
   if (progress) {
-    plan.options.progress = [&flags](uint32_t repeat, const std::string& side) {
-      std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, flags.repeats,
+    plan.options.progress = [repeats = flags.request.repeats](uint32_t repeat,
+                                                              const std::string& side) {
+      std::fprintf(stderr, "\r\033[Kcompare: repeat %u/%u, %s config", repeat + 1, repeats,
                    side.c_str());
       std::fflush(stderr);
     };
   }
-  // The hogs run while both sides are measured and are gone before anything is
-  // printed (the destructor stops them on an error too).
-  ARTUNE_ASSIGN_OR_RETURN(tuner::BackgroundLoad load,
-                          tuner::BackgroundLoad::Start(plan.background_load));
-  Result<tuner::PairedCompareResult> measured =
-      tuner::RunPairedCompare(plan.baseline, plan.tuned, plan.workload, plan.options);
-  load.Stop();
+  Result<tuner::PairedCompareResult> measured = tuner::MeasureCompare(plan);
   if (progress) std::fprintf(stderr, "\r\033[K");
-  return measured;
+  if (!measured.ok()) return measured.status();
+  return std::make_pair(std::move(plan), std::move(*measured));
 }
 
 ordered_json CompareSideJson(const tuner::CompareSide& side) {
@@ -254,7 +97,7 @@ ordered_json CompareSideJson(const tuner::CompareSide& side) {
                       {"validated", s.validated}};
 }
 
-void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
+void PrintCompareJson(const CompareFlags& flags, const tuner::ComparePlan& plan,
                       const tuner::PairedCompareResult& compared) {
   const tuner::Workload& workload = plan.workload;
   const std::optional<tuner::SweepChoice>& choice = plan.choice;
@@ -263,9 +106,9 @@ void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
   out["layout"] = tuner::LayoutJson(workload);
   out["messages"] = workload.messages.size();
   out["workload_bytes"] = workload.total_bytes;
-  out["repeats"] = flags.repeats;
-  out["rounds"] = flags.rounds;
-  out["duration_s"] = flags.duration_s;
+  out["repeats"] = flags.request.repeats;
+  out["rounds"] = flags.request.rounds;
+  out["duration_s"] = flags.request.duration_s;
   out["inflight"] = plan.inflight.calls;
   out["inflight_source"] = plan.inflight.source;
   out["background_load"] = plan.background_load;
@@ -293,12 +136,12 @@ void PrintCompareJson(const CompareFlags& flags, const ComparePlan& plan,
 }
 
 // The header: the workload, the inflight, the load, the layout and both sides' sources.
-void PrintCompareHeader(const CompareFlags& flags, const ComparePlan& plan) {
+void PrintCompareHeader(const CompareFlags& flags, const tuner::ComparePlan& plan) {
   const tuner::Workload& workload = plan.workload;
   std::cout << "workload  " << workload.description << ": " << workload.messages.size()
             << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
-            << flags.repeats << " repeats x " << flags.rounds << "+ passes over "
-            << flags.duration_s << "+ s each, interleaved\n"
+            << flags.request.repeats << " repeats x " << flags.request.rounds << "+ passes over "
+            << flags.request.duration_s << "+ s each, interleaved\n"
             << "inflight  " << plan.inflight.calls << " calls (" << plan.inflight.text << ")\n";
   if (plan.background_load > 0) {
     std::cout << "load      " << plan.background_load << " CPU hog"
@@ -314,7 +157,7 @@ void PrintCompareHeader(const CompareFlags& flags, const ComparePlan& plan) {
 
 // The side-by-side table: the knobs that differ (and the two size thresholds
 // always), then what each side measured.
-void PrintCompareTable(const ComparePlan& plan, const tuner::PairedCompareResult& compared) {
+void PrintCompareTable(const tuner::ComparePlan& plan, const tuner::PairedCompareResult& compared) {
   const tuner::CompareSideSummary& base = compared.baseline.summary;
   const tuner::CompareSideSummary& tune = compared.tuned.summary;
   std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
@@ -339,11 +182,11 @@ void PrintCompareTable(const ComparePlan& plan, const tuner::PairedCompareResult
 void PrintCompareVerdict(const CompareFlags& flags, const tuner::PairedCompareResult& compared) {
   const tuner::PairedVerdict& verdict = compared.verdict;
   std::cout << "\ntuned vs default: workload pass " << Fixed(compared.speedup, 2) << "x "
-            << (compared.speedup >= 1 ? "faster" : "slower") << " (median of " << flags.repeats
-            << "; paired repeats " << Fixed(compared.paired_low, 2) << "x.."
-            << Fixed(compared.paired_high, 2) << "x)\n";
+            << (compared.speedup >= 1 ? "faster" : "slower") << " (median of "
+            << flags.request.repeats << "; paired repeats " << Fixed(compared.paired_low, 2)
+            << "x.." << Fixed(compared.paired_high, 2) << "x)\n";
   if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
-    std::cout << "  " << flags.repeats << " repeat(s) only: too few to tell a config from "
+    std::cout << "  " << flags.request.repeats << " repeat(s) only: too few to tell a config from "
               << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";
   } else {
     std::cout << "  paired: median " << Fixed(verdict.estimate.median, 3) << "x, "
@@ -355,9 +198,8 @@ void PrintCompareVerdict(const CompareFlags& flags, const tuner::PairedCompareRe
 }
 
 Status Compare(const CompareFlags& flags, Context& context) {
-  ARTUNE_ASSIGN_OR_RETURN(ComparePlan plan, PlanCompare(flags, context));
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::PairedCompareResult compared,
-                          MeasureCompare(flags, context, plan));
+  ARTUNE_ASSIGN_OR_RETURN(auto planned, PlanAndMeasure(flags, context));
+  const auto& [plan, compared] = planned;
   if (flags.json) {
     PrintCompareJson(flags, plan, compared);
   } else {
@@ -382,53 +224,53 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
                                        "Replay a workload over the embedded transport (servers in "
                                        "this process) under the default and the "
                                        "tuned config, side by side");
-  command->add_option("--workload", flags->capture_id,
+  command->add_option("--workload", flags->request.capture_id,
                       "Stored capture to replay (`artune captures`); default: --scheme");
   command
-      ->add_option("--scheme", flags->scheme,
+      ->add_option("--scheme", flags->request.scheme,
                    "TF-gRPC-Bench scheme over S,M,L buffers when no --workload is given")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();
   command
-      ->add_option("--baseline", flags->baseline_path,
+      ->add_option("--baseline", flags->request.baseline_path,
                    "Baseline config file (default: the transport's defaults)")
       ->type_name("FILE");
   command
-      ->add_option("--tuned", flags->tuned_path,
+      ->add_option("--tuned", flags->request.tuned_path,
                    "Tuned config file (default: the file `artune apply config` wrote: "
                    "$ARTUNE_CONFIG, else $XDG_CONFIG_HOME/artune/transport.toml)")
       ->type_name("FILE");
-  command->add_option("--sweep", flags->sweep_id,
+  command->add_option("--sweep", flags->request.sweep_id,
                       "Use a sweep's winner as the tuned config, laid over the baseline: the "
                       "config its verdict chose at its final re-measurement, else its best "
                       "trial (what `artune apply config --sweep` applies)");
-  command->add_option("--fabric", flags->fabric, "Force the fabric of both sides")
+  command->add_option("--fabric", flags->request.fabric, "Force the fabric of both sides")
       ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
-  command->add_option("--repeats", flags->repeats, "Measurements per side (median shown)")
+  command->add_option("--repeats", flags->request.repeats, "Measurements per side (median shown)")
       ->capture_default_str();
   command
-      ->add_option("--rounds", flags->rounds,
+      ->add_option("--rounds", flags->request.rounds,
                    "Passes over the replay list per measurement, at least (see --duration)")
       ->capture_default_str();
   command
-      ->add_option("--duration", flags->duration_s,
+      ->add_option("--duration", flags->request.duration_s,
                    "Seconds per measurement, at least: passes go on until then, and the "
                    "workload time is the mean of one pass (0: exactly --rounds passes)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command->add_option("--warmup-rounds", flags->warmup_rounds, "Unmeasured passes first")
+  command->add_option("--warmup-rounds", flags->request.warmup_rounds, "Unmeasured passes first")
       ->capture_default_str();
-  command->add_option("--messages", flags->messages, "Replay list length for a capture")
+  command->add_option("--messages", flags->request.messages, "Replay list length for a capture")
       ->capture_default_str();
   command
-      ->add_option("--inflight", flags->inflight,
+      ->add_option("--inflight", flags->request.inflight,
                    "Calls in flight (1: one at a time). Default: with --sweep, the inflight "
                    "that sweep measured with, else 8 like `artune sweep --inflight`, so the "
                    "tuned config is compared in the regime it was tuned for")
       ->check(CLI::Range(1u, 1024u));
-  command->add_option("--seed", flags->seed, "Replay seed")->capture_default_str();
+  command->add_option("--seed", flags->request.seed, "Replay seed")->capture_default_str();
   command
-      ->add_option("--background-load", flags->background_load,
+      ->add_option("--background-load", flags->request.background_load,
                    "Measure on a busy host: N CPU hogs (child processes spinning) run beside "
                    "both sides' measurements and stop with them; `all`: one per online core")
       ->type_name("N|all")
