@@ -1,7 +1,8 @@
 // artune apply config: hand a tuned config to the transport. The knob values come
-// from a stored sweep's winner (artune/tuner/sweep_choice.h: the config its verdict chose, else
-// its best trial), or a cluster run's winner (one per host group where the groups
-// chose differently: apply_cluster.h), and/or --set NAME=VALUE; they are laid over
+// from a stored sweep's winner (the config its verdict chose, else its best trial),
+// or a cluster run's winner (one per host group where the groups chose differently:
+// apply_cluster.h), or a prediction's best, and/or --set NAME=VALUE
+// (artune/cluster/config_proposal.h gathers them); they are laid over
 // the config in force, checked by the knob table, shown as a diff against what is
 // in force (value and source), and then
 //   written as TOML to the file the transport loads at start-up (atomically), or
@@ -19,14 +20,13 @@
 #include "apply_cluster.h"
 #include "apply_compare.h"
 #include "artune/cluster/cluster_choice.h"
+#include "artune/cluster/config_proposal.h"
 #include "artune/db/store.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/sweep_choice.h"
-#include "artune/tuner/trial_json.h"
-#include "cluster_text.h"
 #include "command.h"
 #include "format.h"
 
@@ -37,11 +37,7 @@ using nlohmann::ordered_json;
 using transport::Config;
 
 struct ApplyFlags {
-  std::optional<int64_t> sweep_id;
-  std::optional<int64_t> cluster_id;
-  std::optional<int64_t> prediction_id;  // --prediction: `artune predict`'s best
-  std::string goal = "worst-link";       // --goal, with --cluster
-  std::vector<std::string> settings;     // --set, in order
+  tuner::ProposalRequest request;  // --sweep, --cluster, --prediction, --goal, --set
   std::string output;
   std::string format;  // empty: toml to the file
   std::string live;
@@ -51,185 +47,6 @@ struct ApplyFlags {
 
 // Where the config goes.
 enum class Target { kDefaultFile, kOutputFile, kStdout, kLive };
-
-// The knob values to apply and a line saying where they came from.
-struct Proposal {
-  std::vector<tuner::KnobSetting> settings;
-  std::vector<std::string> origin_lines;  // for the TOML/env header and the report
-  std::optional<int64_t> sweep_id;
-  std::optional<double> objective;
-  std::string objective_name;
-  // The sweep's stored verdict ("" when the sweep has none or no sweep is read),
-  // and a warning when it says the best does not beat the defaults beyond noise.
-  std::string verdict;
-  std::string verdict_warning;
-  // Set when the settings take polling = busy from a sweep measured on an idle
-  // host (no --background-load): busy polling takes a core per side and collapses
-  // when the host's cores are busy (issue 26).
-  std::string idle_busy_polling_warning;
-  // The sweep's winner (artune/tuner/sweep_choice.h): its knobs as text, how it was chosen, and
-  // its stored trial's id when it has one.
-  std::string winner;
-  std::string winner_how;
-  bool winner_chosen_by_verdict = false;
-  std::optional<int64_t> winner_trial_id;
-  // A cluster run read (--cluster): its id, and when its host groups chose
-  // different winners, one part per group (then `settings` holds only --set).
-  std::optional<int64_t> cluster_id;
-  std::optional<int64_t> prediction_id;  // --prediction
-  std::vector<tuner::ClusterChoice::Part> cluster_groups;
-  std::string cluster_groups_reason;
-};
-
-// The cluster's winner as settings, or its groups' winners (apply_cluster.h).
-Status CollectClusterSettings(const ApplyFlags& flags, Context& context, Proposal& proposal) {
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(
-      tuner::ClusterChoice choice,
-      tuner::ReadClusterChoice(*store, *flags.cluster_id, *tuner::ParseClusterGoal(flags.goal)));
-  proposal.cluster_id = flags.cluster_id;
-  proposal.objective_name = choice.data.objective;
-  if (choice.parts.size() > 1) {
-    proposal.cluster_groups = std::move(choice.parts);
-    proposal.cluster_groups_reason = choice.analysis.grouping.reason;
-    return Status::Ok();
-  }
-  const tuner::ClusterChoice::Part& part = choice.parts.front();
-  const std::string origin = "cluster " + std::to_string(*flags.cluster_id) + " winner";
-  for (const auto& [name, value] : part.knobs) proposal.settings.push_back({name, value, origin});
-  proposal.origin_lines.push_back(part.origin);
-  if (choice.analysis.winner.winner) {
-    proposal.objective = choice.analysis.winner.winner->worst;
-    proposal.winner = KnobKeyText(choice.analysis.winner.winner->key);
-    proposal.winner_how = choice.analysis.winner.reason;
-  }
-  return Status::Ok();
-}
-
-// The warning of Proposal::idle_busy_polling_warning, or "": when the last
-// setting of polling (the one applied) is busy and comes from `sweep` (not --set),
-// and the sweep ran without a background load.
-std::string IdleBusyPollingWarning(const std::vector<tuner::KnobSetting>& settings,
-                                   const db::SweepRecord& sweep) {
-  const tuner::KnobSetting* polling = nullptr;
-  for (const tuner::KnobSetting& setting : settings) {
-    if (setting.name == "polling") polling = &setting;
-  }
-  if (polling == nullptr || polling->value != "busy" || sweep.background_load > 0 ||
-      polling->origin.rfind("sweep ", 0) != 0) {
-    return "";
-  }
-  return "polling = busy was chosen by sweep " + std::to_string(sweep.id) +
-         ", measured without background load: busy polling takes a core per side and "
-         "collapses when the host's cores are busy (a training host's are); measure again "
-         "under load (`artune sweep --background-load all`, or `artune apply compare --sweep " +
-         std::to_string(sweep.id) +
-         " --background-load all`), or set polling = adaptive (--set polling=adaptive)";
-}
-
-// A stored prediction's best (`artune predict`): its swept knobs, as a sweep's
-// winner hands on its swept knobs.
-Status CollectPredictionSettings(const ApplyFlags& flags, Context& context, Proposal& proposal) {
-  ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const db::PredictionRecord prediction,
-                          store->GetPrediction(*flags.prediction_id));
-  ARTUNE_ASSIGN_OR_RETURN(auto knobs, db::ParseTrialKnobKey(prediction.best_knobs));
-  const std::string origin = "prediction " + std::to_string(prediction.id) + " best";
-  for (const auto& [name, value] : knobs) proposal.settings.push_back({name, value, origin});
-  proposal.winner = KnobKeyText(prediction.best_knobs);
-  proposal.winner_how = "predicted by link model " + std::to_string(prediction.model_id);
-  proposal.prediction_id = prediction.id;
-  proposal.objective = prediction.best_s;
-  proposal.objective_name = "predicted-workload-time";
-  proposal.origin_lines.push_back(
-      origin + ": " + proposal.winner + ", predicted " + std::to_string(prediction.best_s) +
-      " s per pass against the default's " + std::to_string(prediction.default_s) + " (" +
-      prediction.workload + ", link model " + std::to_string(prediction.model_id) + ", " +
-      prediction.created_at + ")");
-  return Status::Ok();
-}
-
-Result<Proposal> CollectSettings(const ApplyFlags& flags, Context& context) {
-  Proposal proposal;
-  std::optional<db::SweepRecord> read_sweep;  // the sweep whose winner is applied
-  if (flags.cluster_id) ARTUNE_RETURN_IF_ERROR(CollectClusterSettings(flags, context, proposal));
-  if (flags.prediction_id) {
-    ARTUNE_RETURN_IF_ERROR(CollectPredictionSettings(flags, context, proposal));
-  }
-  // A sweep is read when named, or (the default) when neither a cluster, a
-  // prediction nor --set is given.
-  if (!flags.cluster_id && !flags.prediction_id &&
-      (flags.sweep_id.has_value() || flags.settings.empty())) {
-    auto opened = OpenStoreForReading(context);
-    if (!opened.ok()) {
-      return opened.status().WithContext(
-          "no sweep to apply (run `artune sweep` first, or give --set NAME=VALUE)");
-    }
-    db::Store& store = **opened;
-    int64_t sweep_id = 0;
-    if (flags.sweep_id.has_value()) {
-      sweep_id = *flags.sweep_id;
-    } else {
-      ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store.ListSweeps(1));
-      if (sweeps.empty()) {
-        return Status::NotFound(
-            "the store has no sweep to apply; run `artune sweep` first, or give --set "
-            "NAME=VALUE");
-      }
-      sweep_id = sweeps.front().id;
-    }
-    ARTUNE_ASSIGN_OR_RETURN(const tuner::SweepChoice winner,
-                            tuner::ReadSweepChoice(store, sweep_id));
-    const db::SweepRecord& sweep = winner.sweep;
-    read_sweep = sweep;
-    const std::string origin = "sweep " + std::to_string(sweep_id) +
-                               (winner.chosen_by_verdict ? " winner" : " best trial");
-    for (const auto& [name, value] : winner.knobs) {
-      proposal.settings.push_back({name, value, origin});
-    }
-    proposal.winner = winner.KnobText();
-    proposal.winner_how = winner.How();
-    proposal.winner_chosen_by_verdict = winner.chosen_by_verdict;
-    if (winner.trial) proposal.winner_trial_id = winner.trial->id;
-    if (sweep.verdict) {
-      proposal.verdict = std::string(db::VerdictName(sweep.verdict->verdict));
-      // Applied anyway (the user may want it, e.g. for another reason than speed);
-      // only said, so nobody mistakes noise for a win.
-      if (sweep.verdict->verdict == db::Verdict::kWithinNoise ||
-          sweep.verdict->verdict == db::Verdict::kDefaultIsBest) {
-        proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s winner (" +
-                                   winner.KnobText() +
-                                   ") does not beat the default config beyond noise: " +
-                                   VerdictText(sweep.verdict->verdict) + "; applying it anyway";
-      }
-    }
-    proposal.sweep_id = sweep_id;
-    if (winner.trial) proposal.objective = winner.trial->objective;
-    proposal.objective_name = sweep.objective;
-    std::string measured = sweep.objective;
-    if (winner.trial) {
-      measured += " " + std::to_string(winner.trial->objective) + " in trial #" +
-                  std::to_string(winner.trial->id);
-    }
-    proposal.origin_lines.push_back("sweep " + std::to_string(sweep_id) +
-                                    " winner: " + winner.KnobText() + ", " + winner.How() + " (" +
-                                    measured + ", " + sweep.workload + ", " + sweep.fabric + ", " +
-                                    sweep.strategy + ", " + sweep.created_at + ")");
-  }
-  for (const std::string& text : flags.settings) {
-    ARTUNE_ASSIGN_OR_RETURN(tuner::KnobSetting setting, tuner::ParseKnobSetting(text));
-    proposal.settings.push_back(std::move(setting));
-  }
-  if (!flags.settings.empty()) {
-    std::string line = "set:";
-    for (const std::string& text : flags.settings) line += " " + text;
-    proposal.origin_lines.push_back(line);
-  }
-  if (read_sweep) {
-    proposal.idle_busy_polling_warning = IdleBusyPollingWarning(proposal.settings, *read_sweep);
-  }
-  return proposal;
-}
 
 Result<Target> ChooseTarget(const ApplyFlags& flags) {
   if (!flags.live.empty()) {
@@ -288,7 +105,7 @@ ordered_json ChangesJson(const std::vector<tuner::KnobChange>& changes) {
 // null when no sweep or cluster was read; else {knobs, chosen_by:
 // "final_remeasurement" | "best_trial" | "cluster", trial_id (null when no stored
 // trial has the knobs)}.
-ordered_json WinnerJson(const Proposal& proposal) {
+ordered_json WinnerJson(const tuner::ConfigProposal& proposal) {
   if (proposal.cluster_id && !proposal.winner.empty()) {
     return {{"knobs", proposal.winner},
             {"chosen_by", "cluster"},
@@ -303,7 +120,7 @@ ordered_json WinnerJson(const Proposal& proposal) {
            proposal.winner_trial_id ? ordered_json(*proposal.winner_trial_id) : ordered_json()}};
 }
 
-Status ApplyLive(const ApplyFlags& flags, const Proposal& proposal) {
+Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal) {
   // A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
   // Knob::live): pushing one would change nothing, so say how to change it instead.
   for (const tuner::KnobSetting& setting : proposal.settings) {
@@ -381,8 +198,9 @@ Result<std::string> DefaultPathOrError() {
 
 // A cluster whose host groups need different configs: one file per group
 // (apply_cluster.h).
-Status ApplyProposalGroups(const ApplyFlags& flags, const Proposal& proposal, Target target,
-                           tuner::ConfigFormat format, const transport::LoadedConfig& in_force) {
+Status ApplyProposalGroups(const ApplyFlags& flags, const tuner::ConfigProposal& proposal,
+                           Target target, tuner::ConfigFormat format,
+                           const transport::LoadedConfig& in_force) {
   ClusterGroupsApply groups;
   groups.cluster_id = *proposal.cluster_id;
   groups.reason = proposal.cluster_groups_reason;
@@ -401,7 +219,7 @@ Status ApplyProposalGroups(const ApplyFlags& flags, const Proposal& proposal, Ta
 }
 
 // Where the applied knobs came from, in `apply config --json`.
-void AddProposalJson(ordered_json& out, const Proposal& proposal) {
+void AddProposalJson(ordered_json& out, const tuner::ConfigProposal& proposal) {
   out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
   out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
   out["prediction_id"] =
@@ -414,7 +232,7 @@ void AddProposalJson(ordered_json& out, const Proposal& proposal) {
 }
 
 // The warnings of `apply config --json`, and whether busy polling came from an idle sweep.
-void AddWarningsJson(ordered_json& out, const Proposal& proposal,
+void AddWarningsJson(ordered_json& out, const tuner::ConfigProposal& proposal,
                      const std::vector<std::string>& warnings) {
   out["warnings"] = warnings;
   if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
@@ -436,7 +254,9 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     return Status::InvalidArgument(
         "--json and --format both print to stdout; add --output FILE to write the config");
   }
-  ARTUNE_ASSIGN_OR_RETURN(const Proposal proposal, CollectSettings(flags, context));
+  ARTUNE_ASSIGN_OR_RETURN(
+      const tuner::ConfigProposal proposal,
+      tuner::ProposeConfig(flags.request, [&context] { return OpenStoreForReading(context); }));
   for (const std::string* warning :
        {&proposal.verdict_warning, &proposal.idle_busy_polling_warning}) {
     if (!warning->empty()) std::cerr << "artune: warning: " << *warning << "\n";
@@ -517,31 +337,31 @@ void RegisterApply(CLI::App& root, Context& context) {
       "Write the winner of a sweep (or --set values) as the transport's config, showing "
       "the diff against the config in force");
   auto* sweep =
-      command->add_option("--sweep", flags->sweep_id,
+      command->add_option("--sweep", flags->request.sweep_id,
                           "Sweep whose winner to apply: the config its verdict chose at its final "
                           "re-measurement, else its best validated trial (default: the latest "
                           "sweep, unless only --set or --cluster is given)");
   auto* cluster =
       command
-          ->add_option("--cluster", flags->cluster_id,
+          ->add_option("--cluster", flags->request.cluster_id,
                        "Cluster run whose winner to apply (`artune results --cluster ID`); where "
                        "hosts with different devices chose different winners, one config per host "
                        "group, in files named after the group's devices beside the target")
           ->excludes(sweep);
   command
-      ->add_option("--prediction", flags->prediction_id,
+      ->add_option("--prediction", flags->request.prediction_id,
                    "Prediction whose best config to apply (`artune predict` prints its ID)")
       ->excludes(sweep)
       ->excludes(cluster);
   command
-      ->add_option("--goal", flags->goal,
+      ->add_option("--goal", flags->request.goal,
                    "With --cluster: worst-link (the config whose worst link is best) or "
                    "geomean (the best geometric mean over the links)")
       ->check(CLI::IsMember({"worst-link", "geomean"}))
       ->capture_default_str()
       ->needs(cluster);
   command
-      ->add_option("--set", flags->settings,
+      ->add_option("--set", flags->request.settings,
                    "Set a knob, e.g. --set eager_threshold=4KiB (repeatable; applied after the "
                    "sweep's winner). A value the knob table refuses exits with code 2")
       ->type_name("NAME=VALUE")

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "artune/cluster/cluster_choice.h"
 #include "format.h"
 
 namespace artune::cli {
@@ -28,14 +29,6 @@ std::string PadLeft(const std::string& text, size_t width) {
 }
 
 }  // namespace
-
-std::string KnobKeyText(const std::string& key) {
-  const auto knobs = db::ParseTrialKnobKey(key);
-  if (!knobs.ok()) return key;
-  std::string text;
-  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : " ") + name + "=" + value;
-  return text;
-}
 
 std::string LinkHosts(const db::ClusterLinkRecord& link) {
   return link.client_host + " ↔ " + link.server_host;
@@ -116,7 +109,7 @@ std::string ClusterHeatmapText(const tuner::ClusterData& data,
 
   std::ostringstream out;
   out << data.objective << " under " << (matrix.is_winner ? "the winner " : "the default ")
-      << KnobKeyText(matrix.config_key)
+      << tuner::KnobKeyText(matrix.config_key)
       << ", client (rows) to server (columns); ! outlier, FAIL failed, ? not measured with "
          "this config, - no link\n";
   std::vector<bool> right(grid.front().size(), true);

@@ -11,10 +11,6 @@
 
 namespace artune::cli {
 
-// "eager_threshold=4KiB chunk_size=1MiB" from TrialKnobKey text (the key itself when
-// it does not parse).
-std::string KnobKeyText(const std::string& key);
-
 // "a ↔ b": the two hosts of a link.
 std::string LinkHosts(const db::ClusterLinkRecord& link);
 

@@ -6,22 +6,6 @@
 
 namespace artune::cli {
 
-std::string VerdictText(db::Verdict verdict) {
-  switch (verdict) {
-    case db::Verdict::kBeatsDefault:
-      return "beats default: the chosen config is better than the default beyond noise (its "
-             "same-round pairs with the default, or their confidence intervals)";
-    case db::Verdict::kWithinNoise:
-      return "within noise: the chosen config does not beat the default beyond noise (its "
-             "same-round pairs with the default, or their confidence intervals)";
-    case db::Verdict::kDefaultIsBest:
-      return "default is best: no config measured beats it";
-    case db::Verdict::kNoValidTrial:
-      return "no valid trial: nothing validated to compare with the default";
-  }
-  return std::string(db::VerdictName(verdict));
-}
-
 std::string ShortTime(const std::string& iso8601) {
   if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
   std::string text = iso8601.substr(0, 19);

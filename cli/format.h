@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "artune/base/number_text.h"
-#include "artune/db/store.h"
 
 namespace artune::cli {
 
@@ -26,10 +25,5 @@ std::string ShortTime(const std::string& iso8601);
 // `right_aligned` (numbers) are padded on the left; the last column is never padded on the right.
 void PrintTable(const std::vector<std::vector<std::string>>& rows,
                 const std::vector<bool>& right_aligned, std::ostream& out);
-
-// One line of text for a verdict value, for the human output of sweep, results and
-// apply (e.g. "within noise: the chosen config does not beat the default beyond noise
-// ..."); unknown values are returned as they are.
-std::string VerdictText(db::Verdict verdict);
 
 }  // namespace artune::cli

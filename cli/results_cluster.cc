@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "artune/cluster/cluster_choice.h"
 #include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
 #include "cluster_text.h"
@@ -183,7 +184,7 @@ void PrintLinks(const tuner::ClusterData& data, const tuner::ClusterAnalysis& an
                     LinkEndText(link.server_host, link.server_device),
                     std::string(db::LinkStatusName(link.status)),
                     link.sweep_id == 0 ? "-" : std::to_string(link.sweep_id),
-                    usable ? KnobKeyText(row.best_key) : "-",
+                    usable ? tuner::KnobKeyText(row.best_key) : "-",
                     usable ? FormatNumber(row.best_objective, 2) : "-",
                     row.default_objective ? FormatNumber(*row.default_objective, 2) : "-",
                     Gain(row.gain),
@@ -206,14 +207,14 @@ void PrintWinner(const tuner::ClusterData& data, const tuner::ClusterAnalysis& a
     if (score.geomean_ok) text += ", geomean " + FormatNumber(score.geomean, 2);
     return text;
   };
-  std::cout << "Winner   " << KnobKeyText(winner->key) << " by " << goal << ": "
+  std::cout << "Winner   " << tuner::KnobKeyText(winner->key) << " by " << goal << ": "
             << describe(*winner) << "\n";
   std::cout << "         " << analysis.winner.reason << "\n";
   if (analysis.winner.default_score && analysis.winner.default_score->key != winner->key) {
-    std::cout << "Default  " << KnobKeyText(analysis.winner.default_score->key) << ": "
+    std::cout << "Default  " << tuner::KnobKeyText(analysis.winner.default_score->key) << ": "
               << describe(*analysis.winner.default_score) << "\n";
   } else if (!analysis.winner.default_score && !data.input.default_key.empty()) {
-    std::cout << "Default  " << KnobKeyText(data.input.default_key)
+    std::cout << "Default  " << tuner::KnobKeyText(data.input.default_key)
               << ": not measured on every usable link\n";
   }
 }
@@ -228,7 +229,7 @@ void PrintGroups(const tuner::ClusterAnalysis& analysis) {
     for (const std::string& host : group.hosts) hosts += (hosts.empty() ? "" : ", ") + host;
     rows.push_back({group.device_class.empty() ? "unknown" : group.device_class, hosts,
                     std::to_string(group.links.size()),
-                    group.winner.winner ? KnobKeyText(group.winner.winner->key)
+                    group.winner.winner ? tuner::KnobKeyText(group.winner.winner->key)
                                         : "none (" + group.winner.reason + ")"});
   }
   PrintTable(rows, {false, false, true, false}, std::cout);

@@ -238,7 +238,7 @@ void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
     print_again("Again    ", sweep.verdict->default_remeasured,
                 "the default measured again after the search");
   }
-  out << "Verdict  " << VerdictText(sweep.verdict->verdict) << "\n";
+  out << "Verdict  " << tuner::VerdictText(sweep.verdict->verdict) << "\n";
 }
 
 Status ListSweeps(const ResultsOptions& options, const Context& context) {

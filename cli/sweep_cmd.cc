@@ -16,6 +16,7 @@
 #include "artune/tuner/background_load.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
+#include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/sweep_plan.h"
 #include "artune/tuner/trial_json.h"
 #include "cluster_progress.h"
@@ -112,7 +113,7 @@ void PrintHuman(const tuner::SweepOutcome& outcome, const tuner::Workload& workl
   const std::optional<db::TrialRecord>& winner = paired ? outcome.best_remeasured : outcome.best;
   if (outcome.sweep.verdict) {
     std::cout << std::left << std::setw(15) << "verdict"
-              << VerdictText(outcome.sweep.verdict->verdict) << "\n";
+              << tuner::VerdictText(outcome.sweep.verdict->verdict) << "\n";
   }
   if (outcome.best_beats_default && baseline && baseline->status == db::TrialStatus::kOk &&
       winner->objective > 0 && baseline->objective > 0) {

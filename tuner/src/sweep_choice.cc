@@ -69,4 +69,20 @@ Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::S
   return store.BestTrial(sweep.id);
 }
 
+std::string VerdictText(db::Verdict verdict) {
+  switch (verdict) {
+    case db::Verdict::kBeatsDefault:
+      return "beats default: the chosen config is better than the default beyond noise (its "
+             "same-round pairs with the default, or their confidence intervals)";
+    case db::Verdict::kWithinNoise:
+      return "within noise: the chosen config does not beat the default beyond noise (its "
+             "same-round pairs with the default, or their confidence intervals)";
+    case db::Verdict::kDefaultIsBest:
+      return "default is best: no config measured beats it";
+    case db::Verdict::kNoValidTrial:
+      return "no valid trial: nothing validated to compare with the default";
+  }
+  return std::string(db::VerdictName(verdict));
+}
+
 }  // namespace artune::tuner

@@ -6,6 +6,14 @@
 
 namespace artune::tuner {
 
+std::string KnobKeyText(const std::string& key) {
+  const auto knobs = db::ParseTrialKnobKey(key);
+  if (!knobs.ok()) return key;
+  std::string text;
+  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : " ") + name + "=" + value;
+  return text;
+}
+
 namespace {
 
 std::string Joined(const std::vector<std::string>& words) {

@@ -59,9 +59,6 @@ struct ComparePlan {
   Workload workload;
 };
 
-// Opens the store, called only when the request reads one (sweep_id, capture_id).
-using StoreOpener = std::function<Result<std::unique_ptr<db::Store>>()>;
-
 // Resolves the request into both sides' configs, the inflight and the workload. A
 // sweep whose stored inflight is unusable gets the sweep's default, with a note on
 // `notes`. Errors: the options' and --background-load's kInvalidArgument, the config

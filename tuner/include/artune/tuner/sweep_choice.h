@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,6 +20,10 @@
 #include "artune/status.h"
 
 namespace artune::tuner {
+
+// Opens the store for a caller that reads one only when a request names a stored
+// sweep, capture or cluster run (compare_plan.h, config_proposal.h).
+using StoreOpener = std::function<Result<std::unique_ptr<db::Store>>()>;
 
 struct SweepChoice {
   db::SweepRecord sweep;
@@ -44,5 +50,11 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
 // without a verdict, or one naming no stored trial, the best trial
 // (Store::BestTrial). nullopt when the sweep has no validated trial.
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
+
+// One line of text for a verdict value, for the human output of sweep, results and
+// apply and the warning of an apply that does not beat the default (e.g. "within noise: the chosen
+// config does not beat the default beyond noise
+// ..."); unknown values are returned as they are.
+std::string VerdictText(db::Verdict verdict);
 
 }  // namespace artune::tuner

@@ -16,6 +16,10 @@
 
 namespace artune::tuner {
 
+// "eager_threshold=4KiB chunk_size=1MiB" from TrialKnobKey text (the key itself when
+// it does not parse).
+std::string KnobKeyText(const std::string& key);
+
 // What a stored cluster run hands on (`artune apply config --cluster ID`): its
 // winner (artune/cluster/cluster_analysis.h) for every host, or, when hosts with different
 // devices chose different winners within their groups, one config per group.

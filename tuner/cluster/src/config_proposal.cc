@@ -1,0 +1,170 @@
+#include "artune/cluster/config_proposal.h"
+
+#include <utility>
+
+namespace artune::tuner {
+namespace {
+
+// The cluster's winner as settings, or its groups' winners (cluster_choice.h).
+Status CollectClusterSettings(const ProposalRequest& request, const StoreOpener& open_store,
+                              ConfigProposal& proposal) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store, open_store());
+  ARTUNE_ASSIGN_OR_RETURN(ClusterChoice choice, ReadClusterChoice(*store, *request.cluster_id,
+                                                                  *ParseClusterGoal(request.goal)));
+  proposal.cluster_id = request.cluster_id;
+  proposal.objective_name = choice.data.objective;
+  if (choice.parts.size() > 1) {
+    proposal.cluster_groups = std::move(choice.parts);
+    proposal.cluster_groups_reason = choice.analysis.grouping.reason;
+    return Status::Ok();
+  }
+  const ClusterChoice::Part& part = choice.parts.front();
+  const std::string origin = "cluster " + std::to_string(*request.cluster_id) + " winner";
+  for (const auto& [name, value] : part.knobs) proposal.settings.push_back({name, value, origin});
+  proposal.origin_lines.push_back(part.origin);
+  if (choice.analysis.winner.winner) {
+    proposal.objective = choice.analysis.winner.winner->worst;
+    proposal.winner = KnobKeyText(choice.analysis.winner.winner->key);
+    proposal.winner_how = choice.analysis.winner.reason;
+  }
+  return Status::Ok();
+}
+
+// The warning of ConfigProposal::idle_busy_polling_warning, or "": when the last
+// setting of polling (the one applied) is busy and comes from `sweep` (not --set),
+// and the sweep ran without a background load.
+std::string IdleBusyPollingWarning(const std::vector<KnobSetting>& settings,
+                                   const db::SweepRecord& sweep) {
+  const KnobSetting* polling = nullptr;
+  for (const KnobSetting& setting : settings) {
+    if (setting.name == "polling") polling = &setting;
+  }
+  if (polling == nullptr || polling->value != "busy" || sweep.background_load > 0 ||
+      polling->origin.rfind("sweep ", 0) != 0) {
+    return "";
+  }
+  return "polling = busy was chosen by sweep " + std::to_string(sweep.id) +
+         ", measured without background load: busy polling takes a core per side and "
+         "collapses when the host's cores are busy (a training host's are); measure again "
+         "under load (`artune sweep --background-load all`, or `artune apply compare --sweep " +
+         std::to_string(sweep.id) +
+         " --background-load all`), or set polling = adaptive (--set polling=adaptive)";
+}
+
+// A stored prediction's best (`artune predict`): its swept knobs, as a sweep's
+// winner hands on its swept knobs.
+Status CollectPredictionSettings(const ProposalRequest& request, const StoreOpener& open_store,
+                                 ConfigProposal& proposal) {
+  ARTUNE_ASSIGN_OR_RETURN(auto store, open_store());
+  ARTUNE_ASSIGN_OR_RETURN(const db::PredictionRecord prediction,
+                          store->GetPrediction(*request.prediction_id));
+  ARTUNE_ASSIGN_OR_RETURN(auto knobs, db::ParseTrialKnobKey(prediction.best_knobs));
+  const std::string origin = "prediction " + std::to_string(prediction.id) + " best";
+  for (const auto& [name, value] : knobs) proposal.settings.push_back({name, value, origin});
+  proposal.winner = KnobKeyText(prediction.best_knobs);
+  proposal.winner_how = "predicted by link model " + std::to_string(prediction.model_id);
+  proposal.prediction_id = prediction.id;
+  proposal.objective = prediction.best_s;
+  proposal.objective_name = "predicted-workload-time";
+  proposal.origin_lines.push_back(
+      origin + ": " + proposal.winner + ", predicted " + std::to_string(prediction.best_s) +
+      " s per pass against the default's " + std::to_string(prediction.default_s) + " (" +
+      prediction.workload + ", link model " + std::to_string(prediction.model_id) + ", " +
+      prediction.created_at + ")");
+  return Status::Ok();
+}
+
+// The sweep's chosen config as settings: the named sweep, else the newest.
+// Returns the sweep read.
+Result<db::SweepRecord> CollectSweepSettings(const ProposalRequest& request,
+                                             const StoreOpener& open_store,
+                                             ConfigProposal& proposal) {
+  auto opened = open_store();
+  if (!opened.ok()) {
+    return opened.status().WithContext(
+        "no sweep to apply (run `artune sweep` first, or give --set NAME=VALUE)");
+  }
+  db::Store& store = **opened;
+  int64_t sweep_id = 0;
+  if (request.sweep_id.has_value()) {
+    sweep_id = *request.sweep_id;
+  } else {
+    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::SweepRecord> sweeps, store.ListSweeps(1));
+    if (sweeps.empty()) {
+      return Status::NotFound(
+          "the store has no sweep to apply; run `artune sweep` first, or give --set "
+          "NAME=VALUE");
+    }
+    sweep_id = sweeps.front().id;
+  }
+  ARTUNE_ASSIGN_OR_RETURN(const SweepChoice winner, ReadSweepChoice(store, sweep_id));
+  const db::SweepRecord& sweep = winner.sweep;
+  const std::string origin =
+      "sweep " + std::to_string(sweep_id) + (winner.chosen_by_verdict ? " winner" : " best trial");
+  for (const auto& [name, value] : winner.knobs) {
+    proposal.settings.push_back({name, value, origin});
+  }
+  proposal.winner = winner.KnobText();
+  proposal.winner_how = winner.How();
+  proposal.winner_chosen_by_verdict = winner.chosen_by_verdict;
+  if (winner.trial) proposal.winner_trial_id = winner.trial->id;
+  if (sweep.verdict) {
+    proposal.verdict = std::string(db::VerdictName(sweep.verdict->verdict));
+    // Applied anyway (the user may want it, e.g. for another reason than speed);
+    // only said, so nobody mistakes noise for a win.
+    if (sweep.verdict->verdict == db::Verdict::kWithinNoise ||
+        sweep.verdict->verdict == db::Verdict::kDefaultIsBest) {
+      proposal.verdict_warning = "sweep " + std::to_string(sweep_id) + "'s winner (" +
+                                 winner.KnobText() +
+                                 ") does not beat the default config beyond noise: " +
+                                 VerdictText(sweep.verdict->verdict) + "; applying it anyway";
+    }
+  }
+  proposal.sweep_id = sweep_id;
+  if (winner.trial) proposal.objective = winner.trial->objective;
+  proposal.objective_name = sweep.objective;
+  std::string measured = sweep.objective;
+  if (winner.trial) {
+    measured += " " + std::to_string(winner.trial->objective) + " in trial #" +
+                std::to_string(winner.trial->id);
+  }
+  proposal.origin_lines.push_back("sweep " + std::to_string(sweep_id) +
+                                  " winner: " + winner.KnobText() + ", " + winner.How() + " (" +
+                                  measured + ", " + sweep.workload + ", " + sweep.fabric + ", " +
+                                  sweep.strategy + ", " + sweep.created_at + ")");
+  return sweep;
+}
+
+}  // namespace
+
+Result<ConfigProposal> ProposeConfig(const ProposalRequest& request,
+                                     const StoreOpener& open_store) {
+  ConfigProposal proposal;
+  std::optional<db::SweepRecord> read_sweep;  // the sweep whose winner is applied
+  if (request.cluster_id)
+    ARTUNE_RETURN_IF_ERROR(CollectClusterSettings(request, open_store, proposal));
+  if (request.prediction_id) {
+    ARTUNE_RETURN_IF_ERROR(CollectPredictionSettings(request, open_store, proposal));
+  }
+  // A sweep is read when named, or (the default) when neither a cluster, a
+  // prediction nor --set is given.
+  if (!request.cluster_id && !request.prediction_id &&
+      (request.sweep_id.has_value() || request.settings.empty())) {
+    ARTUNE_ASSIGN_OR_RETURN(read_sweep, CollectSweepSettings(request, open_store, proposal));
+  }
+  for (const std::string& text : request.settings) {
+    ARTUNE_ASSIGN_OR_RETURN(KnobSetting setting, ParseKnobSetting(text));
+    proposal.settings.push_back(std::move(setting));
+  }
+  if (!request.settings.empty()) {
+    std::string line = "set:";
+    for (const std::string& text : request.settings) line += " " + text;
+    proposal.origin_lines.push_back(line);
+  }
+  if (read_sweep) {
+    proposal.idle_busy_polling_warning = IdleBusyPollingWarning(proposal.settings, *read_sweep);
+  }
+  return proposal;
+}
+
+}  // namespace artune::tuner
