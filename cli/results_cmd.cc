@@ -24,6 +24,7 @@
 #include "artune/db/store.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/sweep_choice.h"
+#include "artune/tuner/sweep_view.h"
 #include "artune/tuner/trial_json.h"
 #include "command.h"
 #include "format.h"
@@ -152,50 +153,6 @@ ordered_json SweepJson(const db::SweepRecord& sweep) {
   return j;
 }
 
-// The distinct values a knob takes over the trials, in numeric order.
-std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
-                                    const std::string& knob_name) {
-  const transport::Knob* knob = transport::FindKnob(knob_name);
-  std::vector<std::pair<uint64_t, std::string>> values;
-  for (const db::TrialRecord& trial : trials) {
-    auto it = trial.knobs.find(knob_name);
-    if (it == trial.knobs.end()) continue;
-    uint64_t number = 0;
-    if (knob != nullptr) {
-      if (auto parsed = transport::ParseKnobValue(*knob, it->second); parsed.ok()) number = *parsed;
-    }
-    std::pair<uint64_t, std::string> entry{number, it->second};
-    if (std::find(values.begin(), values.end(), entry) == values.end()) values.push_back(entry);
-  }
-  std::sort(values.begin(), values.end());
-  std::vector<std::string> names;
-  for (auto& [number, text] : values) names.push_back(std::move(text));
-  return names;
-}
-
-// The trial at (eager, chunk) when every other swept knob is at the chosen config's
-// value (or, with none chosen, any trial there).
-const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
-                                   const std::optional<db::TrialRecord>& best,
-                                   const std::string& eager, const std::string& chunk) {
-  for (const db::TrialRecord& trial : trials) {
-    if (trial.knobs.count("eager_threshold") == 0 || trial.knobs.count("chunk_size") == 0 ||
-        trial.knobs.at("eager_threshold") != eager || trial.knobs.at("chunk_size") != chunk) {
-      continue;
-    }
-    bool matches = true;
-    if (best) {
-      for (const auto& [name, value] : trial.knobs) {
-        if (name == "eager_threshold" || name == "chunk_size") continue;
-        auto it = best->knobs.find(name);
-        if (it == best->knobs.end() || it->second != value) matches = false;
-      }
-    }
-    if (matches) return &trial;
-  }
-  return nullptr;
-}
-
 // The default measured again at the end and what the sweep concluded from it.
 void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
   if (!sweep.verdict) {
@@ -269,54 +226,13 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
   return Status::Ok();
 }
 
-// One sweep as `results --sweep` shows it: the stored records and what is derived
-// from them for the table and the heatmap.
-struct SweepView {
-  db::SweepRecord sweep;
-  std::vector<db::TrialRecord> trials;
-  // The chosen config (ChosenTrial: the final round's pick, the one `apply config
-  // --sweep` writes) and the search's best trial (Store::BestTrial), which differ
-  // when the final round chose another finalist. JSON calls the chosen one "best".
-  std::optional<db::TrialRecord> best;
-  std::optional<db::TrialRecord> search_best;
-  std::optional<int64_t> cluster_id;             // the cluster run it measured a link of
-  std::optional<db::TrialRecord> default_trial;  // the trial of the default knobs
-  std::vector<std::string> eagers;               // heatmap rows
-  std::vector<std::string> chunks;               // heatmap columns
-  // With more axes than the two, each cell is the point at the chosen values of
-  // the others (HeatmapCell): say which, or a 3-axis map reads as the whole sweep.
-  std::map<std::string, std::string> held;
-
-  bool heatmap() const { return !eagers.empty() && !chunks.empty(); }
-};
-
-Result<SweepView> ReadSweepView(db::Store& store, int64_t sweep_id) {
-  SweepView view;
-  ARTUNE_ASSIGN_OR_RETURN(view.sweep, store.GetSweep(sweep_id));
-  ARTUNE_ASSIGN_OR_RETURN(view.trials, store.ListTrials(view.sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(view.best, tuner::ChosenTrial(store, view.sweep));
-  ARTUNE_ASSIGN_OR_RETURN(view.search_best, store.BestTrial(view.sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(view.cluster_id, tuner::FindClusterOfSweep(store, view.sweep.id));
-  for (const db::TrialRecord& trial : view.trials) {
-    if (db::TrialKnobKey(trial.knobs) == view.sweep.default_knobs) view.default_trial = trial;
-  }
-  view.eagers = AxisValues(view.trials, "eager_threshold");
-  view.chunks = AxisValues(view.trials, "chunk_size");
-  if (view.best) {
-    for (const auto& [name, value] : view.best->knobs) {
-      if (name != "eager_threshold" && name != "chunk_size") view.held.emplace(name, value);
-    }
-  }
-  return view;
-}
-
-ordered_json HeatmapJson(const SweepView& view) {
+ordered_json HeatmapJson(const tuner::SweepView& view) {
   if (!view.heatmap()) return nullptr;
   ordered_json cells = ordered_json::array();
   for (const std::string& eager : view.eagers) {
     ordered_json row = ordered_json::array();
     for (const std::string& chunk : view.chunks) {
-      const db::TrialRecord* cell = HeatmapCell(view.trials, view.best, eager, chunk);
+      const db::TrialRecord* cell = tuner::HeatmapCell(view.trials, view.best, eager, chunk);
       row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
                         ? ordered_json(cell->objective)
                         : ordered_json(nullptr));
@@ -327,11 +243,11 @@ ordered_json HeatmapJson(const SweepView& view) {
           {"column_values", view.chunks}, {"held", view.held},       {"cells", cells}};
 }
 
-void PrintSweepJson(const SweepView& view) {
+void PrintSweepJson(const tuner::SweepView& view, std::optional<int64_t> cluster_id) {
   ordered_json j;
   j["sweep"] = SweepJson(view.sweep);
   // The cluster run this sweep measured a link of; null for a sweep of its own.
-  j["cluster_id"] = view.cluster_id ? ordered_json(*view.cluster_id) : ordered_json();
+  j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
   j["trials"] = ordered_json::array();
   for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(tuner::TrialJson(trial));
   j["best"] = tuner::PickJson(view.best);
@@ -342,7 +258,7 @@ void PrintSweepJson(const SweepView& view) {
 }
 
 // The lines above the trial table: what was swept, how, under which load.
-void PrintSweepHeader(const SweepView& view) {
+void PrintSweepHeader(const tuner::SweepView& view, std::optional<int64_t> cluster_id) {
   const db::SweepRecord& sweep = view.sweep;
   std::cout << "Sweep " << sweep.id << "  " << sweep.objective << " (" << sweep.goal << "), "
             << sweep.strategy << ", " << sweep.workload << ", " << sweep.fabric << " to "
@@ -360,21 +276,21 @@ void PrintSweepHeader(const SweepView& view) {
                     : std::to_string(sweep.background_load) + " CPU hog" +
                           (sweep.background_load == 1 ? "" : "s") + " beside every measurement")
             << "\n";
-  if (view.cluster_id) {
-    std::cout << "Cluster       this sweep measured one link of cluster " << *view.cluster_id
-              << " (`artune results --cluster " << *view.cluster_id << "`)\n";
+  if (cluster_id) {
+    std::cout << "Cluster       this sweep measured one link of cluster " << *cluster_id
+              << " (`artune results --cluster " << *cluster_id << "`)\n";
   }
   std::cout << "\n";
 }
 
 // Whether the search's best trial is another than the chosen config: then it is
 // named as such beside the chosen one.
-bool SearchBestDiffers(const SweepView& view) {
+bool SearchBestDiffers(const tuner::SweepView& view) {
   return view.search_best && (!view.best || view.best->id != view.search_best->id);
 }
 
 // Every trial, the chosen one, the search's best (when another) and the default noted.
-void PrintTrialTable(const SweepView& view) {
+void PrintTrialTable(const tuner::SweepView& view) {
   const std::optional<db::TrialRecord>& best = view.best;
   const std::optional<db::TrialRecord>& default_trial = view.default_trial;
   std::vector<std::vector<std::string>> rows = {
@@ -399,7 +315,7 @@ void PrintTrialTable(const SweepView& view) {
 
 // The chosen config, the search's best trial when it is another, and the default,
 // each with its interval.
-void PrintChosenAndDefault(const SweepView& view) {
+void PrintChosenAndDefault(const tuner::SweepView& view) {
   if (view.best) {
     const db::TrialRecord& best = *view.best;
     std::cout << "Chosen   " << db::TrialKnobKey(best.knobs) << "  "
@@ -435,7 +351,7 @@ std::string HeatmapCellText(const db::TrialRecord* cell,
 }
 
 // The text heatmap eager_threshold x chunk_size; the caller checks view.heatmap().
-void PrintHeatmap(const SweepView& view) {
+void PrintHeatmap(const tuner::SweepView& view) {
   std::cout << "\n" << view.sweep.objective << " by eager_threshold (rows) x chunk_size (columns)";
   if (!view.held.empty()) {
     std::string at;
@@ -452,7 +368,8 @@ void PrintHeatmap(const SweepView& view) {
   for (const std::string& eager : view.eagers) {
     std::vector<std::string> row = {eager};
     for (const std::string& chunk : view.chunks) {
-      row.push_back(HeatmapCellText(HeatmapCell(view.trials, view.best, eager, chunk), view.best));
+      row.push_back(
+          HeatmapCellText(tuner::HeatmapCell(view.trials, view.best, eager, chunk), view.best));
     }
     grid.push_back(std::move(row));
   }
@@ -463,12 +380,16 @@ void PrintHeatmap(const SweepView& view) {
 
 Status ShowSweep(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
-  ARTUNE_ASSIGN_OR_RETURN(const SweepView view, ReadSweepView(*store, options.sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::SweepView view,
+                          tuner::ReadSweepView(*store, options.sweep_id));
+  // The cluster run this sweep measured a link of, if any.
+  ARTUNE_ASSIGN_OR_RETURN(const std::optional<int64_t> cluster_id,
+                          tuner::FindClusterOfSweep(*store, view.sweep.id));
   if (options.json) {
-    PrintSweepJson(view);
+    PrintSweepJson(view, cluster_id);
     return Status::Ok();
   }
-  PrintSweepHeader(view);
+  PrintSweepHeader(view, cluster_id);
   PrintTrialTable(view);
   PrintChosenAndDefault(view);
   PrintVerdict(view.sweep, std::cout);
