@@ -14,7 +14,7 @@
 #include "artune/probes/backend.h"
 #include "artune/probes/profile_output.h"
 #include "artune/probes/session.h"
-#include "capture_record.h"
+#include "artune/tuner/capture_record.h"
 #include "command.h"
 #include "probe_flags.h"
 #include "progress.h"

@@ -17,7 +17,7 @@
 
 #include "artune/db/store.h"
 #include "artune/probes/profile.h"
-#include "capture_record.h"
+#include "artune/tuner/capture_record.h"
 #include "cluster_fixture.h"
 
 namespace {

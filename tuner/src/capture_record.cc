@@ -1,4 +1,4 @@
-#include "capture_record.h"
+#include "artune/tuner/capture_record.h"
 
 #include "artune/base/time.h"
 #include "artune/probes/http2_decoder.h"
