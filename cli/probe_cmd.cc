@@ -60,7 +60,7 @@ Result<int64_t> StoreCapture(const probes::Profile& profile, const ProbeOptions&
   ARTUNE_ASSIGN_OR_RETURN(auto store,
                           db::Store::Open(db::ResolveDatabasePath(context.globals.db_path)));
   return store->InsertCapture(
-      CaptureRecordFromProfile(profile, TracedProcess(options.backend), started_at));
+      tuner::CaptureRecordFromProfile(profile, TracedProcess(options.backend), started_at));
 }
 
 // `command_exit_code`: set to the --exec command's exit status.

@@ -76,7 +76,7 @@ int WriteCapture(db::Store& store) {
   connection.response_messages = 40;
   profile.connections = {connection};
 
-  const db::CaptureRecord record = cli::CaptureRecordFromProfile(profile, "python3 train.py");
+  const db::CaptureRecord record = tuner::CaptureRecordFromProfile(profile, "python3 train.py");
   auto id = store.InsertCapture(record);
   if (!id.ok()) {
     std::cerr << "report_fixture: " << id.status().message() << "\n";

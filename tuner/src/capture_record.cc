@@ -4,7 +4,7 @@
 #include "artune/probes/http2_decoder.h"
 #include "artune/probes/profile_output.h"
 
-namespace artune::cli {
+namespace artune::tuner {
 
 db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
@@ -35,4 +35,4 @@ db::CaptureRecord CaptureRecordFromProfile(
   return record;
 }
 
-}  // namespace artune::cli
+}  // namespace artune::tuner

@@ -9,7 +9,7 @@
 #include "artune/db/store.h"
 #include "artune/probes/profile.h"
 
-namespace artune::cli {
+namespace artune::tuner {
 
 // The record for one finished capture: the profile's JSON (without a capture id:
 // the store assigns it), its backend, duration and lost events, and one method row
@@ -20,4 +20,4 @@ db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
     std::optional<std::chrono::system_clock::time_point> started_at = std::nullopt);
 
-}  // namespace artune::cli
+}  // namespace artune::tuner
