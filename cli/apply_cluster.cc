@@ -1,7 +1,5 @@
 #include "apply_cluster.h"
 
-#include <cctype>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -12,29 +10,6 @@ namespace artune::cli {
 namespace {
 
 using nlohmann::ordered_json;
-
-std::string Hosts(const std::vector<std::string>& hosts) {
-  std::string text;
-  for (const std::string& host : hosts) text += (text.empty() ? "" : ", ") + host;
-  return text;
-}
-
-}  // namespace
-
-std::string GroupConfigPath(const std::string& base_path, const std::string& device_class) {
-  std::string label = device_class;
-  for (char& c : label) {
-    const bool plain =
-        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '+';
-    if (!plain) c = '_';
-  }
-  const std::filesystem::path base(base_path);
-  std::filesystem::path named = base.parent_path();
-  named /= base.stem().string() + "." + label + base.extension().string();
-  return named.string();
-}
-
-namespace {
 
 // One group's knob changes as JSON: {name, current, source, new, changed} each.
 ordered_json GroupChangesJson(const std::vector<tuner::KnobChange>& changes) {
@@ -106,17 +81,11 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
   std::ostream& out = to_stdout ? std::cerr : std::cout;
   std::vector<std::string> placed;
   for (const tuner::ClusterChoice::Part& part : request.parts) {
-    std::vector<tuner::KnobSetting> settings;
-    for (const auto& [name, value] : part.knobs) settings.push_back({name, value, part.origin});
-    settings.insert(settings.end(), request.extra_settings.begin(), request.extra_settings.end());
-    ARTUNE_ASSIGN_OR_RETURN(const transport::Config proposed,
-                            tuner::ApplyKnobSettings(in_force.config, settings));
-    const auto changes = tuner::DiffConfigs(in_force.config, in_force.sources, proposed);
-    const std::string for_hosts = "for hosts " + Hosts(part.hosts) + " (" + part.device_class + ")";
-    const std::vector<std::string> header = {
-        "artune transport config, written by `artune apply config`", for_hosts, part.origin};
-    const std::string text = tuner::RenderConfig(proposed, request.format, header);
-    const std::string path = to_stdout ? "" : GroupConfigPath(request.base_path, part.device_class);
+    ARTUNE_ASSIGN_OR_RETURN(
+        const tuner::GroupConfig group,
+        tuner::ProposeGroupConfig(part, request.extra_settings, request.format,
+                                  to_stdout ? "" : request.base_path, in_force));
+    const auto& [for_hosts, proposed, changes, text, path] = group;
     const bool writing = !path.empty() && !request.dry_run;
     if (writing) ARTUNE_RETURN_IF_ERROR(tuner::WriteFileAtomically(path, text));
     std::string knobs;
@@ -129,7 +98,7 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
                                    {"config", ordered_json::parse(text)}});
     }
     placed.push_back((to_stdout ? std::string("the \"") + part.device_class + "\" group" : path) +
-                     " (for " + Hosts(part.hosts) + ")");
+                     " (for " + tuner::HostList(part.hosts) + ")");
     if (request.json) {
       report["groups"].push_back({{"device_class", part.device_class},
                                   {"hosts", part.hosts},

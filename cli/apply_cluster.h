@@ -32,10 +32,6 @@ struct ClusterGroupsApply {
   bool json = false;  // the report as one JSON object
 };
 
-// "dir/transport.toml", "mlx5" -> "dir/transport.mlx5.toml" ("cfg" -> "cfg.mlx5");
-// characters other than letters, digits, '_', '-' and '+' in the class become '_'.
-std::string GroupConfigPath(const std::string& base_path, const std::string& device_class);
-
 // Writes (or prints) one config per group over `in_force`, shows each diff, and says
 // on stderr which file is for which hosts. Errors: kInvalidArgument (stdout in toml
 // or env), the knob table's refusals, WriteFileAtomically's.

@@ -1,5 +1,7 @@
 #include "artune/cluster/cluster_choice.h"
 
+#include <cctype>
+#include <filesystem>
 #include <vector>
 
 #include "artune/base/number_text.h"
@@ -78,6 +80,43 @@ Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id, Cl
                 " pairs, " + choice.data.cluster.created_at + ")";
   choice.parts.push_back(std::move(part));
   return choice;
+}
+
+std::string HostList(const std::vector<std::string>& hosts) {
+  std::string text;
+  for (const std::string& host : hosts) text += (text.empty() ? "" : ", ") + host;
+  return text;
+}
+
+std::string GroupConfigPath(const std::string& base_path, const std::string& device_class) {
+  std::string label = device_class;
+  for (char& c : label) {
+    const bool plain =
+        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '+';
+    if (!plain) c = '_';
+  }
+  const std::filesystem::path base(base_path);
+  std::filesystem::path named = base.parent_path();
+  named /= base.stem().string() + "." + label + base.extension().string();
+  return named.string();
+}
+
+Result<GroupConfig> ProposeGroupConfig(const ClusterChoice::Part& part,
+                                       const std::vector<KnobSetting>& extra_settings,
+                                       ConfigFormat format, const std::string& base_path,
+                                       const transport::LoadedConfig& in_force) {
+  GroupConfig group;
+  std::vector<KnobSetting> settings;
+  for (const auto& [name, value] : part.knobs) settings.push_back({name, value, part.origin});
+  settings.insert(settings.end(), extra_settings.begin(), extra_settings.end());
+  ARTUNE_ASSIGN_OR_RETURN(group.proposed, ApplyKnobSettings(in_force.config, settings));
+  group.changes = DiffConfigs(in_force.config, in_force.sources, group.proposed);
+  group.for_hosts = "for hosts " + HostList(part.hosts) + " (" + part.device_class + ")";
+  const std::vector<std::string> header = {
+      "artune transport config, written by `artune apply config`", group.for_hosts, part.origin};
+  group.text = RenderConfig(group.proposed, format, header);
+  group.path = base_path.empty() ? "" : GroupConfigPath(base_path, part.device_class);
+  return group;
 }
 
 }  // namespace artune::tuner

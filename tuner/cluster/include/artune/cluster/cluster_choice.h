@@ -13,6 +13,8 @@
 #include "artune/cluster/cluster_records.h"
 #include "artune/db/store.h"
 #include "artune/status.h"
+#include "artune/transport/config_loader.h"
+#include "artune/tuner/config_emit.h"
 
 namespace artune::tuner {
 
@@ -40,5 +42,28 @@ struct ClusterChoice {
 // measured on every usable link: the message says to look at `artune results
 // --cluster ID`), kCorruption (a winner that is not knob text), ReadClusterData's.
 Result<ClusterChoice> ReadClusterChoice(db::Store& store, int64_t cluster_id, ClusterGoal goal);
+
+// "a, b, c": the hosts of a group, for messages.
+std::string HostList(const std::vector<std::string>& hosts);
+
+// "dir/transport.toml", "mlx5" -> "dir/transport.mlx5.toml" ("cfg" -> "cfg.mlx5");
+// characters other than letters, digits, '_', '-' and '+' in the class become '_'.
+std::string GroupConfigPath(const std::string& base_path, const std::string& device_class);
+
+// One host group's config for `artune apply config --cluster ID`: the part's knobs,
+// then `extra_settings` (--set), laid over the config in force.
+struct GroupConfig {
+  std::string for_hosts;  // "for hosts a, b (mlx5)"
+  transport::Config proposed;
+  std::vector<KnobChange> changes;  // against the config in force
+  std::string text;                 // rendered in the format, with a header
+  std::string path;                 // GroupConfigPath of base_path; "" when base_path is ""
+};
+
+// Errors: the knob table's refusals (ApplyKnobSettings).
+Result<GroupConfig> ProposeGroupConfig(const ClusterChoice::Part& part,
+                                       const std::vector<KnobSetting>& extra_settings,
+                                       ConfigFormat format, const std::string& base_path,
+                                       const transport::LoadedConfig& in_force);
 
 }  // namespace artune::tuner
