@@ -58,15 +58,24 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id) {
   return winner;
 }
 
-Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
+std::optional<db::TrialRecord> ChosenAmong(const db::SweepRecord& sweep,
+                                           const std::vector<db::TrialRecord>& trials,
+                                           const std::optional<db::TrialRecord>& search_best) {
   if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
-    for (db::TrialRecord& trial : trials) {
-      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs)
-        return std::optional<db::TrialRecord>(std::move(trial));
+    for (const db::TrialRecord& trial : trials) {
+      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs) return trial;
     }
   }
-  return store.BestTrial(sweep.id);
+  return search_best;
+}
+
+Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
+  std::vector<db::TrialRecord> trials;
+  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
+    ARTUNE_ASSIGN_OR_RETURN(trials, store.ListTrials(sweep.id));
+  }
+  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> search_best, store.BestTrial(sweep.id));
+  return ChosenAmong(sweep, trials, search_best);
 }
 
 std::string VerdictText(db::Verdict verdict) {

@@ -10,6 +10,7 @@
 #include "artune/report/svg.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/goal.h"
+#include "artune/tuner/sweep_choice.h"
 
 namespace artune::report {
 namespace {
@@ -175,20 +176,6 @@ void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
       {"trials", counts},
       {"verdict", VerdictFact(sweep)},
   });
-}
-
-// The config the sweep chose (what `artune apply config --sweep` writes): the trial
-// whose knobs are the verdict's best_knobs (the final round's pick), else the
-// search's best trial.
-std::optional<db::TrialRecord> ChosenTrial(const db::SweepRecord& sweep,
-                                           const std::vector<db::TrialRecord>& trials,
-                                           const std::optional<db::TrialRecord>& search_best) {
-  if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
-    for (const auto& trial : trials) {
-      if (db::TrialKnobKey(trial.knobs) == sweep.verdict->best_knobs) return trial;
-    }
-  }
-  return search_best;
 }
 
 bool SameTrial(const std::optional<db::TrialRecord>& a, const db::TrialRecord& b) {
@@ -460,7 +447,8 @@ HeatmapAxes ChooseHeatmapAxes(const std::vector<db::TrialRecord>& trials) {
 std::string SweepReportHtml(const db::SweepRecord& sweep,
                             const std::vector<db::TrialRecord>& trials,
                             const std::optional<db::TrialRecord>& best) {
-  const std::optional<db::TrialRecord> chosen = ChosenTrial(sweep, trials, best);
+  // The config the sweep chose (what `artune apply config --sweep` writes).
+  const std::optional<db::TrialRecord> chosen = tuner::ChosenAmong(sweep, trials, best);
   HtmlDocument document("artune sweep " + std::to_string(sweep.id));
   document.AddHeading(1, "artune sweep " + std::to_string(sweep.id));
   AddSummary(document, sweep, trials);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "artune/db/store.h"
 #include "artune/status.h"
@@ -50,6 +51,12 @@ Result<SweepChoice> ReadSweepChoice(db::Store& store, int64_t sweep_id);
 // without a verdict, or one naming no stored trial, the best trial
 // (Store::BestTrial). nullopt when the sweep has no validated trial.
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep);
+// The same choice among trials already read (the sweep report holds them all):
+// the one of `trials` whose knob key is the verdict's best_knobs, else search_best
+// (the store's BestTrial of the sweep).
+std::optional<db::TrialRecord> ChosenAmong(const db::SweepRecord& sweep,
+                                           const std::vector<db::TrialRecord>& trials,
+                                           const std::optional<db::TrialRecord>& search_best);
 
 // One line of text for a verdict value, for the human output of sweep, results and
 // apply and the warning of an apply that does not beat the default (e.g. "within noise: the chosen
