@@ -129,6 +129,118 @@ std::optional<double> TrialCost(const db::TrialRecord& trial, ObjectiveGoal goal
   return goal == ObjectiveGoal::kMin ? trial.objective : -trial.objective;
 }
 
+namespace {
+
+// A new sweep is stored with what it searches; a resumed one (sweep.id set) gives
+// back its stored trials by knob key, so they are read back instead of measured.
+Result<std::map<std::string, db::TrialRecord>> OpenSweep(
+    db::Store& store, db::SweepRecord& sweep, const SearchSpace& space,
+    const transport::Config& base, ObjectiveGoal goal,
+    const std::map<std::string, std::string>& default_knobs) {
+  std::map<std::string, db::TrialRecord> stored;
+  if (sweep.id == 0) {
+    sweep.goal = GoalName(goal);
+    sweep.search_space = space.Canonical();
+    sweep.default_knobs = db::TrialKnobKey(default_knobs);
+    sweep.base_config = transport::ConfigToMap(base);
+    ARTUNE_ASSIGN_OR_RETURN(sweep.id, store.InsertSweep(sweep));
+    return stored;
+  }
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
+  for (db::TrialRecord& trial : trials) {
+    std::string key = db::TrialKnobKey(trial.knobs);
+    stored.emplace(std::move(key), std::move(trial));
+  }
+  return stored;
+}
+
+// How far one RunSweep call has come: what its progress reports say.
+struct SweepTally {
+  ObjectiveGoal goal;
+  Clock::time_point started = Clock::now();
+  double measuring_s = 0;  // in this call's measurements
+  size_t measured = 0;     // points measured (not read back) in this call
+  size_t done = 0;         // points counted in this call
+  std::optional<double> best_cost;
+  std::string best_key;
+
+  void Count(const std::string& key, std::optional<double> cost) {
+    ++done;
+    if (cost && (!best_cost || *cost < *best_cost)) {
+      best_cost = cost;
+      best_key = key;
+    }
+  }
+  // A report at `trial` of `estimated`, with `remaining` measurements still to make
+  // (for the estimate, at this call's mean time per measurement).
+  SweepProgress Report(size_t trial, size_t estimated, size_t remaining,
+                       const std::string& last_knobs) const {
+    SweepProgress report;
+    report.trial = trial;
+    report.estimated = estimated;
+    report.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
+    if (measured > 0) {
+      report.eta_s = measuring_s / static_cast<double>(measured) * static_cast<double>(remaining);
+    }
+    if (best_cost) report.best_objective = goal == ObjectiveGoal::kMin ? *best_cost : -*best_cost;
+    report.best_knobs = best_key;
+    report.last_knobs = last_knobs;
+    return report;
+  }
+};
+
+// The search's trials, its best and the default's trial, as stored: the final
+// round's measurements are not trials, so these are final once the search is.
+Status ReadSearchResult(db::Store& store, const db::SweepRecord& sweep, SweepOutcome& outcome) {
+  ARTUNE_ASSIGN_OR_RETURN(outcome.trials, store.ListTrials(sweep.id));
+  ARTUNE_ASSIGN_OR_RETURN(outcome.search_best, store.BestTrial(sweep.id));
+  for (const db::TrialRecord& trial : outcome.trials) {
+    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
+  }
+  return Status::Ok();
+}
+
+// The final round over `finalists` (final_round.h), its measurements reported as
+// trials numbered on from the search's.
+Result<FinalRoundResult> MeasureFinalRound(TrialTarget& target, const Workload& workload,
+                                           const transport::Config& base, int64_t sweep_id,
+                                           const std::map<std::string, std::string>& default_knobs,
+                                           const std::vector<db::TrialRecord>& finalists,
+                                           const SweepTally& tally, const SweepProgressFn& progress,
+                                           const SweepOptions& options) {
+  auto on_measurement = [&](size_t measurement, size_t total, const std::string& knobs) {
+    if (!progress) return;
+    SweepProgress report =
+        tally.Report(tally.done + measurement, tally.done + total, total - measurement + 1, knobs);
+    report.final_round = true;
+    progress(report);
+  };
+  return RunFinalRound(target, workload, base, sweep_id, default_knobs, finalists, tally.goal,
+                       options.final_round, on_measurement);
+}
+
+// The verdict from the evidence, stored with the sweep's end; fills the outcome's
+// verdict fields and the sweep as stored.
+Status ConcludeSweep(db::Store& store, int64_t sweep_id, const std::string& default_key,
+                     ObjectiveGoal goal, const VerdictEvidence& evidence, SweepOutcome& outcome) {
+  const db::SweepVerdict verdict = DecideVerdict(evidence, default_key, goal);
+  outcome.default_remeasured = verdict.default_remeasured;
+  outcome.best_remeasured = verdict.best_remeasured;
+  if (evidence.final_round) outcome.winner_pairs = WinnerPairs(*evidence.final_round);
+  for (const db::TrialRecord& trial : outcome.trials) {
+    if (!verdict.best_knobs.empty() && db::TrialKnobKey(trial.knobs) == verdict.best_knobs) {
+      outcome.best = trial;
+    }
+  }
+  outcome.best_beats_default = verdict.best_beats_default();
+  ARTUNE_RETURN_IF_ERROR(store.RecordSweepVerdict(sweep_id, verdict));
+  ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep_id));
+  ARTUNE_ASSIGN_OR_RETURN(outcome.sweep, store.GetSweep(sweep_id));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workload& workload,
                               const SearchSpace& space, const transport::Config& base,
                               db::SweepRecord sweep, const SweepProgressFn& progress,
@@ -140,30 +252,13 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_ASSIGN_OR_RETURN(Objective objective, ParseObjective(sweep.objective));
   const ObjectiveGoal goal = LowerIsBetter(objective) ? ObjectiveGoal::kMin : ObjectiveGoal::kMax;
   const std::map<std::string, std::string> default_knobs = KnobValuesOf(space, base);
-
-  SweepOutcome outcome;
-  std::map<std::string, db::TrialRecord> stored;  // knob key -> trial
-  if (sweep.id == 0) {
-    sweep.goal = GoalName(goal);
-    sweep.search_space = space.Canonical();
-    sweep.default_knobs = db::TrialKnobKey(default_knobs);
-    sweep.base_config = transport::ConfigToMap(base);
-    ARTUNE_ASSIGN_OR_RETURN(sweep.id, store.InsertSweep(sweep));
-  } else {
-    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
-    for (db::TrialRecord& trial : trials) {
-      std::string key = db::TrialKnobKey(trial.knobs);
-      stored.emplace(std::move(key), std::move(trial));
-    }
-  }
+  ARTUNE_ASSIGN_OR_RETURN(auto stored,  // knob key -> trial
+                          OpenSweep(store, sweep, space, base, goal, default_knobs));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
                           MakeStrategy(sweep.strategy, space.AxisSizes(), space.Nearest(base)));
 
-  const auto started = Clock::now();
-  double measuring_s = 0;
-  size_t done = 0;
-  std::optional<double> best_cost;
-  std::string best_key;
+  SweepOutcome outcome;
+  SweepTally tally{goal};
   std::set<std::string> visited;  // knob keys this run has counted
   const size_t estimated = strategy->EstimatedTrials() + 1;
 
@@ -182,39 +277,26 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
     auto known = stored.find(key);
     // The default point measured first is visited again when it lies on the grid.
     if (!visited.insert(key).second) return TrialCost(known->second, goal);
-    bool resumed = false;
-    if (known != stored.end()) {
-      resumed = true;
+    const bool resumed = known != stored.end();
+    if (resumed) {
       ++outcome.resumed;
     } else {
       ARTUNE_RETURN_IF_ERROR(warm_up_once());
       const auto trial_start = Clock::now();
       ARTUNE_ASSIGN_OR_RETURN(TrialMeasurement measured, target.Measure(config, workload));
-      measuring_s += std::chrono::duration<double>(Clock::now() - trial_start).count();
+      tally.measuring_s += std::chrono::duration<double>(Clock::now() - trial_start).count();
       db::TrialRecord trial = RecordOf(sweep.id, knobs, config, measured);
       ARTUNE_ASSIGN_OR_RETURN(trial.id, store.InsertTrial(trial));
       ++outcome.measured;
+      ++tally.measured;
       known = stored.emplace(key, std::move(trial)).first;
     }
-    ++done;
     const std::optional<double> cost = TrialCost(known->second, goal);
-    if (cost && (!best_cost || *cost < *best_cost)) {
-      best_cost = cost;
-      best_key = key;
-    }
+    tally.Count(key, cost);
     if (progress) {
-      SweepProgress report;
-      report.trial = done;
-      report.estimated = std::max(estimated, done);
+      const size_t total = std::max(estimated, tally.done);
+      SweepProgress report = tally.Report(tally.done, total, total - tally.done, key);
       report.resumed = resumed;
-      report.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-      if (outcome.measured > 0) {
-        report.eta_s = measuring_s / static_cast<double>(outcome.measured) *
-                       static_cast<double>(report.estimated - done);
-      }
-      if (best_cost) report.best_objective = goal == ObjectiveGoal::kMin ? *best_cost : -*best_cost;
-      report.best_knobs = best_key;
-      report.last_knobs = key;
       progress(report);
     }
     return cost;
@@ -225,50 +307,18 @@ Result<SweepOutcome> RunSweep(db::Store& store, TrialTarget& target, const Workl
   ARTUNE_RETURN_IF_ERROR(strategy->Search([&](const Point& point) {
     return run_point(space.KnobValues(point), space.Apply(point, base));
   }));
-  // The final round's measurements are not trials: the trials are final here.
-  ARTUNE_ASSIGN_OR_RETURN(outcome.trials, store.ListTrials(sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(outcome.search_best, store.BestTrial(sweep.id));
-  for (const db::TrialRecord& trial : outcome.trials) {
-    if (db::TrialKnobKey(trial.knobs) == sweep.default_knobs) outcome.default_trial = trial;
-  }
+  ARTUNE_RETURN_IF_ERROR(ReadSearchResult(store, sweep, outcome));
   VerdictEvidence evidence{outcome.search_best, outcome.default_trial, std::nullopt};
   const std::vector<db::TrialRecord> finalists =
       PickFinalists(outcome.trials, sweep.default_knobs, goal, options.final_round.finalists);
   if (options.remeasure_default && !finalists.empty()) {
     ARTUNE_RETURN_IF_ERROR(warm_up_once());
-    auto on_measurement = [&](size_t measurement, size_t total, const std::string& knobs) {
-      if (!progress) return;
-      SweepProgress report;
-      report.final_round = true;
-      report.trial = done + measurement;
-      report.estimated = done + total;
-      report.elapsed_s = std::chrono::duration<double>(Clock::now() - started).count();
-      if (outcome.measured > 0) {
-        report.eta_s = measuring_s / static_cast<double>(outcome.measured) *
-                       static_cast<double>(total - measurement + 1);
-      }
-      if (best_cost) report.best_objective = goal == ObjectiveGoal::kMin ? *best_cost : -*best_cost;
-      report.best_knobs = best_key;
-      report.last_knobs = knobs;
-      progress(report);
-    };
     ARTUNE_ASSIGN_OR_RETURN(evidence.final_round,
-                            RunFinalRound(target, workload, base, sweep.id, default_knobs,
-                                          finalists, goal, options.final_round, on_measurement));
+                            MeasureFinalRound(target, workload, base, sweep.id, default_knobs,
+                                              finalists, tally, progress, options));
   }
-  const db::SweepVerdict verdict = DecideVerdict(evidence, sweep.default_knobs, goal);
-  outcome.default_remeasured = verdict.default_remeasured;
-  outcome.best_remeasured = verdict.best_remeasured;
-  if (evidence.final_round) outcome.winner_pairs = WinnerPairs(*evidence.final_round);
-  for (const db::TrialRecord& trial : outcome.trials) {
-    if (!verdict.best_knobs.empty() && db::TrialKnobKey(trial.knobs) == verdict.best_knobs) {
-      outcome.best = trial;
-    }
-  }
-  outcome.best_beats_default = verdict.best_beats_default();
-  ARTUNE_RETURN_IF_ERROR(store.RecordSweepVerdict(sweep.id, verdict));
-  ARTUNE_RETURN_IF_ERROR(store.FinishSweep(sweep.id));
-  ARTUNE_ASSIGN_OR_RETURN(outcome.sweep, store.GetSweep(sweep.id));
+  ARTUNE_RETURN_IF_ERROR(
+      ConcludeSweep(store, sweep.id, sweep.default_knobs, goal, evidence, outcome));
   return outcome;
 }
 
