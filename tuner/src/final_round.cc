@@ -114,6 +114,69 @@ db::TrialRecord PoolRounds(int64_t sweep_id, const std::map<std::string, std::st
   return pooled;
 }
 
+namespace {
+
+// One entry of the final round: the default (entry 0) or a finalist.
+struct Contender {
+  std::map<std::string, std::string> knobs;
+  transport::Config config;
+  std::vector<TrialMeasurement> rounds;
+  uint32_t rounds_won = 0;
+  bool out = false;              // failed or corrupted in a round: not measured again
+  std::vector<double> speedups;  // over the default of the same round
+};
+
+// Each finalist against the default of the same round (`this_round`, by contender);
+// a round whose default failed is won by any finalist that did not.
+void ScoreRound(const std::vector<std::optional<TrialMeasurement>>& this_round, ObjectiveGoal goal,
+                std::vector<Contender>& contenders) {
+  const std::optional<TrialMeasurement>& default_now = this_round[0];
+  const bool default_ok = default_now && OkAndValidated(*default_now);
+  for (size_t i = 1; i < contenders.size(); ++i) {
+    if (!this_round[i] || !OkAndValidated(*this_round[i])) continue;
+    if (!default_ok || Better(goal, this_round[i]->objective, default_now->objective)) {
+      ++contenders[i].rounds_won;
+    }
+    if (!default_ok) continue;
+    const std::vector<double>& mine = this_round[i]->values;
+    const std::vector<double>& theirs = default_now->values;
+    for (size_t k = 0; k < mine.size() && k < theirs.size(); ++k) {
+      if (!(mine[k] > 0 && theirs[k] > 0)) continue;
+      contenders[i].speedups.push_back(goal == ObjectiveGoal::kMin ? theirs[k] / mine[k]
+                                                                   : mine[k] / theirs[k]);
+    }
+  }
+}
+
+// Ranked by the median of their pairs with the default when every valid finalist
+// has enough (drift cancels within a pair, not across a pooled median), else all
+// by pooled objective: one key for all keeps the order a strict weak ordering.
+void RankFinalists(ObjectiveGoal goal, FinalRoundResult& result) {
+  std::map<std::string, double> paired_median;
+  bool by_pairs = true;
+  for (const db::FinalistRecord& finalist : result.finalists) {
+    if (!tuner::OkAndValidated(finalist.pooled)) continue;
+    const std::string key = db::TrialKnobKey(finalist.pooled.knobs);
+    const std::vector<double>& pairs = result.paired_speedups.at(key);
+    if (pairs.size() < kMinPairsForVerdict) by_pairs = false;
+    paired_median[key] = MedianWithConfidence(pairs).median;
+  }
+  std::stable_sort(result.finalists.begin(), result.finalists.end(),
+                   [&](const db::FinalistRecord& a, const db::FinalistRecord& b) {
+                     const bool a_ok = tuner::OkAndValidated(a.pooled);
+                     const bool b_ok = tuner::OkAndValidated(b.pooled);
+                     if (a_ok != b_ok) return a_ok;
+                     if (!a_ok) return false;
+                     if (by_pairs) {
+                       return paired_median.at(db::TrialKnobKey(a.pooled.knobs)) >
+                              paired_median.at(db::TrialKnobKey(b.pooled.knobs));
+                     }
+                     return Better(goal, a.pooled.objective, b.pooled.objective);
+                   });
+}
+
+}  // namespace
+
 Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& workload,
                                        const transport::Config& base, int64_t sweep_id,
                                        const std::map<std::string, std::string>& default_knobs,
@@ -125,14 +188,6 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     return Status::InvalidArgument("a final round needs at least one finalist besides the default");
   }
   // Entry 0 is the default; then the finalists in the order given.
-  struct Contender {
-    std::map<std::string, std::string> knobs;
-    transport::Config config;
-    std::vector<TrialMeasurement> rounds;
-    uint32_t rounds_won = 0;
-    bool out = false;              // failed or corrupted in a round: not measured again
-    std::vector<double> speedups;  // over the default of the same round
-  };
   std::vector<Contender> contenders;
   contenders.push_back({default_knobs, base, {}, 0, false, {}});
   for (const db::TrialRecord& finalist : finalists) {
@@ -158,24 +213,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
       this_round[index] = measured;
       contender.rounds.push_back(std::move(measured));
     }
-    // Each finalist against the default of the same round; a round whose default
-    // failed is won by any finalist that did not.
-    const std::optional<TrialMeasurement>& default_now = this_round[0];
-    const bool default_ok = default_now && OkAndValidated(*default_now);
-    for (size_t i = 1; i < contenders.size(); ++i) {
-      if (!this_round[i] || !OkAndValidated(*this_round[i])) continue;
-      if (!default_ok || Better(goal, this_round[i]->objective, default_now->objective)) {
-        ++contenders[i].rounds_won;
-      }
-      if (!default_ok) continue;
-      const std::vector<double>& mine = this_round[i]->values;
-      const std::vector<double>& theirs = default_now->values;
-      for (size_t k = 0; k < mine.size() && k < theirs.size(); ++k) {
-        if (!(mine[k] > 0 && theirs[k] > 0)) continue;
-        contenders[i].speedups.push_back(goal == ObjectiveGoal::kMin ? theirs[k] / mine[k]
-                                                                     : mine[k] / theirs[k]);
-      }
-    }
+    ScoreRound(this_round, goal, contenders);
   }
 
   FinalRoundResult result;
@@ -188,30 +226,7 @@ Result<FinalRoundResult> RunFinalRound(TrialTarget& target, const Workload& work
     result.paired_speedups[db::TrialKnobKey(contenders[i].knobs)] = contenders[i].speedups;
     result.finalists.push_back(std::move(finalist));
   }
-  // Ranked by the median of their pairs with the default when every valid finalist
-  // has enough (drift cancels within a pair, not across a pooled median), else all
-  // by pooled objective: one key for all keeps the order a strict weak ordering.
-  std::map<std::string, double> paired_median;
-  bool by_pairs = true;
-  for (const db::FinalistRecord& finalist : result.finalists) {
-    if (!OkAndValidated(finalist.pooled)) continue;
-    const std::string key = db::TrialKnobKey(finalist.pooled.knobs);
-    const std::vector<double>& pairs = result.paired_speedups.at(key);
-    if (pairs.size() < kMinPairsForVerdict) by_pairs = false;
-    paired_median[key] = MedianWithConfidence(pairs).median;
-  }
-  std::stable_sort(result.finalists.begin(), result.finalists.end(),
-                   [&](const db::FinalistRecord& a, const db::FinalistRecord& b) {
-                     const bool a_ok = OkAndValidated(a.pooled);
-                     const bool b_ok = OkAndValidated(b.pooled);
-                     if (a_ok != b_ok) return a_ok;
-                     if (!a_ok) return false;
-                     if (by_pairs) {
-                       return paired_median.at(db::TrialKnobKey(a.pooled.knobs)) >
-                              paired_median.at(db::TrialKnobKey(b.pooled.knobs));
-                     }
-                     return Better(goal, a.pooled.objective, b.pooled.objective);
-                   });
+  RankFinalists(goal, result);
   return result;
 }
 
