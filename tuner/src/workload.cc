@@ -308,6 +308,87 @@ Result<Workload> LoadCaptureWorkload(db::Store& store, int64_t capture_id,
   return CaptureWorkload(*profile, capture_id, options);
 }
 
+namespace {
+
+// The passes of one replay over `channel`: each sends the workload's messages in
+// order, one call at a time or with up to `inflight` in flight, and a measured pass
+// counts what completed into the result.
+class ReplayPasses {
+ public:
+  ReplayPasses(BenchChannel& channel, const Workload& workload, uint32_t inflight,
+               std::vector<std::unique_ptr<PreparedPayload>> prepared, RunResult& result)
+      : channel_(channel),
+        workload_(workload),
+        inflight_(inflight),
+        prepared_(std::move(prepared)),
+        result_(result) {}
+
+  Status Run(bool measured) {
+    return inflight_ == 1 ? RunInOrder(measured) : RunWindowed(measured);
+  }
+  const std::vector<double>& latencies() const { return latencies_; }
+
+ private:
+  static double MicrosSince(Clock::time_point start) {
+    return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+  }
+  void Count(double micros, uint64_t bytes) {
+    latencies_.push_back(micros);
+    result_.bytes_delivered += bytes;
+    ++result_.rpcs;
+  }
+
+  Status RunInOrder(bool measured) {
+    for (size_t i = 0; i < prepared_.size(); ++i) {
+      const auto start = Clock::now();
+      Status status = channel_.Call(BenchMethod::kAck, *prepared_[i]);
+      const double micros = MicrosSince(start);
+      if (!status.ok()) return status;
+      if (measured) Count(micros, workload_.messages[i].total_bytes());
+    }
+    return Status::Ok();
+  }
+
+  // Stops issuing at the first failed call, and returns once every call issued has
+  // completed (the callbacks use this object).
+  Status RunWindowed(bool measured) {
+    for (size_t i = 0; i < prepared_.size(); ++i) {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return in_flight_ < inflight_; });
+      if (!first_error_.ok()) break;
+      ++in_flight_;
+      lock.unlock();
+      const auto start = Clock::now();
+      const uint64_t bytes = workload_.messages[i].total_bytes();
+      channel_.CallAsync(BenchMethod::kAck, *prepared_[i],
+                         [this, start, bytes, measured](Status status) {
+                           const double micros = MicrosSince(start);
+                           std::lock_guard done_lock(mutex_);
+                           if (!status.ok() && first_error_.ok()) first_error_ = status;
+                           if (status.ok() && measured) Count(micros, bytes);
+                           --in_flight_;
+                           changed_.notify_all();
+                         });
+    }
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return in_flight_ == 0; });
+    return first_error_;
+  }
+
+  BenchChannel& channel_;
+  const Workload& workload_;
+  const uint32_t inflight_;
+  const std::vector<std::unique_ptr<PreparedPayload>> prepared_;
+  RunResult& result_;
+  std::vector<double> latencies_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  uint32_t in_flight_ = 0;
+  Status first_error_;
+};
+
+}  // namespace
+
 Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
                             const ReplayRunOptions& options) {
   if (workload.messages.empty()) return Status::InvalidArgument("the workload has no messages");
@@ -319,56 +400,9 @@ Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
     ARTUNE_ASSIGN_OR_RETURN(auto ready, channel.Prepare(payload));
     prepared.push_back(std::move(ready));
   }
-
   RunResult result;
   result.validated = true;
-  std::vector<double> latencies;
-  std::mutex mutex;
-  std::condition_variable changed;
-  uint32_t in_flight = 0;
-  Status first_error;
-
-  auto run_round = [&](bool measured) -> Status {
-    for (size_t i = 0; i < prepared.size(); ++i) {
-      if (options.inflight == 1) {
-        const auto start = Clock::now();
-        Status status = channel.Call(BenchMethod::kAck, *prepared[i]);
-        const double micros =
-            std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-        if (!status.ok()) return status;
-        if (measured) {
-          latencies.push_back(micros);
-          result.bytes_delivered += workload.messages[i].total_bytes();
-          ++result.rpcs;
-        }
-        continue;
-      }
-      std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return in_flight < options.inflight; });
-      if (!first_error.ok()) break;
-      ++in_flight;
-      lock.unlock();
-      const auto start = Clock::now();
-      const uint64_t bytes = workload.messages[i].total_bytes();
-      channel.CallAsync(
-          BenchMethod::kAck, *prepared[i], [&, start, bytes, measured](Status status) {
-            const double micros =
-                std::chrono::duration<double, std::micro>(Clock::now() - start).count();
-            std::lock_guard done_lock(mutex);
-            if (!status.ok() && first_error.ok()) first_error = status;
-            if (status.ok() && measured) {
-              latencies.push_back(micros);
-              result.bytes_delivered += bytes;
-              ++result.rpcs;
-            }
-            --in_flight;
-            changed.notify_all();
-          });
-    }
-    std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return in_flight == 0; });
-    return first_error;
-  };
+  ReplayPasses passes(channel, workload, options.inflight, std::move(prepared), result);
 
   auto record_failure = [&](const Status& status) -> Result<RunResult> {
     if (status.code() == ErrorCode::kCorruption) {
@@ -380,20 +414,20 @@ Result<RunResult> RunReplay(BenchChannel& channel, const Workload& workload,
   };
 
   for (uint32_t round = 0; round < options.warmup_rounds; ++round) {
-    Status status = run_round(false);
+    Status status = passes.Run(false);
     if (!status.ok()) return record_failure(status);
   }
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   while (result.passes < kMaxReplayPasses &&
          (result.passes < options.rounds || elapsed() < options.min_duration_s)) {
-    Status status = run_round(true);
+    Status status = passes.Run(true);
     if (!status.ok()) return record_failure(status);
     ++result.passes;
   }
   result.duration_s = elapsed();
   result.payload_bytes = workload.total_bytes;
-  result.latency_us = Summarize(latencies);
+  result.latency_us = Summarize(passes.latencies());
   if (result.duration_s > 0) {
     result.bandwidth_mbps = static_cast<double>(result.bytes_delivered) / result.duration_s / 1e6;
     result.rpcs_per_s = static_cast<double>(result.rpcs) / result.duration_s;
