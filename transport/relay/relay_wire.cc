@@ -90,28 +90,36 @@ Result<OpenRequest> DecodeOpen(const transport::Message& message) {
   return open;
 }
 
-Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
-                         const std::vector<ByteRun>& runs, transport::Allocator& allocator,
-                         size_t in_place_min) {
-  // A message's payload bytes in this chunk: its slice (1-based), how many, in how
-  // many runs, and where its first run starts in `bytes`.
-  struct Payload {
-    uint32_t slot = 0;
-    size_t bytes = 0;
-    size_t runs = 0;
-    size_t offset = 0;
-  };
-  std::map<uint64_t, Payload> messages;
-  uint64_t covered = 0, literal = 0;
+namespace {
+
+// A message's payload bytes in a chunk: its slice (1-based), how many, in how many
+// runs, and where its first run starts in the chunk's bytes.
+struct ChunkPayload {
+  uint32_t slot = 0;
+  size_t bytes = 0;
+  size_t runs = 0;
+  size_t offset = 0;
+};
+
+// What a chunk's runs add up to: each message's payload, the literal (framing)
+// bytes and the run entries the head lists (a run over 2 GiB takes several).
+struct ChunkPlan {
+  std::map<uint64_t, ChunkPayload> messages;
+  uint64_t literal = 0;
   size_t entries = 0;
+};
+
+Result<ChunkPlan> PlanChunk(const std::vector<ByteRun>& runs, size_t chunk_bytes) {
+  ChunkPlan plan;
+  uint64_t covered = 0;
   for (const ByteRun& run : runs) {
-    entries += (run.length + 0x7fffffff) / 0x80000000;
+    plan.entries += (run.length + 0x7fffffff) / 0x80000000;
     if (run.message == 0) {
-      literal += run.length;
+      plan.literal += run.length;
     } else {
-      auto [it, added] = messages.try_emplace(run.message);
+      auto [it, added] = plan.messages.try_emplace(run.message);
       if (added) {
-        it->second.slot = static_cast<uint32_t>(messages.size());
+        it->second.slot = static_cast<uint32_t>(plan.messages.size());
         it->second.offset = covered;
       }
       it->second.bytes += run.length;
@@ -119,10 +127,22 @@ Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> by
     }
     covered += run.length;
   }
-  if (covered != bytes.size()) {
+  if (covered != chunk_bytes) {
     return Status::InvalidArgument("relay: the runs cover " + std::to_string(covered) +
-                                   " bytes of a " + std::to_string(bytes.size()) + "-byte chunk");
+                                   " bytes of a " + std::to_string(chunk_bytes) + "-byte chunk");
   }
+  return plan;
+}
+
+}  // namespace
+
+Result<Chunk> BuildChunk(const DataHeader& header, std::span<const std::byte> bytes,
+                         const std::vector<ByteRun>& runs, transport::Allocator& allocator,
+                         size_t in_place_min) {
+  ARTUNE_ASSIGN_OR_RETURN(ChunkPlan plan, PlanChunk(runs, bytes.size()));
+  const std::map<uint64_t, ChunkPayload>& messages = plan.messages;
+  const uint64_t literal = plan.literal;
+  const size_t entries = plan.entries;
   Chunk chunk;
   Writer head;
   head.bytes.reserve(kDataHeadBytes + entries * kRunEntryBytes + literal);
