@@ -70,12 +70,13 @@ std::optional<db::TrialRecord> ChosenAmong(const db::SweepRecord& sweep,
 }
 
 Result<std::optional<db::TrialRecord>> ChosenTrial(db::Store& store, const db::SweepRecord& sweep) {
-  std::vector<db::TrialRecord> trials;
   if (sweep.verdict && !sweep.verdict->best_knobs.empty()) {
-    ARTUNE_ASSIGN_OR_RETURN(trials, store.ListTrials(sweep.id));
+    ARTUNE_ASSIGN_OR_RETURN(std::vector<db::TrialRecord> trials, store.ListTrials(sweep.id));
+    // The search's best is read only when the verdict names no stored trial.
+    std::optional<db::TrialRecord> chosen = ChosenAmong(sweep, trials, std::nullopt);
+    if (chosen) return chosen;
   }
-  ARTUNE_ASSIGN_OR_RETURN(std::optional<db::TrialRecord> search_best, store.BestTrial(sweep.id));
-  return ChosenAmong(sweep, trials, search_best);
+  return store.BestTrial(sweep.id);
 }
 
 std::string VerdictText(db::Verdict verdict) {
