@@ -1,6 +1,6 @@
-// artune apply compare: the same workload replayed over the embedded transport on
-// loopback under a baseline config (the defaults, or a file) and the tuned config
-// (the one in force, a file, or a sweep's winner over the baseline), with as many
+// artune apply compare: the same workload replayed over the embedded transport (on
+// loopback, or to an `artune serve` peer) under a baseline config (the defaults, or a file) and the
+// tuned config (the one in force, a file, or a sweep's winner over the baseline), with as many
 // calls in flight as the sweep measured with, interleaved so that drift on a busy machine
 // hits both alike, and printed side by side.
 #include "apply_compare.h"
@@ -112,6 +112,7 @@ void PrintCompareJson(const CompareFlags& flags, const tuner::ComparePlan& plan,
   out["inflight"] = plan.inflight.calls;
   out["inflight_source"] = plan.inflight.source;
   out["background_load"] = plan.background_load;
+  out["peer"] = flags.request.peer.empty() ? "loopback" : flags.request.peer;
   out["default"] = CompareSideJson(compared.baseline);
   out["tuned"] = CompareSideJson(compared.tuned);
   // With --sweep: which of its configs this is ("final_remeasurement": the one its
@@ -143,6 +144,10 @@ void PrintCompareHeader(const CompareFlags& flags, const tuner::ComparePlan& pla
             << flags.request.repeats << " repeats x " << flags.request.rounds << "+ passes over "
             << flags.request.duration_s << "+ s each, interleaved\n"
             << "inflight  " << plan.inflight.calls << " calls (" << plan.inflight.text << ")\n";
+  if (!flags.request.peer.empty()) {
+    std::cout << "peer      artune serve at " << flags.request.peer
+              << ": one connection, each side's config pushed live to both ends in turn\n";
+  }
   if (plan.background_load > 0) {
     std::cout << "load      " << plan.background_load << " CPU hog"
               << (plan.background_load == 1 ? "" : "s")
@@ -222,8 +227,8 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
   auto flags = std::make_shared<CompareFlags>();
   auto* command = apply.add_subcommand("compare",
                                        "Replay a workload over the embedded transport (servers in "
-                                       "this process) under the default and the "
-                                       "tuned config, side by side");
+                                       "this process, or an `artune serve` peer) under the "
+                                       "default and the tuned config, side by side");
   command->add_option("--workload", flags->request.capture_id,
                       "Stored capture to replay (`artune captures`); default: --scheme");
   command
@@ -275,6 +280,13 @@ void AddApplyCompare(CLI::App& apply, Context& context) {
                    "both sides' measurements and stop with them; `all`: one per online core")
       ->type_name("N|all")
       ->capture_default_str();
+  command
+      ->add_option("--peer", flags->request.peer,
+                   "host:port of `artune serve`: compare over the real link, both sides over "
+                   "one connection with each side's config pushed live to both ends before its "
+                   "turn (so they may differ only in live knobs; the peer keeps the last "
+                   "side's). Default: both sides' servers in this process on loopback")
+      ->type_name("HOST:PORT");
   command->add_flag("--json", flags->json, "Print one JSON object instead of the table");
   command->footer(
       "ARTUNE_* variables are ignored here: each side is exactly its file (or the defaults).\n"

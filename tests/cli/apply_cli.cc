@@ -323,4 +323,50 @@ TEST_F(ApplyCliTest, CompareRunsDefaultAndTunedSideBySide) {
   EXPECT_GT(result.at("speedup").get<double>(), 0);
 }
 
+// Over the real link: both sides measured against a running `artune serve`, each
+// side's config pushed live to both ends before its turn. With one repeat the
+// tuned side runs last, so the peer is left with its eager threshold, and a new
+// client's handshake agrees on it.
+TEST_F(ApplyCliTest, CompareAtAPeerPushesEachSidesConfigToIt) {
+  Child serve({ARTUNE_BINARY, "serve", "--listen", "127.0.0.1:0", "--transport", "artune",
+               "--servers", "1", "--json", "--set", "fabric=tcp"});
+  const std::string line = serve.ReadLine();
+  ASSERT_FALSE(line.empty()) << "artune serve printed nothing";
+  const json listening = json::parse(line);
+  const std::string base = listening.at("base");
+  const std::string address = listening.at("servers").at(0).at("address");
+
+  Outcome o = Run("apply config --set eager_threshold=64KiB --set chunk_size=1MiB");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = Run("apply compare --peer " + base +
+          " --scheme skew --fabric tcp --repeats 1 --rounds 1 --warmup-rounds 0 --duration 0 "
+          "--json");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const json result = json::parse(o.out);
+  EXPECT_EQ(result.at("peer"), base);
+  for (const char* side : {"default", "tuned"}) {
+    EXPECT_EQ(result.at(side).at("validated"), true) << side;
+    EXPECT_EQ(result.at(side).at("fabric"), "tcp") << side;
+    EXPECT_GT(result.at(side).at("calls").get<uint64_t>(), 0u) << side;
+  }
+
+  artune::transport::Config client_config;
+  client_config.fabric = artune::transport::FabricKind::kTcp;
+  auto client = artune::transport::Client::Connect(client_config, address);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_EQ((*client)->config().eager_threshold, 64u * 1024)
+      << "the tuned side's eager threshold never reached the peer";
+}
+
+// One connection cannot carry two configs that differ in what is fixed when a
+// transport starts: refused before anything is measured, with what to do.
+TEST_F(ApplyCliTest, CompareAtAPeerRefusesConfigsThatDifferInStartTimeKnobs) {
+  Outcome o = Run("apply config --set verbs_mtu=1024");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  o = Run("apply compare --peer 127.0.0.1:1 --scheme skew --repeats 1 --json");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("verbs_mtu"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("without --peer"), std::string::npos) << o.err;
+}
+
 }  // namespace

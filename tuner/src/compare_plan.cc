@@ -104,6 +104,7 @@ PairedCompareOptions CompareOptionsOf(const CompareRequest& request) {
   options.replay.rounds = request.rounds;
   options.replay.min_duration_s = request.duration_s;
   options.replay.warmup_rounds = request.warmup_rounds;
+  options.peer = request.peer;
   return options;
 }
 
@@ -130,6 +131,10 @@ Result<ComparePlan> PlanCompare(const CompareRequest& request, const StoreOpener
     for (CompareSideSpec* side : {&plan.baseline, &plan.tuned}) {
       ARTUNE_RETURN_IF_ERROR(transport::SetKnob(side->config, "fabric", request.fabric));
     }
+  }
+  if (!request.peer.empty()) {
+    ARTUNE_RETURN_IF_ERROR(
+        CheckComparableOverOneConnection(plan.baseline.config, plan.tuned.config));
   }
   ARTUNE_ASSIGN_OR_RETURN(plan.workload, BuildWorkload(request, open_store));
   plan.options.replay.inflight = plan.inflight.calls;

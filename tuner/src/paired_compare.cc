@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "artune/transport/devices.h"
+#include "artune/transport/knobs.h"
 #include "artune/tuner/bench_transport.h"
 
 namespace artune::tuner {
@@ -12,14 +13,23 @@ namespace {
 
 using transport::Config;
 
-// A side while it is measured: its transport, loopback server and channel live for
-// the whole comparison.
+// A side while it is measured: on loopback its transport, server and channel live
+// for the whole comparison; with a peer it uses the connection both sides share.
 struct LiveSide {
   CompareSide* side;
   std::unique_ptr<BenchTransport> transport;
   std::vector<std::unique_ptr<BenchServer>> servers;
-  std::unique_ptr<BenchChannel> channel;
-  bool parked = false;  // reconfigured to event polling while the other side runs
+  std::unique_ptr<BenchChannel> own_channel;
+  BenchChannel* channel = nullptr;  // own_channel, or the shared peer connection
+  bool parked = false;              // reconfigured to event polling while the other side runs
+};
+
+// The one connection to an `artune serve` peer that both sides are measured over:
+// the client's transport starts with the baseline's start-time knobs, which the
+// tuned side shares (CheckComparableOverOneConnection).
+struct PeerConnection {
+  std::unique_ptr<BenchTransport> transport;
+  std::unique_ptr<BenchChannel> channel;  // closed before the transport stops
 };
 
 // Both sides' transports live in this process for the whole comparison. One that
@@ -43,9 +53,38 @@ Status Start(LiveSide& live) {
   live.transport = MakeArtuneBenchTransport(config);
   ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport::LocalListenHost(config));
   ARTUNE_ASSIGN_OR_RETURN(live.servers, StartLoopbackServers(*live.transport, 1, host));
-  ARTUNE_ASSIGN_OR_RETURN(live.channel, live.transport->Connect(live.servers[0]->address()));
+  ARTUNE_ASSIGN_OR_RETURN(live.own_channel, live.transport->Connect(live.servers[0]->address()));
+  live.channel = live.own_channel.get();
   live.side->fabric = live.transport->fabric();
   return Status::Ok();
+}
+
+Status ConnectToPeer(const std::string& peer, LiveSide& baseline, LiveSide& tuned,
+                     PeerConnection& connection) {
+  connection.transport = MakeArtuneBenchTransport(baseline.side->spec.config);
+  ARTUNE_ASSIGN_OR_RETURN(const std::string address, ServerAddressFor("artune", peer, 0));
+  auto channel = connection.transport->Connect(address);
+  if (!channel.ok()) {
+    return channel.status().WithContext("connecting to `artune serve` at " + peer +
+                                        " (is it running, and is its token readable here?)");
+  }
+  connection.channel = std::move(*channel);
+  for (LiveSide* live : {&baseline, &tuned}) {
+    live->channel = connection.channel.get();
+    live->side->fabric = connection.transport->fabric();
+  }
+  return Status::Ok();
+}
+
+// Gets `live` ready to be measured: on loopback the other side is parked and this one
+// resumed; over a peer connection this side's config is pushed to both ends.
+Status MakeReady(LiveSide& live, LiveSide& other, bool over_peer) {
+  if (!over_peer) {
+    ARTUNE_RETURN_IF_ERROR(Park(other, true));
+    return Park(live, false);
+  }
+  return live.channel->Reconfigure(live.side->spec.config)
+      .WithContext("pushing the " + live.side->spec.name + " config to both ends");
 }
 
 double Median(std::vector<double> values) {
@@ -89,6 +128,19 @@ Status ValidatePairedCompareOptions(const PairedCompareOptions& options) {
   return Status::Ok();
 }
 
+Status CheckComparableOverOneConnection(const Config& baseline, const Config& tuned) {
+  for (const transport::Knob& knob : transport::Knobs()) {
+    if (knob.live || knob.get(baseline) == knob.get(tuned)) continue;
+    return Status::InvalidArgument(
+        "with --peer both configs are pushed live over one connection, but they differ in " +
+        std::string(knob.name) + " (" + transport::FormatKnobValue(knob, knob.get(baseline)) +
+        " against " + transport::FormatKnobValue(knob, knob.get(tuned)) +
+        "), which is fixed when a transport starts: set it the same in both files, or compare "
+        "on loopback without --peer");
+  }
+  return Status::Ok();
+}
+
 double PassMilliseconds(const RunResult& run) {
   return run.passes == 0 ? 0 : run.duration_s * 1000.0 / run.passes;
 }
@@ -101,10 +153,19 @@ Result<PairedCompareResult> RunPairedCompare(const CompareSideSpec& baseline_spe
   PairedCompareResult result;
   result.baseline.spec = baseline_spec;
   result.tuned.spec = tuned_spec;
+  const bool over_peer = !options.peer.empty();
+  if (over_peer) {
+    ARTUNE_RETURN_IF_ERROR(
+        CheckComparableOverOneConnection(baseline_spec.config, tuned_spec.config));
+  }
+  PeerConnection peer_connection;  // outlives the sides that point at its channel
   LiveSide baseline{&result.baseline};
   LiveSide tuned{&result.tuned};
+  if (over_peer) {
+    ARTUNE_RETURN_IF_ERROR(ConnectToPeer(options.peer, baseline, tuned, peer_connection));
+  }
   for (LiveSide* live : {&baseline, &tuned}) {
-    const Status started = Start(*live);
+    const Status started = over_peer ? Status::Ok() : Start(*live);
     if (!started.ok()) {
       return started.WithContext(live->side->spec.name + " config (" + live->side->spec.source +
                                  ")");
@@ -118,8 +179,7 @@ Result<PairedCompareResult> RunPairedCompare(const CompareSideSpec& baseline_spe
          {baseline_first ? &baseline : &tuned, baseline_first ? &tuned : &baseline}) {
       CompareSide& side = *live->side;
       if (options.progress) options.progress(repeat, side.spec.name);
-      ARTUNE_RETURN_IF_ERROR(Park(live == &baseline ? tuned : baseline, true));
-      ARTUNE_RETURN_IF_ERROR(Park(*live, false));
+      ARTUNE_RETURN_IF_ERROR(MakeReady(*live, live == &baseline ? tuned : baseline, over_peer));
       const double cpu_before = ProcessCpuSeconds();
       const auto wall_before = std::chrono::steady_clock::now();
       auto run = RunReplay(*live->channel, workload, options.replay);

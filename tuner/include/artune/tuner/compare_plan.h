@@ -39,6 +39,7 @@ struct CompareRequest {
   std::optional<uint32_t> inflight;  // nullopt: as the sweep measured (CompareInflight)
   uint64_t seed = 1;
   std::string background_load = "0";  // N CPU hogs or "all" (background_load.h)
+  std::string peer;  // "": loopback; else `artune serve` (PairedCompareOptions::peer)
 };
 
 // How many calls the replay keeps in flight, and why that many.
@@ -61,7 +62,8 @@ struct ComparePlan {
 
 // Resolves the request into both sides' configs, the inflight and the workload. A
 // sweep whose stored inflight is unusable gets the sweep's default, with a note on
-// `notes`. Errors: the options' and --background-load's kInvalidArgument, the config
+// `notes`. Errors: the options' and --background-load's kInvalidArgument (with a
+// peer, CheckComparableOverOneConnection's too), the config
 // files' (ARTUNE_* variables are ignored: each side is exactly its file), kNotFound
 // (no tuned file), ReadSweepChoice's, the workload's, `open_store`'s.
 Result<ComparePlan> PlanCompare(const CompareRequest& request, const StoreOpener& open_store,
