@@ -18,14 +18,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "redirect_protocol.h"
 #include "relay.h"
@@ -136,66 +140,103 @@ bool SendAll(int fd, const std::string& bytes) {
   return send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size());
 }
 
-TEST(RelayHandlerWrite, AHeldSocketWriteHoldsUpNoOtherConnection) {
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  SetTimeouts(listener, 20);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-
-  RelayOptions target_options;
-  target_options.listen = "127.0.0.1:0";
-  auto target = Relay::Start(target_options);
-  ASSERT_TRUE(target.ok()) << target.status().ToString();
-  const std::string control =
-      (std::filesystem::temp_directory_path() / ("relay-hold-" + std::to_string(getpid())))
-          .string();
-  RelayOptions origin_options;
-  origin_options.relay_port = PortOf((*target)->address());
-  origin_options.control_socket = control;
-  auto origin = Relay::Start(origin_options);
-  ASSERT_TRUE(origin.ok()) << origin.status().ToString();
-
-  // Two carried connections, A and B, each accepted by the test's server.
-  const uint16_t carried = CarriedPort(control, ntohs(address.sin_port));
-  const int client_a = ConnectLoopback(carried);
-  const int server_a = accept(listener, nullptr, nullptr);
-  const int client_b = ConnectLoopback(carried);
-  const int server_b = accept(listener, nullptr, nullptr);
-  ASSERT_GE(server_a, 0);
-  ASSERT_GE(server_b, 0);
-  SetTimeouts(server_a, 20);
-  SetTimeouts(server_b, 5);  // what B must manage while A's write is held
-
-  // The server speaks on A until the origin's Data handler (not its loop, which
-  // takes a chunk when the handler finds the lock busy) writes A's program socket
-  // and is held there.
-  hold_port = LocalPort(client_a);
-  std::string to_a;
-  bool is_held = false;
-  for (int attempt = 0; attempt < 100 && !is_held; ++attempt) {
-    const std::string piece = "a" + std::to_string(attempt) + std::string(100, '.');
-    ASSERT_TRUE(SendAll(server_a, piece));
-    to_a += piece;
-    std::unique_lock lock(hold_mutex);
-    is_held = hold_changed.wait_for(lock, std::chrono::milliseconds(200), [] { return held; });
+// Two relays in this process, a server the test plays, and the hold.
+class RelayHandlerWrite : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    {
+      std::lock_guard lock(hold_mutex);
+      held = released = false;
+    }
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    SetTimeouts(listener_, 20);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(listen(listener_, 4), 0);
+    ASSERT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    RelayOptions target_options;
+    target_options.listen = "127.0.0.1:0";
+    auto target = Relay::Start(target_options);
+    ASSERT_TRUE(target.ok()) << target.status().ToString();
+    target_ = std::move(*target);
+    const std::string control =
+        (std::filesystem::temp_directory_path() / ("relay-hold-" + std::to_string(getpid())))
+            .string();
+    RelayOptions origin_options;
+    origin_options.relay_port = PortOf(target_->address());
+    origin_options.control_socket = control;
+    auto origin = Relay::Start(origin_options);
+    ASSERT_TRUE(origin.ok()) << origin.status().ToString();
+    origin_ = std::move(*origin);
+    carried_ = CarriedPort(control, ntohs(address.sin_port));
   }
-  hold_port = 0;
-  ASSERT_TRUE(is_held) << "no Data handler wrote A's socket in 100 tries";
+
+  void TearDown() override {
+    Release();
+    for (int fd : fds_) close(fd);
+    if (origin_) origin_->Shutdown();
+    if (target_) target_->Shutdown();
+    if (listener_ >= 0) close(listener_);
+  }
+
+  // A carried connection: the program's end and the server's end.
+  std::pair<int, int> Carry() {
+    const int client = ConnectLoopback(carried_);
+    const int server = accept(listener_, nullptr, nullptr);
+    EXPECT_GE(server, 0);
+    SetTimeouts(server, 5);
+    fds_.push_back(client);
+    fds_.push_back(server);
+    return {client, server};
+  }
+
+  // The server speaks on (client, server) until the origin's Data handler (not its
+  // loop, which takes a chunk when the handler finds the lock busy) writes the
+  // program's socket and is held there. Returns what the server sent.
+  std::string HoldAWrite(int client, int server) {
+    hold_port = LocalPort(client);
+    std::string sent;
+    bool is_held = false;
+    for (int attempt = 0; attempt < 100 && !is_held; ++attempt) {
+      const std::string piece = "a" + std::to_string(attempt) + std::string(100, '.');
+      EXPECT_TRUE(SendAll(server, piece));
+      sent += piece;
+      std::unique_lock lock(hold_mutex);
+      is_held = hold_changed.wait_for(lock, std::chrono::milliseconds(200), [] { return held; });
+    }
+    hold_port = 0;
+    EXPECT_TRUE(is_held) << "no Data handler wrote the socket in 100 tries";
+    return sent;
+  }
+
+  static void Release() {
+    {
+      std::lock_guard lock(hold_mutex);
+      released = true;
+    }
+    hold_changed.notify_all();
+  }
+
+  int listener_ = -1;
+  std::unique_ptr<Relay> target_, origin_;
+  uint16_t carried_ = 0;
+  std::vector<int> fds_;
+};
+
+TEST_F(RelayHandlerWrite, AHeldSocketWriteHoldsUpNoOtherConnection) {
+  const auto [client_a, server_a] = Carry();
+  const auto [client_b, server_b] = Carry();
+  const std::string to_a = HoldAWrite(client_a, server_a);
+  ASSERT_FALSE(HasFatalFailure());
 
   // While it is held, B's bytes still go through the origin's loop to the server.
   const std::string to_server_b = "b-request";
   ASSERT_TRUE(SendAll(client_b, to_server_b));
   const std::string at_server_b = ReadExactly(server_b, to_server_b.size());
-  {
-    std::lock_guard lock(hold_mutex);
-    released = true;
-  }
-  hold_changed.notify_all();
+  Release();
   EXPECT_EQ(at_server_b, to_server_b) << "B waited for A's held socket write";
 
   // Then everything arrives on both, exact and in order.
@@ -203,10 +244,35 @@ TEST(RelayHandlerWrite, AHeldSocketWriteHoldsUpNoOtherConnection) {
   ASSERT_TRUE(SendAll(server_b, to_b));
   EXPECT_EQ(ReadExactly(client_a, to_a.size()), to_a);
   EXPECT_EQ(ReadExactly(client_b, to_b.size()), to_b);
+}
 
-  for (int fd : {client_a, server_a, client_b, server_b, listener}) close(fd);
-  (*origin)->Shutdown();
-  (*target)->Shutdown();
+// The program resets A while the handler's write to A's socket is held: the relay
+// forgets A at once, but A's socket stays open until the write is over, so the
+// connection opened meanwhile never gets A's socket number, nor A's bytes.
+TEST_F(RelayHandlerWrite, AConnectionClosedUnderAHeldWriteLendsNobodyItsSocket) {
+  const auto [client_a, server_a] = Carry();
+  (void)HoldAWrite(client_a, server_a);
+  ASSERT_FALSE(HasFatalFailure());
+
+  linger hard{1, 0};  // a reset: the origin relay closes its side at once
+  setsockopt(client_a, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  close(client_a);
+  fds_.erase(std::find(fds_.begin(), fds_.end(), client_a));
+  // The origin passed the reset on: the server's side of A ends.
+  char byte;
+  for (int reads = 0; reads < 1000 && recv(server_a, &byte, 1, 0) > 0;) ++reads;
+
+  // C's sockets (the test's, the relays') take the lowest free numbers: had A's
+  // socket been closed, one of them would have its number, and the held write
+  // would put A's bytes into C, one way or the other.
+  const auto [client_c, server_c] = Carry();
+  Release();
+  const std::string to_server_c = "c-request", to_c = "c-reply";
+  ASSERT_TRUE(SendAll(client_c, to_server_c));
+  EXPECT_EQ(ReadExactly(server_c, to_server_c.size()), to_server_c)
+      << "C's server got bytes of another connection";
+  ASSERT_TRUE(SendAll(server_c, to_c));
+  EXPECT_EQ(ReadExactly(client_c, to_c.size()), to_c) << "C got bytes of another connection";
 }
 
 }  // namespace

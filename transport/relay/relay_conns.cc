@@ -317,17 +317,15 @@ void RelayImpl::CloseConn(Conn& conn, bool reset, bool tell_peer) {
     owned = std::move(target_conns_[{conn.session, conn.id}]);
     target_conns_.erase({conn.session, conn.id});
   }
-  if (conn.fd >= 0) {
-    conn_by_fd_.erase(conn.fd);
-    if (conn.handler_writing) {
-      // The socket stays open (its number never reused under the handler's write)
-      // until FinishHandlerWrite, but out of the epoll set from now on.
-      epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
-      conn.events = 0;
-      conn.close_after_write = reset;
-      closing_conns_[&conn] = std::move(owned);
-      return;
-    }
+  if (conn.fd >= 0) conn_by_fd_.erase(conn.fd);
+  if (conn.handler_writing) {
+    // The socket stays open (its number never reused under the handler's write)
+    // until FinishHandlerWrite, but out of the epoll set from now on.
+    if (conn.fd >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
+    conn.events = 0;
+    conn.close_after_write = reset;
+    closing_conns_[&conn] = std::move(owned);
+    return;
   }
   CloseSocket(conn, reset);
 }
