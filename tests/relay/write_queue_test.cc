@@ -105,6 +105,29 @@ TEST(WriteQueue, PushWhileDraining) {
   EXPECT_EQ(got, want);
 }
 
+// What a Data handler's socket write left goes before what was queued meanwhile,
+// also when the queue's front is partly written.
+TEST(WriteQueue, PushFrontGoesBeforeEverythingUnwritten) {
+  WriteQueue queue;
+  const Bytes first = Pattern(100, 1), second = Pattern(50, 2), front = Pattern(30, 3);
+  queue.Push(first);
+  queue.Push(second);
+  iovec pieces[WriteQueue::kMaxPieces];
+  ASSERT_EQ(queue.Gather(pieces), 2u);
+  queue.Consume(40);  // 40 bytes of `first` are out
+  queue.PushFront(front);
+  queue.PushFront({});  // dropped
+  EXPECT_EQ(queue.bytes(), 30u + 60u + 50u);
+  Bytes want(front);
+  want.insert(want.end(), first.begin() + 40, first.end());
+  want.insert(want.end(), second.begin(), second.end());
+  EXPECT_EQ(Drain(queue, [](size_t offered) { return offered; }), want);
+
+  WriteQueue empty;  // onto an empty queue: the only buffer
+  empty.PushFront(front);
+  EXPECT_EQ(Drain(empty, [](size_t offered) { return 7 < offered ? 7 : offered; }), front);
+}
+
 // Reads what is waiting on `fd` (non-blocking) onto `out`.
 void ReadAvailable(int fd, Bytes& out) {
   std::byte buffer[65536];

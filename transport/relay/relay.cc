@@ -204,6 +204,17 @@ void RelayImpl::Shutdown() {
   for (auto& [fd, listener] : listeners_) close(fd);
   listeners_.clear();
   for (auto& [host, server] : servers_) server->Shutdown();
+  // Every handler is over now: the sockets closed under their writes close, and
+  // their HandlerWroteEvents (which point at those connections) go unhandled.
+  for (auto& [pointer, conn] : closing_conns_) {
+    CloseSocket(*conn, conn->close_after_write.value_or(true));
+  }
+  {
+    std::lock_guard lock(inbox_mutex_);
+    undone.swap(inbox_);
+  }
+  undone.clear();
+  closing_conns_.clear();
   retired_peers_.clear();
   {
     std::lock_guard lock(stats_mutex_);

@@ -56,7 +56,8 @@ void RelayImpl::UpdateInterest(Conn& conn) {
     want = EPOLLOUT;
   } else {
     if (!conn.read_closed && conn.sent - conn.acked < options_.window) want |= EPOLLIN;
-    if (!conn.out.empty()) want |= EPOLLOUT;
+    // While a Data handler writes, the loop does not (it would wake for nothing).
+    if (!conn.out.empty() && !conn.handler_writing) want |= EPOLLOUT;
   }
   if (want == conn.events) return;
   epoll_event event{};
@@ -209,41 +210,81 @@ bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
   // Never on the loop's own thread (it holds the lock; a transport that ran a
   // handler inline in CallAsync would get here).
   if (loop_thread_of == this) return false;
-  std::unique_lock state(state_mutex_, std::try_to_lock);
-  if (!state.owns_lock() || stopping_.load()) return false;
-  const DataHeader& header = chunk.header;
-  Conn* conn = FindConn(header.toward, header.session, header.conn);
-  // Only the plain case: the next chunk in order, no end or reset, socket open.
-  if (conn == nullptr || conn->connecting || conn->write_closed || header.flags != 0 ||
-      header.seq != conn->expect_seq || !conn->reorder.empty()) {
-    return false;
+  Conn* conn = nullptr;
+  int fd = -1;
+  {
+    std::unique_lock state(state_mutex_, std::try_to_lock);
+    if (!state.owns_lock() || stopping_.load()) return false;
+    const DataHeader& header = chunk.header;
+    conn = FindConn(header.toward, header.session, header.conn);
+    // Only the plain case: the next chunk in order, no end or reset, socket open,
+    // no other handler writing it.
+    if (conn == nullptr || conn->connecting || conn->write_closed || conn->handler_writing ||
+        header.flags != 0 || header.seq != conn->expect_seq || !conn->reorder.empty()) {
+      return false;
+    }
+    ++conn->expect_seq;
+    if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();  // a word from it
+    bytes_.fetch_add(chunk.bytes);
+    if (!conn->out.empty()) {
+      // Behind queued bytes: all of it joins the queue, flushed here under the lock.
+      conn->out.Push(CopyFrom(chunk, 0));
+      AfterHandlerWrite(*conn, FlushOut(*conn));
+      return true;
+    }
+    conn->handler_writing = true;
+    fd = conn->fd;
   }
-  ++conn->expect_seq;
-  if (conn->peer) conn->peer->last_heard = std::chrono::steady_clock::now();  // a word from it
-  bytes_.fetch_add(chunk.bytes);
-  // Straight from the transport's memory while the socket takes it; only what it
-  // does not take now is copied, to wait in the queue (the request's memory is the
-  // transport's again when this handler returns). Behind queued bytes, all of it.
+  // Straight from the transport's memory while the socket takes it, without the
+  // lock; only what it does not take now is copied, to wait in the queue (the
+  // request's memory is the transport's again when this handler returns).
   size_t taken = 0;
-  bool healthy = true;
-  if (conn->out.empty()) {
-    healthy = SendPieces(conn->fd, chunk.pieces, taken);
-    conn->written += taken;
-    conn->out.Push(CopyFrom(chunk, taken));  // the socket is full: the loop goes on
-  } else {
-    conn->out.Push(CopyFrom(chunk, 0));
-    healthy = FlushOut(*conn);
-  }
-  // Acks and resets are transport calls, which may wait for a slot: the loop's.
-  if (!healthy || conn->written - conn->ack_sent >= options_.window / 4) {
-    Post(WriteEvent{conn->self, conn->session, conn->id});
-  } else {
-    UpdateInterest(*conn);
+  const bool healthy = SendPieces(fd, chunk.pieces, taken);
+  std::vector<std::byte> rest = CopyFrom(chunk, taken);
+  std::unique_lock state(state_mutex_, std::try_to_lock);
+  if (state.owns_lock()) {
+    FinishHandlerWrite(*conn, taken, std::move(rest), healthy, false);
+  } else {  // the loop runs (or the relay stops): it finishes, no wait here
+    Post(HandlerWroteEvent{conn, taken, std::move(rest), healthy});
   }
   return true;
 }
 
+void RelayImpl::FinishHandlerWrite(Conn& conn, size_t taken, std::vector<std::byte> rest,
+                                   bool healthy, bool on_loop) {
+  conn.handler_writing = false;
+  conn.written += taken;
+  conn.out.PushFront(std::move(rest));  // before what was queued meanwhile
+  if (conn.close_after_write.has_value()) {
+    CloseSocket(conn, *conn.close_after_write);
+    closing_conns_.erase(&conn);  // `conn` is gone
+    return;
+  }
+  if (on_loop) {
+    if (!healthy) return CloseConn(conn, true, true);  // reset the other end
+    return WriteSocket(conn);
+  }
+  if (healthy) healthy = FlushOut(conn);  // what the loop queued meanwhile
+  AfterHandlerWrite(conn, healthy);
+}
+
+void RelayImpl::Handle(HandlerWroteEvent& event) {
+  FinishHandlerWrite(*event.conn, event.taken, std::move(event.rest), event.healthy, true);
+}
+
+void RelayImpl::AfterHandlerWrite(Conn& conn, bool healthy) {
+  // Acks, ends and resets are transport calls, which may wait for a slot: the loop's.
+  if (!healthy || conn.written - conn.ack_sent >= options_.window / 4 ||
+      (conn.fin_pending && conn.out.empty())) {
+    Post(WriteEvent{conn.self, conn.session, conn.id});
+  } else {
+    UpdateInterest(conn);
+  }
+}
+
 void RelayImpl::WriteSocket(Conn& conn) {
+  // A Data handler writes it now; FinishHandlerWrite comes back here (or posts).
+  if (conn.handler_writing) return UpdateInterest(conn);
   if (!FlushOut(conn)) return CloseConn(conn, true, true);  // reset the other end
   // Credit back to the sender after each quarter window written: a sender out of
   // credit has a whole window unacknowledged, so it always gets one.
@@ -267,21 +308,36 @@ void RelayImpl::CloseConn(Conn& conn, bool reset, bool tell_peer) {
   if (tell_peer && conn.peer) {
     SendData(conn, {}, {}, kFlagReset);
   }
-  if (conn.fd >= 0) {
-    if (reset) {
-      linger hard{1, 0};  // close sends RST: the program sees a reset, not an end
-      setsockopt(conn.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
-    }
-    conn_by_fd_.erase(conn.fd);
-    close(conn.fd);  // also leaves the epoll set
-    conn.fd = -1;
-  }
   if (conn.peer) --conn.peer->conns;
+  std::unique_ptr<Conn> owned;
   if (conn.self == Toward::kOrigin) {
+    owned = std::move(origin_conns_[conn.id]);
     origin_conns_.erase(conn.id);
   } else {
+    owned = std::move(target_conns_[{conn.session, conn.id}]);
     target_conns_.erase({conn.session, conn.id});
   }
+  if (conn.fd >= 0) conn_by_fd_.erase(conn.fd);
+  if (conn.handler_writing) {
+    // The socket stays open (its number never reused under the handler's write)
+    // until FinishHandlerWrite, but out of the epoll set from now on.
+    if (conn.fd >= 0) epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, conn.fd, nullptr);
+    conn.events = 0;
+    conn.close_after_write = reset;
+    closing_conns_[&conn] = std::move(owned);
+    return;
+  }
+  CloseSocket(conn, reset);
+}
+
+void RelayImpl::CloseSocket(Conn& conn, bool reset) {
+  if (conn.fd < 0) return;
+  if (reset) {
+    linger hard{1, 0};  // close sends RST: the program sees a reset, not an end
+    setsockopt(conn.fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+  }
+  close(conn.fd);  // also leaves the epoll set
+  conn.fd = -1;
 }
 
 }  // namespace artune::relay

@@ -113,6 +113,13 @@ struct Conn {
   uint64_t ack_sent = 0;
   bool fin_pending = false;
   bool write_closed = false;
+  // A Data handler writes this socket outside the state lock (TryWriteNow), so the
+  // loop that wakes for the other direction meanwhile does not wait for it. Until
+  // FinishHandlerWrite: nobody else writes or shuts down the socket, and a close
+  // (CloseConn) only marks `close_after_write` (whether with a reset) and leaves
+  // the fd open, so it is never reused under the handler's write.
+  bool handler_writing = false;
+  std::optional<bool> close_after_write;
 };
 
 // The Open handler waits for the loop's verdict, so the origin learns whether the
@@ -173,13 +180,22 @@ struct PeerSetUpEvent {
   Result<std::unique_ptr<transport::Client>> dialed = Status::Unavailable("not dialled");
   Status pushed;  // the knobs' push (Ok when there was none)
 };
+// A Data handler's write outside the state lock (TryWriteNow) is over, and the
+// lock was busy: the loop finishes it. `conn` stays valid: a connection that
+// handler_writing marks is never destroyed before FinishHandlerWrite.
+struct HandlerWroteEvent {
+  Conn* conn;
+  size_t taken;                 // bytes the socket took
+  std::vector<std::byte> rest;  // the chunk's bytes it did not take
+  bool healthy;                 // false: the socket failed
+};
 struct PeerRefreshedEvent {  // a job's client->Refresh() is over
   std::shared_ptr<Peer> peer;
   Status status;
 };
-using Event =
-    std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent, PeerDeadEvent,
-                 PingFailedEvent, WriteEvent, SlotFreedEvent, PeerSetUpEvent, PeerRefreshedEvent>;
+using Event = std::variant<OpenEvent, OpenedEvent, DataEvent, AckEvent, ConnFailedEvent,
+                           PeerDeadEvent, PingFailedEvent, WriteEvent, SlotFreedEvent,
+                           PeerSetUpEvent, PeerRefreshedEvent, HandlerWroteEvent>;
 
 // What waits for a peer's setup, run on the loop with the peer or why there is none.
 using PeerReady = std::function<void(Result<std::shared_ptr<Peer>>)>;
@@ -246,8 +262,20 @@ class RelayImpl final : public Relay {
   // From a Data handler: delivers `chunk` and writes it to the socket on this
   // thread, straight from the request's memory, when it is the connection's next
   // chunk and the state lock is free; what the socket does not take is copied into
-  // the queue. False (nothing done) when the loop must take it instead.
+  // the queue. The socket write itself runs outside the state lock (a loopback
+  // write wakes the reader, who often takes this thread's core at once: the loop
+  // would wait for the lock behind it). False (nothing done) when the loop must
+  // take it instead.
   bool TryWriteNow(const ChunkView& chunk);
+  // The end of that write, under the state lock: on the handler's thread when it
+  // got the lock back at once (`on_loop` false: no transport calls, they go to the
+  // loop as a WriteEvent), else on the loop (HandlerWroteEvent).
+  void FinishHandlerWrite(Conn& conn, size_t taken, std::vector<std::byte> rest, bool healthy,
+                          bool on_loop);
+  void Handle(HandlerWroteEvent& event);
+  // On the handler's thread, after its write: the ack, the end or the reset due go
+  // to the loop (transport calls may wait for a slot); else the epoll interest.
+  void AfterHandlerWrite(Conn& conn, bool healthy);
   void Handle(PingFailedEvent& event);
   // Whether `peer` answered a call since the last look (its client's completed
   // calls went up): then it was heard from now.
@@ -298,8 +326,12 @@ class RelayImpl final : public Relay {
   void SendAck(Conn& conn);
   void Deliver(Conn& conn, DecodedChunk chunk);
   // Closes the socket (with a reset when `reset`), tells the peer when `tell_peer`,
-  // and forgets the connection. `conn` is invalid afterwards.
+  // and forgets the connection. `conn` is invalid afterwards. While a Data handler
+  // writes the socket (handler_writing) the connection is forgotten at once and
+  // the socket closed when the handler is done (closing_conns_).
   void CloseConn(Conn& conn, bool reset, bool tell_peer);
+  // Closes `conn`'s socket (with a reset when `reset`).
+  static void CloseSocket(Conn& conn, bool reset);
   void MaybeFinish(Conn& conn);
   // relay_origin.cc
   Status StartControlSocket();
@@ -338,6 +370,9 @@ class RelayImpl final : public Relay {
   std::map<uint64_t, std::unique_ptr<Conn>> origin_conns_;
   std::map<ConnKey, std::unique_ptr<Conn>> target_conns_;
   std::map<int, Conn*> conn_by_fd_;
+  // Connections closed while a Data handler wrote their socket: no longer found,
+  // their socket closed by FinishHandlerWrite.
+  std::map<Conn*, std::unique_ptr<Conn>> closing_conns_;
   std::map<int, Listener> listeners_;                                      // by fd
   std::map<std::pair<std::string, uint16_t>, int> listener_by_dst_;        // -> fd
   std::map<std::string, std::chrono::steady_clock::time_point> no_relay_;  // host -> when

@@ -1,7 +1,7 @@
 // The bytes a carried connection still has to write to its socket: whole buffers
 // as they arrived from the peer, handed to the kernel several at a time (one
 // sendmsg for all the frames of a small call) and consumed exactly as far as the
-// kernel took them. Event-loop thread only, like the Conn that holds it.
+// kernel took them. Under the relay's state lock, like the Conn that holds it.
 #pragma once
 
 #include <sys/socket.h>
@@ -29,6 +29,19 @@ class WriteQueue {
     if (buffer.empty()) return;
     bytes_ += buffer.size();
     buffers_.push_back(std::move(buffer));
+  }
+
+  // Puts `buffer` before everything queued (what a Data handler's own write left,
+  // ahead of what arrived meanwhile); an empty one is dropped.
+  void PushFront(std::vector<std::byte> buffer) {
+    if (buffer.empty()) return;
+    if (front_offset_ > 0) {  // the old front's consumed bytes are out already: drop them
+      std::vector<std::byte>& front = buffers_.front();
+      front.erase(front.begin(), front.begin() + static_cast<std::ptrdiff_t>(front_offset_));
+      front_offset_ = 0;
+    }
+    bytes_ += buffer.size();
+    buffers_.push_front(std::move(buffer));
   }
 
   // Fills `pieces` with the unconsumed bytes in order, the first buffer from where
