@@ -17,7 +17,7 @@ namespace artune::transport {
 // 9.5% of the process's CPU samples in `bench --benchmark ps` (each locked add
 // waits for the thread's earlier stores, the ring's shared lines among them, and
 // the caller and the progress thread moved the counters' lines between cores;
-// bench/side-by-side.md, 2026-11-27 13:05-13:45).
+// bench/side-by-side.md, 2026-11-27 13:05-14:01).
 //
 // Threading: every method from any thread; a Snapshot taken while counts go on
 // sees each counter at some moment between its start and end.
