@@ -409,8 +409,10 @@ class ClientImpl final : public Client {
     bool retire = false;
     {
       std::lock_guard lock(mutex_);
+      // RefreshDueLocked with `retire` asked once: it takes the connection's mutex
+      // (the progress thread's too) and reads the clock, once per call.
       retire = ServerMayCloseLocked();
-      if (!RefreshDueLocked()) return Status::Ok();
+      if (current_->peer_epoch() <= epoch_ && !current_->closed() && !retire) return Status::Ok();
     }
     ARTUNE_ASSIGN_OR_RETURN(control::HandshakeResponse response, HandshakeRpc(config()));
     Config agreed = KeepLocalKnobs(FromKnobs(response.knobs()));

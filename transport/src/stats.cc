@@ -1,35 +1,47 @@
 #include "stats.h"
 
+#include <algorithm>
 #include <ctime>
 
 #include "fabric/shm/shm_fabric.h"
 
 namespace artune::transport {
 
+unsigned StatsRecorder::ThisThreadShard() {
+  // 64 bits: no count of threads a process makes brings it back to 0.
+  static std::atomic<uint64_t> threads_counting{0};
+  thread_local const auto shard = static_cast<unsigned>(
+      std::min<uint64_t>(threads_counting.fetch_add(1, std::memory_order_relaxed), kShards - 1));
+  return shard;
+}
+
 void StatsRecorder::CountSlice(Protocol protocol, uint64_t bytes) {
-  PerProtocol& counters = protocols_[static_cast<int>(protocol)];
-  counters.slices.fetch_add(1, std::memory_order_relaxed);
-  counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  const unsigned shard = ThisThreadShard();
+  PerProtocol& counters = shards_[shard].protocols[static_cast<int>(protocol)];
+  Bump(counters.bytes, bytes, shard);
   int bucket = Log2Bucket(bytes);
   if (bucket >= kLog2BucketCount) bucket = kLog2BucketCount - 1;
-  counters.by_bucket[bucket].fetch_add(1, std::memory_order_relaxed);
+  Bump(counters.by_bucket[bucket], 1, shard);
 }
 
 Stats StatsRecorder::Snapshot() const {
   Stats stats;
-  for (int p = 0; p < kProtocolCount; ++p) {
-    stats.by_protocol[p].slices = protocols_[p].slices.load(std::memory_order_relaxed);
-    stats.by_protocol[p].bytes = protocols_[p].bytes.load(std::memory_order_relaxed);
-    for (int b = 0; b < kLog2BucketCount; ++b) {
-      stats.by_protocol[p].slices_by_bucket[b] =
-          protocols_[p].by_bucket[b].load(std::memory_order_relaxed);
+  for (const Shard& shard : shards_) {
+    for (int p = 0; p < kProtocolCount; ++p) {
+      const PerProtocol& counters = shard.protocols[p];
+      stats.by_protocol[p].bytes += counters.bytes.load(std::memory_order_relaxed);
+      for (int b = 0; b < kLog2BucketCount; ++b) {
+        const uint64_t slices = counters.by_bucket[b].load(std::memory_order_relaxed);
+        stats.by_protocol[p].slices_by_bucket[b] += slices;
+        stats.by_protocol[p].slices += slices;
+      }
     }
+    stats.calls_started += shard.calls_started.load(std::memory_order_relaxed);
+    stats.calls_completed += shard.calls_completed.load(std::memory_order_relaxed);
+    stats.calls_failed += shard.calls_failed.load(std::memory_order_relaxed);
+    stats.connections_accepted += shard.connections_accepted.load(std::memory_order_relaxed);
+    stats.connections_dropped += shard.connections_dropped.load(std::memory_order_relaxed);
   }
-  stats.calls_started = calls_started_.load(std::memory_order_relaxed);
-  stats.calls_completed = calls_completed_.load(std::memory_order_relaxed);
-  stats.calls_failed = calls_failed_.load(std::memory_order_relaxed);
-  stats.connections_accepted = connections_accepted_.load(std::memory_order_relaxed);
-  stats.connections_dropped = connections_dropped_.load(std::memory_order_relaxed);
   const fabric::shm::ShmReadCounters& shm = fabric::shm::ReadCounters();
   stats.shm_reads_one_copy = shm.one_copy.load(std::memory_order_relaxed);
   stats.shm_reads_owner_copy = shm.owner_copy.load(std::memory_order_relaxed);

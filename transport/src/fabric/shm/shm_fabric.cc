@@ -76,7 +76,7 @@ Status ShmFabric::Watch(ShmEndpoint* endpoint) {
   auto it = endpoints_.find(endpoint);
   if (it != endpoints_.end()) {
     started_.push_back(it->second);
-    started_changed_ = true;
+    started_changed_.store(true, std::memory_order_release);
   }
   Wake();
   return Status::Ok();
@@ -94,8 +94,8 @@ void ShmFabric::Forget(ShmEndpoint* endpoint) {
   auto it = endpoints_.find(endpoint);
   if (it == endpoints_.end()) return;
   std::erase_if(started_, [endpoint](const auto& e) { return e.get() == endpoint; });
-  started_changed_ = true;
   graveyard_.push_back(std::move(it->second));
+  started_changed_.store(true, std::memory_order_release);
   endpoints_.erase(it);
 }
 
@@ -133,13 +133,11 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
 }
 
 bool ShmFabric::PollEndpointsLocked() {
-  {
+  if (started_changed_.load(std::memory_order_acquire)) {
     std::lock_guard lock(endpoints_mutex_);
-    if (started_changed_) {
-      polled_ = started_;
-      started_changed_ = false;
-    }
-    graveyard_.clear();
+    polled_ = started_;
+    started_changed_.store(false, std::memory_order_relaxed);
+    graveyard_.clear();  // Forget's endpoints, no longer in polled_
   }
   const PassScope pass(*this);
   bool progressed = false;

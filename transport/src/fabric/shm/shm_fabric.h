@@ -326,7 +326,10 @@ class ShmFabric final : public ProgressFabric {
   std::mutex endpoints_mutex_;
   std::unordered_map<ShmEndpoint*, std::shared_ptr<ShmEndpoint>> endpoints_;
   std::vector<std::shared_ptr<ShmEndpoint>> started_;  // the progress thread polls these
-  bool started_changed_ = false;
+  // Set under endpoints_mutex_ whenever started_ or graveyard_ change; a pass
+  // looks at it without the lock and takes the lock only when it is set (the
+  // mutex on every pass was 3.8 lock/unlock pairs per 100 B event call).
+  std::atomic<bool> started_changed_{false};
   std::vector<std::shared_ptr<ShmEndpoint>> graveyard_;
   // Accepted sockets whose hello has not arrived (in a pass).
   std::unordered_map<int, std::chrono::steady_clock::time_point> half_open_;
