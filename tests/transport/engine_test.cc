@@ -431,6 +431,25 @@ TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {
   EXPECT_EQ(Slices(*remote, Protocol::kEager), 4u);
 }
 
+// A relay adds its clients' counters to what its control plane answers
+// (SetExtraStats); their size histogram must come along, or `artune watch` and the
+// dashboard see the message counts without their sizes.
+TEST_P(EngineTest, ExtraStatsReachGetStatsWithTheirSizes) {
+  StartPair(config_);
+  EchoAndValidate({4096}, 22);
+  Stats extra;
+  extra.by_protocol[static_cast<int>(Protocol::kChunkedRendezvous)].slices = 3;
+  extra.by_protocol[static_cast<int>(Protocol::kChunkedRendezvous)].slices_by_bucket[22] = 3;
+  server_->SetExtraStats([extra] { return extra; });
+  Result<Stats> remote = client_->ServerStats();
+  server_->SetExtraStats({});
+  ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+  const ProtocolStats& chunked =
+      remote->by_protocol[static_cast<int>(Protocol::kChunkedRendezvous)];
+  EXPECT_EQ(chunked.slices, 3u);
+  EXPECT_EQ(chunked.slices_by_bucket[22], 3u);
+}
+
 TEST_P(EngineTest, ServerReconfigureReachesTheClient) {
   StartPair(config_);
   EchoAndValidate({4096}, 19);

@@ -39,6 +39,9 @@ void AddStats(transport::ProtocolStats* sum, const transport::Stats& stats) {
   for (int p = 0; p < transport::kProtocolCount; ++p) {
     sum[p].slices += stats.by_protocol[p].slices;
     sum[p].bytes += stats.by_protocol[p].bytes;
+    for (int b = 0; b < transport::kLog2BucketCount; ++b) {
+      sum[p].slices_by_bucket[b] += stats.by_protocol[p].slices_by_bucket[b];
+    }
   }
 }
 

@@ -239,6 +239,9 @@ class ServerImpl final : public Server, public control::Control::Service {
         for (int p = 0; p < kProtocolCount; ++p) {
           stats.by_protocol[p].slices += extra.by_protocol[p].slices;
           stats.by_protocol[p].bytes += extra.by_protocol[p].bytes;
+          for (int b = 0; b < kLog2BucketCount; ++b) {
+            stats.by_protocol[p].slices_by_bucket[b] += extra.by_protocol[p].slices_by_bucket[b];
+          }
         }
         stats.calls_started += extra.calls_started;
         stats.calls_completed += extra.calls_completed;
