@@ -57,11 +57,11 @@ _artune() {
     'relay') words='--help -h --listen --json --config --set'; value_options='--listen|--config|--set' ;;
     'run') words='--help -h --relay-port --output --config --set'; value_options='--relay-port|--output|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
-    'results') words='show --help -h --json --limit --sweep --sweeps --cluster --clusters --goal'; value_options='--limit|--sweep|--cluster|--goal' ;;
+    'results') words='show --help -h --json --limit --sweep --sweeps --cluster --clusters --goal --model --models'; value_options='--limit|--sweep|--cluster|--goal|--model' ;;
     'results show') words='--help -h --json'; value_options='' ;;
     'captures') words='show --help -h --json --limit'; value_options='--limit' ;;
     'captures show') words='--help -h --json'; value_options='' ;;
-    'report') words='--help -h --capture --sweep --cluster --goal --output -o --json'; value_options='--capture|--sweep|--cluster|--goal|--output|-o' ;;
+    'report') words='--help -h --capture --sweep --cluster --model --goal --output -o --json'; value_options='--capture|--sweep|--cluster|--model|--goal|--output|-o' ;;
     'db') words='info --help -h'; value_options='' ;;
     'db info') words='--help -h --json'; value_options='' ;;
     'dashboard') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --keep-command --server --poll --sweep --view --log --no-color'; value_options='--iface|--read|--port|--filter|--pid|--comm|--server|--poll|--sweep|--view|--log' ;;
