@@ -35,6 +35,7 @@ struct ModelFlags {
   uint32_t rounds = 1;
   std::vector<std::string> pollings = {"busy", "event", "adaptive"};
   std::vector<uint32_t> inflights = {1, 4};
+  std::vector<uint32_t> slice_counts = {2, 8};
   int64_t id = 0;
   int limit = 20;
   bool json = false;
@@ -57,6 +58,7 @@ Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
     options.pollings.push_back(polling);
   }
   options.inflights = flags.inflights;
+  options.slice_counts = flags.slice_counts;
   return options;
 }
 
@@ -166,6 +168,14 @@ void RegisterModel(CLI::App& root, Context& context) {
                    "Calls in flight to measure at (comma-separated; predict interpolates)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  measure
+      ->add_option("--slices", flags->slice_counts,
+                   "Rendezvous calls of several slices to measure (comma-separated counts, "
+                   "2..64; 1 slice per call always): at the coarse sizes, the first --inflight, "
+                   "each call at most 16MiB; predict costs a message's rendezvous slices by them")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 64))
       ->capture_default_str();
   measure->add_flag("--json", flags->json, "Print the model as one JSON object");
   measure->callback(

@@ -32,7 +32,8 @@ ordered_json PointJson(const db::LinkModelPointRow& point) {
           {"median_s", point.median_s},
           {"low_s", point.low_s},
           {"high_s", point.high_s},
-          {"rounds", point.rounds}};
+          {"rounds", point.rounds},
+          {"slices", point.slices}};
 }
 
 }  // namespace

@@ -112,6 +112,7 @@ complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcom
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from measure' -l rounds -r -d 'At most this many interleaved rounds (more than 1  the first round s sizes measured again, medians kept)'
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from measure' -l polling -r -d 'Polling modes to measure (comma-separated)'
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from measure' -l inflight -r -d 'Calls in flight to measure at (comma-separated; predict interpolates)'
+complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from measure' -l slices -r -d 'Rendezvous calls of several slices to measure (comma-separated counts, 2..64; 1 slice per call always)  at the coarse sizes, the first --inflight, each call at most 16MiB; predict costs a message s rendezvous slices by them'
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from measure' -l json -d 'Print the model as one JSON object'
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from list' -l help -s h -d 'Print this help message and exit'
 complete -c artune -n '__fish_seen_subcommand_from model; and __fish_seen_subcommand_from list' -l limit -r -d 'Newest N models (0  all)'

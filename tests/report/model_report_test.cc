@@ -48,6 +48,9 @@ TEST(LinkModelGroupLabel, NamesTheChunkAndDepthOfAChunkedGroup) {
   EXPECT_EQ(LinkModelGroupLabel(Point("eager", "busy", 64, 1, 1)), "eager");
   EXPECT_EQ(LinkModelGroupLabel(Point("chunked-rendezvous", "busy", 1 << 20, 1, 1, 512 << 10, 4)),
             "chunked-rendezvous 512KiB depth 4");
+  db::LinkModelPointRow eight = Point("rendezvous-read", "busy", 1 << 20, 1, 1);
+  eight.slices = 8;
+  EXPECT_EQ(LinkModelGroupLabel(eight), "rendezvous-read (8 slices per call)");
 }
 
 TEST(LinkModelReportHtml, DrawsAChartPerPollingAndInflightWithALinePerProtocolGroup) {

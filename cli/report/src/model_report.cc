@@ -29,9 +29,10 @@ int ProtocolRank(const std::string& protocol) {
 int PollingRank(const std::string& polling) { return Rank(polling, {"busy", "event", "adaptive"}); }
 
 // A protocol group in chart and table order.
-using GroupKey = std::tuple<int, std::string, uint64_t, uint32_t>;
+using GroupKey = std::tuple<int, std::string, uint64_t, uint32_t, uint32_t>;
 GroupKey GroupOf(const db::LinkModelPointRow& point) {
-  return {ProtocolRank(point.protocol), point.protocol, point.chunk_size, point.pipeline_depth};
+  return {ProtocolRank(point.protocol), point.protocol, point.chunk_size, point.pipeline_depth,
+          point.slices};
 }
 
 // A chart: one polling mode at one count of calls in flight.
@@ -60,7 +61,8 @@ void AddCharts(HtmlDocument& document, const db::LinkModelRecord& model) {
       "protocol, the given number of calls kept in flight: one eager packet of that size, one "
       "coalesced eager packet of that size holding several slices, one slice read in one "
       "rendezvous read, or one slice cut into chunks of the chunk size with that many reads in "
-      "flight. Hover a point for its samples.");
+      "flight; a line of several slices per call: calls carrying that many such slices. Hover "
+      "a point for its samples.");
   if (charts.empty()) document.AddParagraph("This model has no points.");
   for (auto& [key, groups] : charts) {
     const auto& [rank, polling, inflight] = key;
@@ -100,9 +102,13 @@ void AddPointTable(HtmlDocument& document, const db::LinkModelRecord& model) {
 }  // namespace
 
 std::string LinkModelGroupLabel(const db::LinkModelPointRow& point) {
-  if (point.chunk_size == 0) return point.protocol;
-  return point.protocol + " " + transport::FormatBytes(point.chunk_size) + " depth " +
-         std::to_string(point.pipeline_depth);
+  std::string label = point.protocol;
+  if (point.chunk_size != 0) {
+    label += " " + transport::FormatBytes(point.chunk_size) + " depth " +
+             std::to_string(point.pipeline_depth);
+  }
+  if (point.slices > 1) label += " (" + std::to_string(point.slices) + " slices per call)";
+  return label;
 }
 
 std::string LinkModelReportHtml(const db::LinkModelRecord& model) {

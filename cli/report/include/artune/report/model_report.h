@@ -12,7 +12,8 @@
 namespace artune::report {
 
 // A group's label, as `artune model show` heads its tables: the protocol, then for
-// chunked rendezvous "<chunk> depth <depth>" ("chunked-rendezvous 512KiB depth 4").
+// chunked rendezvous "<chunk> depth <depth>" ("chunked-rendezvous 512KiB depth 4"),
+// then for calls of several slices "(<n> slices per call)".
 std::string LinkModelGroupLabel(const db::LinkModelPointRow& point);
 
 // Charts in polling order busy, event, adaptive (a word this build does not know
