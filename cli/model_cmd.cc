@@ -18,6 +18,7 @@
 #include "command.h"
 #include "format.h"
 #include "knob_flags.h"
+#include "model_text.h"
 #include "progress.h"
 #include "stored_list.h"
 
@@ -34,91 +35,11 @@ struct ModelFlags {
   uint32_t rounds = 1;
   std::vector<std::string> pollings = {"busy", "event", "adaptive"};
   std::vector<uint32_t> inflights = {1, 4};
+  std::vector<uint32_t> slice_counts = {2, 8};
   int64_t id = 0;
   int limit = 20;
   bool json = false;
 };
-
-std::string Micros(double seconds) {
-  std::ostringstream out;
-  const double us = seconds * 1e6;
-  out << std::fixed << std::setprecision(us < 100 ? 1 : 0) << us;
-  return out.str();
-}
-
-std::string Percent(double fraction) {
-  return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + " %";
-}
-
-ordered_json PointJson(const db::LinkModelPointRow& point) {
-  return {{"protocol", point.protocol},
-          {"polling", point.polling},
-          {"chunk_size", point.chunk_size},
-          {"pipeline_depth", point.pipeline_depth},
-          {"size", point.size},
-          {"inflight", point.inflight},
-          {"median_s", point.median_s},
-          {"low_s", point.low_s},
-          {"high_s", point.high_s},
-          {"rounds", point.rounds}};
-}
-
-ordered_json ModelJson(const db::LinkModelRecord& model, bool with_points) {
-  ordered_json out = {{"id", model.id},
-                      {"created_at", model.created_at},
-                      {"host", model.host},
-                      {"peer", model.peer},
-                      {"fabric", model.fabric},
-                      {"rounds", model.rounds},
-                      {"duration_s", model.duration_s},
-                      {"points", model.points.size()}};
-  if (with_points) {
-    out["points"] = ordered_json::array();
-    for (const auto& point : model.points) out["points"].push_back(PointJson(point));
-  }
-  return out;
-}
-
-// One table per protocol group: a row per size, per inflight the median and spread.
-void PrintModel(const db::LinkModelRecord& model) {
-  std::cout << "Link model " << model.id << ": " << model.fabric << " to " << model.peer << " from "
-            << model.host << ", " << model.rounds << " interleaved rounds in "
-            << FormatNumber(model.duration_s, 1) << " s (" << model.created_at << ")\n";
-  std::map<std::string, std::vector<const db::LinkModelPointRow*>> groups;
-  std::set<uint32_t> inflights;
-  for (const auto& point : model.points) {
-    std::string group = point.protocol;
-    if (point.chunk_size > 0) {
-      group += " " + transport::FormatBytes(point.chunk_size) + " depth " +
-               std::to_string(point.pipeline_depth);
-    }
-    groups[group + ", " + point.polling].push_back(&point);
-    inflights.insert(point.inflight);
-  }
-  for (const auto& [group, points] : groups) {
-    std::cout << "\n" << group << " (us per call, median [spread over rounds])\n";
-    std::vector<std::string> header = {"SIZE"};
-    for (uint32_t calls : inflights) header.push_back("x" + std::to_string(calls));
-    std::vector<std::vector<std::string>> rows = {header};
-    std::map<uint64_t, std::map<uint32_t, const db::LinkModelPointRow*>> by_size;
-    for (const auto* point : points) by_size[point->size][point->inflight] = point;
-    for (const auto& [size, cells] : by_size) {
-      std::vector<std::string> row = {transport::FormatBytes(size)};
-      for (uint32_t calls : inflights) {
-        auto cell = cells.find(calls);
-        if (cell == cells.end()) {
-          row.push_back("-");
-          continue;
-        }
-        const auto& p = *cell->second;
-        const double spread = p.median_s > 0 ? (p.high_s - p.low_s) / p.median_s : 0;
-        row.push_back(Micros(p.median_s) + " [" + Percent(spread) + "]");
-      }
-      rows.push_back(std::move(row));
-    }
-    PrintTable(rows, std::vector<bool>(header.size(), true), std::cout);
-  }
-}
 
 Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
   model::MeasureOptions options;
@@ -137,6 +58,7 @@ Result<model::MeasureOptions> OptionsFromFlags(const ModelFlags& flags) {
     options.pollings.push_back(polling);
   }
   options.inflights = flags.inflights;
+  options.slice_counts = flags.slice_counts;
   return options;
 }
 
@@ -162,7 +84,7 @@ Status Measure(const ModelFlags& flags, Context& context) {
   const Status not_stored =
       id.ok() ? store->NotStoredStatus("the link model above was not stored") : id.status();
   if (flags.json) {
-    ordered_json out = ModelJson(record, true);
+    ordered_json out = LinkModelJson(record, true);
     out["stored"] = not_stored.ok();
     out["median_spread"] = report.median_spread;
     out["worst_spread"] = report.worst_spread;
@@ -170,11 +92,11 @@ Status Measure(const ModelFlags& flags, Context& context) {
     out["unstable_points"] = report.unstable_points;
     std::cout << out.dump(2) << "\n";
   } else {
-    PrintModel(record);
+    PrintLinkModel(record);
     std::cout << "\n"
               << record.points.size() << " points; spread over rounds: median "
-              << Percent(report.median_spread) << ", worst " << Percent(report.worst_spread) << " ("
-              << report.worst_point << ")";
+              << PercentText(report.median_spread) << ", worst " << PercentText(report.worst_spread)
+              << " (" << report.worst_point << ")";
     if (report.unstable_points > 0) {
       std::cout << "; " << report.unstable_points
                 << " points never had two samples agree within 10 % (the closest kept)";
@@ -192,34 +114,15 @@ Status Show(const ModelFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord record, store->GetLinkModel(flags.id));
   if (flags.json) {
-    std::cout << ModelJson(record, true).dump(2) << "\n";
+    std::cout << LinkModelJson(record, true).dump(2) << "\n";
   } else {
-    PrintModel(record);
+    PrintLinkModel(record);
   }
   return Status::Ok();
 }
 
 Status List(const ModelFlags& flags, Context& context) {
-  StoredListing<db::LinkModelRecord> listing{
-      "link_models",
-      "link_models",
-      "model",
-      "link models",
-      "model measure",
-      [](db::Store& store, int limit) { return store.ListLinkModels(limit); },
-      [](const db::LinkModelRecord& record) { return ModelJson(record, false); },
-      {"ID", "CREATED", "FABRIC", "PEER", "POINTS", "ROUNDS", "SECONDS"},
-      {true, false, false, false, true, true, true},
-      [](const db::LinkModelRecord& record) {
-        return std::vector<std::string>{std::to_string(record.id),
-                                        ShortTime(record.created_at),
-                                        record.fabric,
-                                        record.peer,
-                                        std::to_string(record.points.size()),
-                                        std::to_string(record.rounds),
-                                        FormatNumber(record.duration_s, 1)};
-      }};
-  return PrintStoredListing(listing, flags.limit, flags.json, context);
+  return PrintStoredListing(LinkModelListing("model show ID"), flags.limit, flags.json, context);
 }
 
 }  // namespace
@@ -265,6 +168,14 @@ void RegisterModel(CLI::App& root, Context& context) {
                    "Calls in flight to measure at (comma-separated; predict interpolates)")
       ->delimiter(',')
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  measure
+      ->add_option("--slices", flags->slice_counts,
+                   "Rendezvous calls of several slices to measure (comma-separated counts, "
+                   "2..64; 1 slice per call always): at the coarse sizes, the first --inflight, "
+                   "each call at most 16MiB; predict costs a message's rendezvous slices by them")
+      ->delimiter(',')
+      ->check(CLI::Range(2, 64))
       ->capture_default_str();
   measure->add_flag("--json", flags->json, "Print the model as one JSON object");
   measure->callback(

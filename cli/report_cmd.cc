@@ -1,15 +1,21 @@
 // artune report: one self-contained HTML file (inline SVG charts and tables, no
-// scripts or network references) of a stored capture, sweep or cluster run, to
+// scripts or network references) of a stored capture, sweep, cluster run or link
+// model, to
 // open in a browser. Thin over the report library (cli/report/include/artune/report/).
+#include <algorithm>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
 
 #include "artune/cluster/cluster_records.h"
 #include "artune/probes/profile_output.h"
 #include "artune/report/capture_report.h"
 #include "artune/report/cluster_report.h"
 #include "artune/report/html.h"
+#include "artune/report/model_report.h"
 #include "artune/report/sweep_report.h"
 #include "command.h"
 #include "format.h"
@@ -21,6 +27,7 @@ struct ReportOptions {
   int64_t capture_id = 0;
   int64_t sweep_id = 0;
   int64_t cluster_id = 0;
+  int64_t model_id = 0;
   std::string goal = "worst-link";
   std::string output;  // empty: report-<kind>-<id>.html in the current directory
   bool json = false;
@@ -52,19 +59,27 @@ Result<std::string> ClusterReport(db::Store& store, int64_t id, const std::strin
 }
 
 Status Report(const ReportOptions& options, const Context& context) {
-  if (options.capture_id == 0 && options.sweep_id == 0 && options.cluster_id == 0) {
-    return Status::InvalidArgument("artune report needs --capture ID, --sweep ID or --cluster ID");
+  // The one record asked for (the flags exclude each other).
+  const std::pair<std::string, int64_t> asked[] = {{"capture", options.capture_id},
+                                                   {"sweep", options.sweep_id},
+                                                   {"cluster", options.cluster_id},
+                                                   {"model", options.model_id}};
+  const auto* chosen = std::find_if(std::begin(asked), std::end(asked),
+                                    [](const auto& entry) { return entry.second != 0; });
+  if (chosen == std::end(asked)) {
+    return Status::InvalidArgument(
+        "artune report needs --capture ID, --sweep ID, --cluster ID or --model ID");
   }
-  const bool capture = options.capture_id != 0;
-  const bool cluster = options.cluster_id != 0;
-  const std::string kind = capture ? "capture" : cluster ? "cluster" : "sweep";
-  const int64_t id = capture ? options.capture_id : cluster ? options.cluster_id : options.sweep_id;
+  const auto& [kind, id] = *chosen;
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   std::string html;
-  if (capture) {
+  if (kind == "capture") {
     ARTUNE_ASSIGN_OR_RETURN(html, CaptureReport(*store, id, context));
-  } else if (cluster) {
+  } else if (kind == "cluster") {
     ARTUNE_ASSIGN_OR_RETURN(html, ClusterReport(*store, id, options.goal));
+  } else if (kind == "model") {
+    ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model, store->GetLinkModel(id));
+    html = report::LinkModelReportHtml(model);
   } else {
     ARTUNE_ASSIGN_OR_RETURN(html, SweepReport(*store, id));
   }
@@ -93,7 +108,7 @@ void RegisterReport(CLI::App& root, Context& context) {
   auto* command = root.add_subcommand(
       "report",
       "Write one self-contained HTML report (charts and tables, no scripts or network "
-      "references) of a stored capture, sweep or cluster run");
+      "references) of a stored capture, sweep, cluster run or link model");
   auto* capture = command->add_option(
       "--capture", options->capture_id,
       "Capture id (`artune captures`): per-method tables, message-size and iovec-size "
@@ -113,6 +128,12 @@ void RegisterReport(CLI::App& root, Context& context) {
   cluster->check(CLI::PositiveNumber);
   cluster->excludes(capture);
   cluster->excludes(sweep);
+  auto* model = command->add_option(
+      "--model", options->model_id,
+      "Link model id (`artune results --models`): per polling mode and calls in flight, the "
+      "time of a call against the unit's size for every protocol, and every point");
+  model->check(CLI::PositiveNumber);
+  for (auto* other : {capture, sweep, cluster}) model->excludes(other);
   command
       ->add_option("--goal", options->goal,
                    "With --cluster: worst-link (the config whose worst link is best) or "
@@ -122,14 +143,14 @@ void RegisterReport(CLI::App& root, Context& context) {
       ->needs(cluster);
   command->add_option(
       "-o,--output", options->output,
-      "File to write (default: report-<capture|sweep|cluster>-<id>.html in the current "
+      "File to write (default: report-<capture|sweep|cluster|model>-<id>.html in the current "
       "directory); replaced whole, never left half-written");
   command->add_flag("--json", options->json,
                     "Print where the report went as one JSON object {kind, id, output, bytes}");
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db).\n"
       "Examples:\n  artune report --capture 3 --output traffic.html\n  artune report --sweep 2\n  "
-      "artune report --cluster 1");
+      "artune report --cluster 1\n  artune report --model 2");
   command->callback(
       [options, &context] { RunCommand(context, [&] { return Report(*options, context); }); });
 }

@@ -5,6 +5,8 @@
 // default config, the default measured again at the end and the sweep's verdict,
 // and a text heatmap eager_threshold x chunk_size.
 // artune results --clusters / --cluster ID: cluster runs (results_cluster.h).
+// artune results --models [--json]: the stored link models (`artune model measure`),
+// newest first; --model ID [--json]: one model's points per protocol group.
 // All read the store at --db (default: the XDG data directory) and never create it.
 #include <algorithm>
 #include <cmath>
@@ -28,6 +30,7 @@
 #include "artune/tuner/trial_json.h"
 #include "command.h"
 #include "format.h"
+#include "model_text.h"
 #include "results_cluster.h"
 #include "stored_list.h"
 
@@ -44,6 +47,8 @@ struct ResultsOptions {
   bool sweeps = false;
   int64_t cluster_id = 0;
   bool clusters = false;
+  int64_t model_id = 0;
+  bool models = false;
   std::string goal = "worst-link";
 };
 
@@ -397,6 +402,22 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   return Status::Ok();
 }
 
+// ---- link models -----------------------------------------------------------
+
+Status ShowLinkModel(const ResultsOptions& options, const Context& context) {
+  ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model, store->GetLinkModel(options.model_id));
+  if (options.json) {
+    std::cout << LinkModelJson(model, true).dump(2) << "\n";
+    return Status::Ok();
+  }
+  PrintLinkModel(model);
+  std::cout << "\n`artune predict --workload ID --link-model " << model.id
+            << "` costs a capture's configs with it; `artune report --model " << model.id
+            << "` draws it\n";
+  return Status::Ok();
+}
+
 }  // namespace
 
 void RegisterResults(CLI::App& root, Context& context) {
@@ -425,6 +446,13 @@ void RegisterResults(CLI::App& root, Context& context) {
       ->check(CLI::IsMember({"worst-link", "geomean"}))
       ->capture_default_str()
       ->needs(cluster);
+  auto* model = command->add_option(
+      "--model", options->model_id,
+      "Show link model ID (`artune model measure`): per protocol, chunk size and depth, and "
+      "polling mode, the time of a call per slice size and calls in flight");
+  command->add_flag("--models", options->models,
+                    "List the stored link models instead of bench runs");
+  model->check(CLI::PositiveNumber);
   command->footer(
       "Reads the store at --db (default: $ARTUNE_DB, else $XDG_DATA_HOME/artune/artune.db); "
       "`artune bench` writes it.");
@@ -444,6 +472,11 @@ void RegisterResults(CLI::App& root, Context& context) {
       if (options->cluster_id != 0) {
         return ShowCluster(options->cluster_id, *tuner::ParseClusterGoal(options->goal),
                            options->json, context);
+      }
+      if (options->model_id != 0) return ShowLinkModel(*options, context);
+      if (options->models) {
+        return PrintStoredListing(LinkModelListing("results --model ID"), options->limit,
+                                  options->json, context);
       }
       if (options->clusters) return ListClusters(options->limit, options->json, context);
       if (options->sweep_id != 0) return ShowSweep(*options, context);

@@ -45,7 +45,7 @@ _artune() {
     'bench') words='--help -h --transport --benchmark --scheme --classes --buffers --small-bytes --medium-bytes --large-bytes --size-mode --skew --seed --warmup --duration --inflight --no-checksum --servers --clients --peer --grpc-threads --json --config --set'; value_options='--transport|--benchmark|--scheme|--classes|--buffers|--small-bytes|--medium-bytes|--large-bytes|--size-mode|--skew|--seed|--warmup|--duration|--inflight|--servers|--clients|--peer|--grpc-threads|--config|--set' ;;
     'sweep') words='--help -h --config --set --knob --scheme --classes --buffers --workload --replay-messages --objective --peer --fabric --strategy --repeats --warmup --duration --inflight --finalists --final-rounds --seed --background-load --resume --json --mpi --pairs --pairs-seed --listen --ab'; value_options='--config|--set|--knob|--scheme|--classes|--buffers|--workload|--replay-messages|--objective|--peer|--fabric|--strategy|--repeats|--warmup|--duration|--inflight|--finalists|--final-rounds|--seed|--background-load|--resume|--pairs|--pairs-seed|--listen|--ab' ;;
     'model') words='measure list show --help -h'; value_options='' ;;
-    'model measure') words='--help -h --config --set --fabric --peer --budget --rounds --polling --inflight --json'; value_options='--config|--set|--fabric|--peer|--budget|--rounds|--polling|--inflight' ;;
+    'model measure') words='--help -h --config --set --fabric --peer --budget --rounds --polling --inflight --slices --json'; value_options='--config|--set|--fabric|--peer|--budget|--rounds|--polling|--inflight|--slices' ;;
     'model list') words='--help -h --limit --json'; value_options='--limit' ;;
     'model show') words='--help -h --json'; value_options='' ;;
     'predict') words='--help -h --config --set --knob --workload --scheme --classes --buffers --replay-messages --seed --inflight --link-model --top --json'; value_options='--config|--set|--knob|--workload|--scheme|--classes|--buffers|--replay-messages|--seed|--inflight|--link-model|--top' ;;
@@ -57,11 +57,11 @@ _artune() {
     'relay') words='--help -h --listen --json --config --set'; value_options='--listen|--config|--set' ;;
     'run') words='--help -h --relay-port --output --config --set'; value_options='--relay-port|--output|--config|--set' ;;
     'completions') words='--help -h'; value_options='' ;;
-    'results') words='show --help -h --json --limit --sweep --sweeps --cluster --clusters --goal'; value_options='--limit|--sweep|--cluster|--goal' ;;
+    'results') words='show --help -h --json --limit --sweep --sweeps --cluster --clusters --goal --model --models'; value_options='--limit|--sweep|--cluster|--goal|--model' ;;
     'results show') words='--help -h --json'; value_options='' ;;
     'captures') words='show --help -h --json --limit'; value_options='--limit' ;;
     'captures show') words='--help -h --json'; value_options='' ;;
-    'report') words='--help -h --capture --sweep --cluster --goal --output -o --json'; value_options='--capture|--sweep|--cluster|--goal|--output|-o' ;;
+    'report') words='--help -h --capture --sweep --cluster --model --goal --output -o --json'; value_options='--capture|--sweep|--cluster|--model|--goal|--output|-o' ;;
     'db') words='info --help -h'; value_options='' ;;
     'db info') words='--help -h --json'; value_options='' ;;
     'dashboard') words='--help -h --pcap --iface --read --port --filter --ebpf --pid --comm --decode --exec --keep-command --server --poll --sweep --view --log --no-color'; value_options='--iface|--read|--port|--filter|--pid|--comm|--server|--poll|--sweep|--view|--log' ;;

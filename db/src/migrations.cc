@@ -415,15 +415,48 @@ std::string SchemaV9() {
 }
 
 // Built once; the Migration entries point into it for the life of the process.
-const std::array<std::string, 9>& SchemaTexts() {
-  static const std::array<std::string, 9> texts = {SchemaV1(), SchemaV2(), SchemaV3(),
-                                                   SchemaV4(), SchemaV5(), SchemaV6(),
-                                                   SchemaV7(), SchemaV8(), SchemaV9()};
+// Schema v10: a link model's points of calls carrying several slices (`artune
+// model measure` measures rendezvous calls of 2 and 8 slices): link_model_points
+// gains `slices`, in its key, 1 for the points stored before. SQLite cannot change
+// a primary key in place: the table is built anew and the rows copied.
+std::string SchemaV10() {
+  const Table link_model_points = {
+      "link_model_points_v10",
+      {
+          {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
+          {"protocol", "TEXT", "NOT NULL CHECK (protocol <> '')", "transport::ProtocolName"},
+          {"polling", "TEXT", "NOT NULL CHECK (polling IN ('busy', 'event', 'adaptive'))"},
+          {"chunk_size", "INTEGER", "NOT NULL CHECK (chunk_size >= 0)", "chunked only; else 0"},
+          {"pipeline_depth", "INTEGER", "NOT NULL CHECK (pipeline_depth >= 0)"},
+          {"size", "INTEGER", "NOT NULL CHECK (size >= 0)", "bytes of the unit"},
+          {"inflight", "INTEGER", "NOT NULL CHECK (inflight >= 1)"},
+          {"median_s", "REAL", "NOT NULL", "per call, median over the rounds"},
+          {"low_s", "REAL", "NOT NULL"},
+          {"high_s", "REAL", "NOT NULL"},
+          {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
+          {"slices", "INTEGER", "NOT NULL DEFAULT 1 CHECK (slices >= 1)", "units per call"},
+      },
+      {"PRIMARY KEY (model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight, "
+       "slices)"},
+      /*without_rowid=*/true};
+  const std::string columns =
+      "model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight, median_s, low_s, "
+      "high_s, rounds";
+  return "\n" + CreateTable(link_model_points) + "INSERT INTO link_model_points_v10 (" + columns +
+         ", slices)\n  SELECT " + columns + ", 1 FROM link_model_points;\n" +
+         "DROP TABLE link_model_points;\n" +
+         "ALTER TABLE link_model_points_v10 RENAME TO link_model_points;\n";
+}
+
+const std::array<std::string, 10>& SchemaTexts() {
+  static const std::array<std::string, 10> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
+                                                    SchemaV5(), SchemaV6(), SchemaV7(), SchemaV8(),
+                                                    SchemaV9(), SchemaV10()};
   return texts;
 }
 
-const std::array<Migration, 9>& Migrations() {
-  static const std::array<Migration, 9> migrations = {{
+const std::array<Migration, 10>& Migrations() {
+  static const std::array<Migration, 10> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -435,6 +468,7 @@ const std::array<Migration, 9>& Migrations() {
       {8, "the background load (CPU hogs) a sweep was measured under", SchemaTexts()[7]},
       {9, "link models (per-protocol slice costs) and the predictions made from them",
        SchemaTexts()[8]},
+      {10, "link model points of calls carrying several slices", SchemaTexts()[9]},
   }};
   return migrations;
 }

@@ -17,7 +17,7 @@ constexpr RecordTable kModelTable = {"link_models", kModelColumns, "created_at",
                                      "link models"};
 constexpr std::string_view kPointColumns =
     "protocol, polling, chunk_size, pipeline_depth, size, inflight, median_s, low_s, high_s, "
-    "rounds";
+    "rounds, slices";
 constexpr std::string_view kPredictionColumns =
     "id, created_at, model_id, workload, search_space, inflight, configs, best_knobs, best_s, "
     "default_knobs, default_s, summary";
@@ -41,7 +41,7 @@ Status LoadPoints(Database& db, LinkModelRecord& model) {
       Statement select,
       db.Prepare("SELECT " + std::string(kPointColumns) +
                  " FROM link_model_points WHERE model_id = ? ORDER BY protocol, polling, "
-                 "chunk_size, pipeline_depth, size, inflight"));
+                 "chunk_size, pipeline_depth, size, inflight, slices"));
   ARTUNE_RETURN_IF_ERROR(select.Bind(1, model.id));
   while (true) {
     ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
@@ -57,6 +57,7 @@ Status LoadPoints(Database& db, LinkModelRecord& model) {
     point.low_s = select.ColumnDouble(7);
     point.high_s = select.ColumnDouble(8);
     point.rounds = static_cast<uint32_t>(select.ColumnInt64(9));
+    point.slices = static_cast<uint32_t>(select.ColumnInt64(10));
     model.points.push_back(std::move(point));
   }
   return Status::Ok();
@@ -71,9 +72,10 @@ Status CheckModel(const LinkModelRecord& model) {
   }
   if (model.rounds == 0) return Status::InvalidArgument("link model has zero rounds");
   for (const LinkModelPointRow& point : model.points) {
-    if (point.inflight == 0 || point.rounds == 0) {
+    if (point.inflight == 0 || point.rounds == 0 || point.slices == 0) {
       return Status::InvalidArgument("link model point " + point.protocol + " " +
-                                     std::to_string(point.size) + " B has zero inflight or rounds");
+                                     std::to_string(point.size) +
+                                     " B has zero inflight, rounds or slices");
     }
     for (double value : {point.median_s, point.low_s, point.high_s}) {
       ARTUNE_RETURN_IF_ERROR(sweeps::CheckFinite(value, "time", "link model point"));
@@ -86,7 +88,7 @@ Status InsertPoints(Database& db, int64_t model_id, const std::vector<LinkModelP
   ARTUNE_ASSIGN_OR_RETURN(
       Statement insert,
       db.Prepare("INSERT INTO link_model_points (model_id, " + std::string(kPointColumns) +
-                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   for (const LinkModelPointRow& point : points) {
     ARTUNE_ASSIGN_OR_RETURN(int64_t chunk,
                             sweeps::CheckedCount(point.chunk_size, "chunk_size", "model point"));
@@ -103,6 +105,7 @@ Status InsertPoints(Database& db, int64_t model_id, const std::vector<LinkModelP
     ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.low_s));
     ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.high_s));
     ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.rounds)));
+    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.slices)));
     Status inserted = insert.Run();
     if (!inserted.ok()) {
       return inserted.WithContext("cannot store link model point " + point.protocol + " " +

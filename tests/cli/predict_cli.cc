@@ -24,13 +24,21 @@ class PredictCliTest : public ApplyCliTest {
     EXPECT_TRUE(model.at("stored").get<bool>());
     // Every protocol measured, each point's time positive.
     std::set<std::string> protocols;
+    std::set<std::string> with_several_slices;  // protocols measured in calls of 2 and 8
     for (const json& point : model.at("points")) {
       protocols.insert(point.at("protocol").get<std::string>());
+      if (point.at("slices").get<int>() > 1) {
+        with_several_slices.insert(point.at("protocol").get<std::string>());
+        EXPECT_EQ(point.at("inflight"), 1);
+        EXPECT_LE(point.at("size").get<uint64_t>() * point.at("slices").get<uint64_t>(), 16u << 20);
+      }
       EXPECT_GT(point.at("median_s").get<double>(), 0);
       EXPECT_EQ(point.at("polling"), "adaptive");
     }
     EXPECT_EQ(protocols, (std::set<std::string>{"eager", "coalesced-eager", "rendezvous-read",
                                                 "chunked-rendezvous"}));
+    EXPECT_EQ(with_several_slices,
+              (std::set<std::string>{"rendezvous-read", "chunked-rendezvous"}));
     return model.at("id").get<int64_t>();
   }
 };

@@ -1,11 +1,15 @@
-// Link models and predictions (schema v9): stored, read back, refused when
-// malformed; a store of schema v8 opens and upgrades with its rows unchanged.
+// Link models and predictions (schema v9, points of several slices v10): stored,
+// read back, refused when malformed; stores of schema v8 and v9 open and upgrade
+// with their rows unchanged.
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include <sqlite3.h>
 #include "artune/db/store.h"
+
 #include "migrations.h"
+#include "sqlite.h"
 #include "store_internal.h"
 #include "test_util.h"
 
@@ -143,13 +147,75 @@ TEST(Predictions, AStoreOfSchemaV8OpensAndUpgradesUnchanged) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 9);
+  EXPECT_EQ(info->schema_version, 10);
   EXPECT_EQ(info->row_counts.at("link_models"), 0);
   EXPECT_EQ(info->row_counts.at("predictions"), 0);
   auto run = (*store)->GetBenchRun(run_id);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->config, SampleRun(2).config);
   EXPECT_TRUE((*store)->InsertLinkModel(SampleModel()).ok());
+}
+
+TEST(LinkModels, PointsOfSeveralSlicesAreTheirOwnRows) {
+  TempDir dir;
+  auto store = Store::Open(dir.File("artune.db"));
+  ASSERT_TRUE(store.ok());
+  LinkModelRecord model = SampleModel();
+  // The same point as the first but for calls of 8 slices: another row.
+  LinkModelPointRow eight = model.points[0];
+  eight.slices = 8;
+  eight.median_s = 40e-6;
+  model.points.push_back(eight);
+  auto id = (*store)->InsertLinkModel(model);
+  ASSERT_TRUE(id.ok()) << id.status().ToString();
+  auto back = (*store)->GetLinkModel(*id);
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->points.size(), 4u);
+  size_t with_eight = 0;
+  for (const LinkModelPointRow& point : back->points) {
+    if (point.slices == 8) {
+      ++with_eight;
+      EXPECT_DOUBLE_EQ(point.median_s, 40e-6);
+    }
+  }
+  EXPECT_EQ(with_eight, 1u);
+  model.points.back().slices = 0;
+  EXPECT_EQ((*store)->InsertLinkModel(model).status().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(LinkModels, AStoreOfSchemaV9KeepsItsPointsAsOneSlicePerCall) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  {
+    const std::span<const Migration> all = BuiltinMigrations();
+    std::vector<Migration> v9(all.begin(), all.begin() + 9);
+    auto old = OpenWithMigrations(path, OpenMode::kCreate, v9);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+  }
+  {
+    // Rows as a v9 build wrote them (no slices column).
+    auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    ASSERT_TRUE(db->Exec("INSERT INTO link_models (created_at, host, peer, fabric, rounds, "
+                         "duration_s) VALUES ('2026-11-27T10:00:00.000Z', 'n', 'loopback', "
+                         "'tcp', 1, 3.5);"
+                         "INSERT INTO link_model_points (model_id, protocol, polling, "
+                         "chunk_size, pipeline_depth, size, inflight, median_s, low_s, high_s, "
+                         "rounds) VALUES (1, 'rendezvous-read', 'busy', 0, 0, 1048576, 1, "
+                         "4e-4, 3e-4, 5e-4, 2);")
+                    .ok());
+  }
+  auto store = Store::Open(path, OpenMode::kExisting);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto info = (*store)->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->schema_version, 10);
+  auto model = (*store)->GetLinkModel(1);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_EQ(model->points.size(), 1u);
+  EXPECT_EQ(model->points[0].slices, 1u);
+  EXPECT_DOUBLE_EQ(model->points[0].median_s, 4e-4);
+  EXPECT_EQ(model->points[0].rounds, 2u);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `artune results`, `artune results show` and `artune db info` over a store written
-# by db_fixture, and their errors for missing or foreign files.
+# `artune results`, `artune results show`, `artune results --models / --model ID`
+# and `artune db info` over a store written by db_fixture, and their errors for
+# missing or foreign files.
 # Usage: results_cli_test.sh ARTUNE_BINARY DB_FIXTURE_BINARY
 set -u
 artune=$1
@@ -27,6 +28,8 @@ expect_output() {
 # first listing is no error); it is not created by reading commands.
 expect_output "results on missing db" 0 "No bench runs stored in $db yet" -- "$artune" --db "$db" results
 expect_output "db info on missing db" 1 "pass --db" -- "$artune" db info --db "$db"
+expect_output "models on missing db" 0 \
+  "No link models stored in $db yet: \`artune model measure\` records one." -- "$artune" --db "$db" results --models
 [[ ! -e $dir/sub ]] || fail "a reading command created $dir/sub"
 ARTUNE_DB=$dir/env.db expect_output "ARTUNE_DB is the default" 0 "stored in $dir/env.db yet" -- "$artune" results
 
@@ -65,15 +68,47 @@ for order in "results --json show 1" "results show 1 --json"; do
 done
 expect_output "unknown id" 1 "no bench run with id 42" -- "$artune" --db "$db" results show 42
 
+# Link models: none in this store, two in another.
+expect_output "no models" 0 "No link models stored in $db yet: \`artune model measure\` records one." \
+  -- "$artune" --db "$db" results --models
+out=$("$artune" --db "$db" results --models --json)
+[[ $out == *'"total_link_models": 0'* && $out == *'"link_models": []'* ]] || fail "results --models --json, none: $out"
+models_db=$dir/models.db
+"$fixture" "$models_db" 0 2 || fail "db_fixture could not write $models_db"
+out=$("$artune" --db "$models_db" results --models)
+mapfile -t lines <<<"$out"
+[[ ${#lines[@]} -eq 3 ]] || fail "results --models: expected a header and 2 rows, got: $out"
+[[ ${lines[0]:-} == "ID  CREATED"*"FABRIC  PEER"*"POINTS  ROUNDS  SECONDS" ]] || fail "results --models header: ${lines[0]:-}"
+[[ ${lines[1]:-} =~ ^\ 2\ +2024-01-02\ 00:00:02\ +tcp\ +loopback\ +6\ +1\ +2\.5$ ]] ||
+  fail "results --models newest row: ${lines[1]:-}"
+out=$("$artune" --db "$models_db" results --models --limit 1)
+[[ $out == *"(1 newest of 2 link_models; --limit 0 shows all, \`artune results --model ID\` one in full)"* ]] ||
+  fail "results --models --limit 1 footer: $out"
+out=$("$artune" --db "$models_db" results --models --json)
+[[ $out == *'"total_link_models": 2'* && $out == *'"points": 6'* ]] || fail "results --models --json: $out"
+out=$("$artune" --db "$models_db" results --model 2)
+[[ $out == *"Link model 2: tcp to loopback from fixture-host, 1 interleaved rounds in 2.5 s"* ]] ||
+  fail "results --model 2 heading: $out"
+[[ $out == *"eager, adaptive (us per call"* && $out =~ 1KiB\ +20\.0\ \[10\ %\]\ +40\.0\ \[10\ %\] ]] ||
+  fail "results --model 2 eager table: $out"
+[[ $out == *"chunked-rendezvous 512KiB depth 4, adaptive"* && $out =~ 1MiB\ +1000\ \[50\ %\]\ +1800\ \[50\ %\] ]] ||
+  fail "results --model 2 chunked table: $out"
+[[ $out == *"artune predict --workload ID --link-model 2"* && $out == *"artune report --model 2"* ]] ||
+  fail "results --model 2 lacks the predict and report hints: $out"
+out=$("$artune" --db "$models_db" results --model 1 --json)
+[[ $out == *'"id": 1,'* && $out == *'"protocol": "chunked-rendezvous"'* && $out == *'"median_s": 0.0005,'* ]] ||
+  fail "results --model 1 --json: $out"
+expect_output "unknown model" 1 "no link model with id 7" -- "$artune" --db "$models_db" results --model 7
+
 out=$("$artune" --db "$db" db info)
 # Row counts are padded to the longest table name: match any run of spaces.
-[[ $out == *"schema version  9"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
+[[ $out == *"schema version  10"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
 [[ $out =~ bench_run_config\ +6 && $out =~ bench_run_parameters\ +6 ]] || fail "db info: $out"
 [[ $out =~ sweep_verdicts\ +0 && $out =~ sweep_finalists\ +0 ]] || fail "db info lacks the v4/v6 tables: $out"
 [[ $out =~ clusters\ +0 && $out =~ cluster_links\ +0 ]] || fail "db info lacks the v7 tables: $out"
 [[ $out =~ link_models\ +0 && $out =~ predictions\ +0 ]] || fail "db info lacks the v9 tables: $out"
 out=$("$artune" --db "$db" db info --json)
-[[ $out == *'"schema_version": 9'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
+[[ $out == *'"schema_version": 10'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
   fail "db info --json: $out"
 
 if ((failures > 0)); then

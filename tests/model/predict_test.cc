@@ -206,6 +206,77 @@ TEST(CostPass, CoalescedSlicesAreOnePacket) {
   EXPECT_NEAR(apart->seconds, base + 2 * (10e-6 + 1024 / 1e9 - base), 1e-9);
 }
 
+// SyntheticModel plus calls of 4 rendezvous-read slices under adaptive polling,
+// one call in flight: each slice adds twice what it adds alone.
+LinkModel ModelWithSeveralSlices() {
+  LinkModel model = SyntheticModel();
+  const double base = 10e-6 + 64 / 1e9;  // the smallest eager call (64 B, held below)
+  for (uint64_t size = 64; size <= 8 * kMiB; size *= 4) {
+    ModelPoint point;
+    point.protocol = Protocol::kRendezvousRead;
+    point.polling = PollingMode::kAdaptive;
+    point.size = size;
+    point.inflight = 1;
+    point.slices = 4;
+    point.median_s = base + 4 * 2 * (30e-6 + size / 4e9 - base);
+    point.low_s = point.high_s = point.median_s;
+    point.rounds = 2;
+    model.points.push_back(point);
+  }
+  return model;
+}
+
+TEST(LinkModelSlicesFactor, RatioOfTheMeasuredCallsInterpolatedOverTheSliceCount) {
+  const LinkModel model = ModelWithSeveralSlices();
+  const auto factor = [&](uint32_t slices) {
+    return model.SlicesFactor(Protocol::kRendezvousRead, PollingMode::kAdaptive, 1 * kMiB, slices);
+  };
+  EXPECT_DOUBLE_EQ(factor(1), 1);
+  EXPECT_NEAR(factor(4), 2, 1e-9);
+  EXPECT_NEAR(factor(2), std::sqrt(2.0), 1e-9);  // log-log between (1, 1) and (4, 2)
+  EXPECT_NEAR(factor(8), 2, 1e-9);               // held past the largest count
+  // Calls of 4 slices measured up to 256KiB only: at 1MiB the factor is held, not
+  // the 256KiB call's cost (that would make the 1MiB slices cheaper together).
+  LinkModel short_range = model;
+  std::erase_if(short_range.points, [](const ModelPoint& point) {
+    return point.slices > 1 && point.size > 256 * kKiB;
+  });
+  EXPECT_NEAR(
+      short_range.SlicesFactor(Protocol::kRendezvousRead, PollingMode::kAdaptive, 1 * kMiB, 4), 2,
+      1e-9);
+  // No points of several slices: busy polling, eager, an older model.
+  EXPECT_DOUBLE_EQ(model.SlicesFactor(Protocol::kRendezvousRead, PollingMode::kBusy, 1 * kMiB, 4),
+                   1);
+  EXPECT_DOUBLE_EQ(model.SlicesFactor(Protocol::kEager, PollingMode::kAdaptive, 1 * kKiB, 4), 1);
+  EXPECT_DOUBLE_EQ(
+      SyntheticModel().SlicesFactor(Protocol::kRendezvousRead, PollingMode::kAdaptive, 1 * kMiB, 4),
+      1);
+}
+
+// The old costing summed each slice's single-slice cost (factor 1): 4 x 1MiB came
+// out at base + 4 * (read - base) instead of the measured base + 8 * (read - base).
+TEST(CostPass, RendezvousSlicesOfOneCallCostWhatCallsOfSeveralMeasured) {
+  const LinkModel model = ModelWithSeveralSlices();
+  transport::Config config;
+  config.polling = PollingMode::kAdaptive;
+  config.chunk_size = 8 * kMiB;  // every 1MiB slice one read
+  const double base = 10e-6 + 64 / 1e9;
+  const double read = 30e-6 + 1.0 * kMiB / 4e9;
+  auto four = CostPass(model, MessagesOf({{kMiB, kMiB, kMiB, kMiB}}), config, 1);
+  ASSERT_TRUE(four.ok()) << four.status().ToString();
+  EXPECT_NEAR(four->seconds, base + 4 * 2 * (read - base), 1e-9);
+  auto two = CostPass(model, MessagesOf({{kMiB, kMiB}}), config, 1);
+  ASSERT_TRUE(two.ok());
+  EXPECT_NEAR(two->seconds, base + 2 * std::sqrt(2.0) * (read - base), 1e-9);
+  // One slice per call, and eager slices beside one read, as before.
+  auto one = CostPass(model, MessagesOf({{kMiB}, {kMiB}}), config, 1);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NEAR(one->seconds, 2 * read, 1e-9);
+  auto mixed = CostPass(model, MessagesOf({{4 * kKiB, 4 * kKiB, kMiB}}), config, 1);
+  ASSERT_TRUE(mixed.ok());
+  EXPECT_NEAR(mixed->seconds, read + (10e-6 + 8192 / 1e9 - base), 1e-9);
+}
+
 TEST(Predict, PicksTheThresholdThatPutsSlicesOnTheCheaperProtocolAndSaysWhy) {
   const LinkModel model = SyntheticModel();
   // 32KiB slices: eager costs 10 us + 32.8 us = 42.8 us, a read 30 us + 8.2 us = 38.2 us.
@@ -276,6 +347,11 @@ TEST(ModelRecord, RoundTripsThroughTheStoreRows) {
   ASSERT_EQ(back->points.size(), model.points.size());
   EXPECT_EQ(back->points[5].protocol, model.points[5].protocol);
   EXPECT_DOUBLE_EQ(back->points[5].median_s, model.points[5].median_s);
+  EXPECT_EQ(back->points[5].slices, 1u);
+  const LinkModel several = ModelWithSeveralSlices();
+  auto several_back = FromRecord(ToRecord(several, 1, 1));
+  ASSERT_TRUE(several_back.ok());
+  EXPECT_EQ(several_back->points.back().slices, 4u);
   db::LinkModelRecord bad = record;
   bad.points[0].protocol = "teleport";
   EXPECT_EQ(FromRecord(bad).status().code(), ErrorCode::kCorruption);
@@ -294,6 +370,9 @@ TEST(MeasureOptions, RefusesWhatCannotBeMeasured) {
   EXPECT_FALSE(ValidateMeasureOptions(options).ok());
   options = MeasureOptions{};
   options.coarse_factor = 12;  // not a power of two
+  EXPECT_FALSE(ValidateMeasureOptions(options).ok());
+  options = MeasureOptions{};
+  options.slice_counts = {1, 8};  // one slice per call is always measured
   EXPECT_FALSE(ValidateMeasureOptions(options).ok());
   options = MeasureOptions{};
   options.stability.agreeing = 0;

@@ -3,7 +3,8 @@
 # histograms, the escaped method names, no scripts or remote references; the
 # default file name; the errors for a missing id, a missing store and no id at all.
 # `artune report --sweep ID`, `results --sweep(s)` and `apply config --sweep` show
-# the sweep's stored verdict and re-measured default.
+# the sweep's stored verdict and re-measured default. `artune report --model ID`
+# draws a stored link model.
 # Usage: report_cli_test.sh ARTUNE REPORT_FIXTURE
 set -u
 artune=$1
@@ -90,6 +91,27 @@ out=$("${apply_env[@]}" "$artune" --db "$db" apply config --sweep 1 --output "$d
 [[ $out == *'"verdict": "within_noise"'* && $out == *'does not beat the default config beyond noise'* ]] ||
   fail "apply --json lacks the verdict: $out"
 grep -qx 'eager_threshold = "4KiB"' "$dir/tuned.toml" || fail "apply did not write the winner"
+
+# A link model: a chart per polling mode and calls in flight, the host escaped.
+model_id=$("$fixture" "$db" model) || fail "fixture model"
+out=$("$artune" --db "$db" report --model "$model_id" --output "$dir/model.html" --json 2>&1) ||
+  fail "report --model --json: $out"
+[[ $out == *'"kind": "model"'* && $out == *"\"id\": $model_id"* ]] || fail "report --model --json output: $out"
+html=$(cat "$dir/model.html" 2>/dev/null)
+[[ $html == *'aria-label="adaptive polling, 1 call in flight"'* && $html == *'aria-label="adaptive polling, 4 calls in flight"'* ]] ||
+  fail "report --model lacks a chart per calls in flight"
+[[ $(grep -o '<polyline ' "$dir/model.html" | wc -l) -eq 4 ]] || fail "report --model: expected 4 lines (2 groups x 2 charts)"
+[[ $html == *'<title>chunked-rendezvous 512KiB depth 4, 1MiB: 500 µs per call (samples 450 µs .. 600 µs, 2 kept)</title>'* ]] ||
+  fail "report --model lacks a point's tooltip"
+[[ $html == *'&lt;lab&gt;'* && $html != *'<lab>'* && $html != *'<script'* ]] || fail "report --model: host not escaped"
+(cd "$dir" && "$artune" --db "$db" report --model "$model_id" >/dev/null 2>&1) || fail "report --model default output"
+[[ -s $dir/report-model-$model_id.html ]] || fail "report-model-$model_id.html not written"
+out=$("$artune" --db "$db" report --model 99 2>&1)
+code=$?
+[[ $code -eq 1 && $out == *'no link model with id 99'* ]] || fail "unknown model: exit $code: $out"
+out=$("$artune" --db "$db" report --model 1 --sweep 1 2>&1)
+code=$?
+[[ $code -eq 2 ]] || fail "--model with --sweep: exit $code: $out"
 
 out=$("$artune" --db "$db" report --capture 1 --sweep 1 2>&1)
 code=$?

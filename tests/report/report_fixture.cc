@@ -10,6 +10,9 @@
 //                               16KiB x 512KiB with busy polling
 //   report_fixture DB cluster   a finished cluster run (tests/cli/cluster_fixture.h:
 //                               WriteTwoModelCluster), after whatever the store holds
+//   report_fixture DB model     a link model of shm measured from host "<lab>": eager
+//                               and chunked-rendezvous (512KiB chunks, depth 4) under
+//                               adaptive polling, 1 and 4 calls in flight; prints its id
 #include <algorithm>
 #include <iostream>
 #include <string>
@@ -217,11 +220,38 @@ int WritePollingSweep(db::Store& store) {
   return FinishSweep(store, *sweep_id);
 }
 
+int WriteModel(db::Store& store) {
+  db::LinkModelRecord model;
+  model.host = "<lab>";
+  model.peer = "loopback";
+  model.fabric = "shm";
+  model.rounds = 1;
+  model.duration_s = 3.6;
+  for (const uint32_t inflight : {1u, 4u}) {
+    const double scale = inflight == 1 ? 1e-6 : 2e-6;
+    for (const auto& [size, us] : {std::pair{1024ull, 20.0}, {65536ull, 45.0}}) {
+      model.points.push_back({"eager", "adaptive", 0, 0, size, inflight, us * scale,
+                              us * scale * 0.9, us * scale * 1.2, 2});
+    }
+    for (const auto& [size, us] : {std::pair{1ull << 20, 500.0}, {4ull << 20, 1800.0}}) {
+      model.points.push_back({"chunked-rendezvous", "adaptive", 512 * 1024, 4, size, inflight,
+                              us * scale, us * scale * 0.9, us * scale * 1.2, 2});
+    }
+  }
+  auto id = store.InsertLinkModel(model);
+  if (!id.ok()) {
+    std::cerr << "report_fixture: " << id.status().message() << "\n";
+    return 1;
+  }
+  std::cout << *id << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::cerr << "usage: report_fixture DB capture|sweep|polling-sweep|cluster\n";
+    std::cerr << "usage: report_fixture DB capture|sweep|polling-sweep|cluster|model\n";
     return 2;
   }
   auto store = db::Store::Open(argv[1]);
@@ -233,6 +263,7 @@ int main(int argc, char** argv) {
   if (what == "capture") return WriteCapture(**store);
   if (what == "sweep") return WriteSweep(**store);
   if (what == "polling-sweep") return WritePollingSweep(**store);
+  if (what == "model") return WriteModel(**store);
   if (what == "cluster") {
     auto cluster = artune_cluster_test::WriteTwoModelCluster(**store);
     if (!cluster.ok()) {

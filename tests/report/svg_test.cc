@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 namespace artune::report {
@@ -126,6 +127,50 @@ TEST(HeatmapSvg, EmptyGridSaysNoData) {
   Heatmap heatmap;
   heatmap.title = "nothing";
   EXPECT_NE(HeatmapSvg(heatmap).find("no data"), std::string::npos);
+}
+
+TEST(LogLogChartSvg, DrawsALinePerSeriesOnLogAxesWithTooltipsAndLegend) {
+  LogLogChart chart;
+  chart.title = "adaptive polling, 1 call in flight";
+  chart.x_name = "unit size";
+  chart.y_name = "µs per call";
+  // Out of x order on purpose: the line is drawn in x order.
+  chart.series.push_back({"eager", {{65536, 40}, {1024, 10}}, {"64 KiB: 40", "1 KiB: 10"}});
+  chart.series.push_back({"rendezvous <read>", {{1 << 20, 1000}, {0, 5}}, {}});
+  const std::string svg = LogLogChartSvg(chart);
+  EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+  EXPECT_EQ(Count(svg, "<polyline "), 2u);
+  // The 0-byte point cannot sit on a log axis: left out.
+  EXPECT_EQ(Count(svg, "<circle "), 3u);
+  EXPECT_NE(svg.find("<title>1 KiB: 10</title>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>rendezvous &lt;read&gt;: unit size 1048576 B, 1000</title>"),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find(">rendezvous &lt;read&gt;</text>"), std::string::npos);
+  // x from 1 KiB to 1 MiB, a power of two per label (11 fit); y labels 10 .. 1000.
+  EXPECT_NE(svg.find(">1 KiB</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">1 MiB</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">10</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">1000</text>"), std::string::npos);
+  EXPECT_NE(svg.find("unit size (log2 axis)"), std::string::npos);
+  // The eager line runs from the 1 KiB point (left) to the 64 KiB one: x grows
+  // along the polyline, and the cheaper point is lower on the page (larger y).
+  const size_t points = svg.find("points=\"") + 8;
+  const std::string line = svg.substr(points, svg.find('"', points) - points);
+  double x1 = 0, y1 = 0, x2 = 0, y2 = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), "%lf,%lf %lf,%lf", &x1, &y1, &x2, &y2), 4) << line;
+  EXPECT_LT(x1, x2);
+  EXPECT_GT(y1, y2);
+  // Log2 in x: 1 KiB -> 64 KiB is 6 of the axis's 10 doublings.
+  EXPECT_NEAR((x2 - x1) / 480.0, 0.6, 0.01);
+}
+
+TEST(LogLogChartSvg, NoPositivePointSaysNoData) {
+  LogLogChart chart;
+  chart.title = "empty";
+  EXPECT_NE(LogLogChartSvg(chart).find("no data"), std::string::npos);
+  chart.series.push_back({"eager", {{0, 1}, {1024, 0}}, {}});
+  EXPECT_NE(LogLogChartSvg(chart).find("no data"), std::string::npos);
 }
 
 }  // namespace

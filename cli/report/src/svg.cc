@@ -5,8 +5,10 @@
 #include <bit>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "artune/probes/profile.h"
 #include "artune/report/html.h"
@@ -333,6 +335,134 @@ std::string HeatmapSvg(const Heatmap& heatmap) {
     best_and_worst = heatmap.lower_is_better ? std::pair{low, high} : std::pair{high, low};
   }
   out += ColourBarSvg(left + grid_width + 24, top, grid_height, best_and_worst);
+  out += "</svg>";
+  return out;
+}
+
+namespace {
+
+// Ten categorical colours that stay apart for the common colour blindnesses.
+constexpr std::array<const char*, 10> kSeriesColours = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                        "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                                        "#9c755f", "#7f7f7f"};
+
+// The y-axis labels of a log10 axis from `low` to `high`: 1, 2 and 5 times each
+// power of ten inside, or only the powers of ten when they are many.
+std::vector<double> LogTicks(double low, double high) {
+  std::vector<double> ticks;
+  const int first = static_cast<int>(std::floor(std::log10(low)));
+  const int last = static_cast<int>(std::ceil(std::log10(high)));
+  const bool dense = last - first <= 3;
+  for (int power = first; power <= last; ++power) {
+    for (const double step : {1.0, 2.0, 5.0}) {
+      if (!dense && step != 1.0) continue;
+      const double value = step * std::pow(10.0, power);
+      if (value >= low * 0.999 && value <= high * 1.001) ticks.push_back(value);
+    }
+  }
+  return ticks;
+}
+
+std::string SeriesSvg(const LineSeries& series, size_t index,
+                      const std::function<double(double)>& x_of,
+                      const std::function<double(double)>& y_of, const std::string& x_name) {
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::string> tooltips;
+  for (size_t i = 0; i < series.points.size(); ++i) {
+    const auto [x, y] = series.points[i];
+    if (!(x > 0 && y > 0 && std::isfinite(x) && std::isfinite(y))) continue;
+    points.emplace_back(x, y);
+    tooltips.push_back(i < series.tooltips.size() ? series.tooltips[i]
+                                                  : series.label + ": " + x_name + " " +
+                                                        std::to_string(static_cast<uint64_t>(x)) +
+                                                        " B, " + FormatNumber(y));
+  }
+  std::vector<size_t> order(points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return points[a].first < points[b].first; });
+  const std::string colour = kSeriesColours[index % kSeriesColours.size()];
+  const std::string dash =
+      index >= kSeriesColours.size() ? " stroke-dasharray=\"5 3\"" : std::string();
+  std::string line;
+  for (size_t i : order) {
+    line += (line.empty() ? "" : " ") + Coord(x_of(points[i].first)) + "," +
+            Coord(y_of(points[i].second));
+  }
+  std::string out = "<g><title>" + EscapeHtml(series.label) + "</title><polyline points=\"" + line +
+                    "\" fill=\"none\" stroke=\"" + colour + "\" stroke-width=\"1.8\"" + dash + "/>";
+  for (size_t i : order) {
+    out += "<circle cx=\"" + Coord(x_of(points[i].first)) + "\" cy=\"" +
+           Coord(y_of(points[i].second)) + "\" r=\"3\" fill=\"" + colour + "\"><title>" +
+           EscapeHtml(tooltips[i]) + "</title></circle>";
+  }
+  return out + "</g>";
+}
+
+}  // namespace
+
+std::string LogLogChartSvg(const LogLogChart& chart) {
+  double x_low = 0, x_high = 0, y_low = 0, y_high = 0;
+  bool any = false;
+  for (const LineSeries& series : chart.series) {
+    for (const auto& [x, y] : series.points) {
+      if (!(x > 0 && y > 0 && std::isfinite(x) && std::isfinite(y))) continue;
+      x_low = any ? std::min(x_low, x) : x;
+      x_high = any ? std::max(x_high, x) : x;
+      y_low = any ? std::min(y_low, y) : y;
+      y_high = any ? std::max(y_high, y) : y;
+      any = true;
+    }
+  }
+  if (!any) return NoDataSvg(chart.title);
+  // Whole powers of two on x; on y a little room above and below the points.
+  const double x_first = std::floor(std::log2(x_low)), x_last = std::ceil(std::log2(x_high));
+  const double x_span = std::max(1.0, x_last - x_first);
+  const double y_first = std::log10(y_low) - 0.05, y_last = std::log10(y_high) + 0.05;
+  const double y_span = y_last - y_first;
+  const double left = 64, top = 32, plot_width = 480, plot_height = 240, bottom = 52;
+  const double legend_x = left + plot_width + 16, legend_width = 250;
+  const double legend_height = 16.0 * static_cast<double>(chart.series.size()) + 8;
+  const double height = top + std::max(plot_height + bottom, legend_height);
+  const auto x_of = [&](double x) { return left + plot_width * (std::log2(x) - x_first) / x_span; };
+  const auto y_of = [&](double y) {
+    return top + plot_height * (1 - (std::log10(y) - y_first) / y_span);
+  };
+
+  std::string out = SvgOpen(legend_x + legend_width, height, chart.title);
+  out += Text(8, 16, "start", chart.title, "font-weight=\"bold\" font-size=\"12\"");
+  for (const double tick : LogTicks(std::pow(10.0, y_first), std::pow(10.0, y_last))) {
+    const double y = y_of(tick);
+    out += "<line x1=\"" + Coord(left) + "\" y1=\"" + Coord(y) + "\" x2=\"" +
+           Coord(left + plot_width) + "\" y2=\"" + Coord(y) + "\" stroke=\"#e0e0e0\"/>";
+    out += Text(left - 4, y + 4, "end", FormatNumber(tick));
+  }
+  // A label every power of two when they fit, else every second, fourth, ...
+  const int label_every = std::max(1, static_cast<int>(std::ceil(x_span * 36 / plot_width)));
+  for (int power = static_cast<int>(x_first); power <= static_cast<int>(x_last); ++power) {
+    if ((power - static_cast<int>(x_first)) % label_every != 0) continue;
+    const double x = x_of(std::ldexp(1.0, power));
+    out += "<line x1=\"" + Coord(x) + "\" y1=\"" + Coord(top) + "\" x2=\"" + Coord(x) + "\" y2=\"" +
+           Coord(top + plot_height) + "\" stroke=\"#f0f0f0\"/>";
+    out += Text(x, top + plot_height + 14, "middle",
+                FormatBucketBound(uint64_t{1} << std::clamp(power, 0, 62)));
+  }
+  out +=
+      Text(left + plot_width / 2, top + plot_height + 34, "middle", chart.x_name + " (log2 axis)");
+  out += Text(14, top + plot_height / 2, "middle", chart.y_name + " (log axis)",
+              "transform=\"rotate(-90 14 " + Coord(top + plot_height / 2) + ")\"");
+  out += "<rect x=\"" + Coord(left) + "\" y=\"" + Coord(top) + "\" width=\"" + Coord(plot_width) +
+         "\" height=\"" + Coord(plot_height) + "\" fill=\"none\" stroke=\"#404040\"/>";
+  for (size_t i = 0; i < chart.series.size(); ++i) {
+    out += SeriesSvg(chart.series[i], i, x_of, y_of, chart.x_name);
+    const double y = top + 16.0 * static_cast<double>(i) + 8;
+    const std::string colour = kSeriesColours[i % kSeriesColours.size()];
+    out += "<line x1=\"" + Coord(legend_x) + "\" y1=\"" + Coord(y) + "\" x2=\"" +
+           Coord(legend_x + 18) + "\" y2=\"" + Coord(y) + "\" stroke=\"" + colour +
+           "\" stroke-width=\"2.5\"" +
+           (i >= kSeriesColours.size() ? " stroke-dasharray=\"5 3\"" : "") + "/>";
+    out += Text(legend_x + 24, y + 4, "start", chart.series[i].label);
+  }
   out += "</svg>";
   return out;
 }

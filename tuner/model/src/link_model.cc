@@ -87,22 +87,25 @@ double InterpolateLogLog(const Curve& curve, double x) {
 }
 
 Result<double> LinkModel::UnitCost(Protocol protocol, PollingMode polling, uint64_t size,
-                                   double inflight, uint64_t chunk_size,
-                                   uint32_t pipeline_depth) const {
+                                   double inflight, uint64_t chunk_size, uint32_t pipeline_depth,
+                                   uint32_t slices) const {
   auto select = [&](Protocol wanted) {
     std::vector<const ModelPoint*> selected;
     for (const ModelPoint& point : points) {
-      if (point.protocol == wanted && point.polling == polling && point.median_s > 0) {
+      if (point.protocol == wanted && point.polling == polling && point.slices == slices &&
+          point.median_s > 0) {
         selected.push_back(&point);
       }
     }
     return selected;
   };
   auto missing = [&](Protocol wanted) {
+    const std::string calls =
+        slices == 1 ? "" : " of calls of " + std::to_string(slices) + " slices";
     return Status::NotFound("link model " + std::to_string(id) + " has no " +
-                            std::string(transport::ProtocolName(wanted)) + " points under " +
-                            PollingName(polling) + " polling (it has: " + ModesText(points) +
-                            "); measure one with `artune model measure`");
+                            std::string(transport::ProtocolName(wanted)) + " points" + calls +
+                            " under " + PollingName(polling) + " polling (it has: " +
+                            ModesText(points) + "); measure one with `artune model measure`");
   };
   auto no_anchor = [](uint32_t) { return std::optional<std::pair<double, double>>(); };
   const std::vector<const ModelPoint*> own = select(protocol);
@@ -155,6 +158,45 @@ Result<double> LinkModel::UnitCost(Protocol protocol, PollingMode polling, uint6
   return Between(depth_low, at_depth(depth_low), depth_high, at_depth(depth_high), pipeline_depth);
 }
 
+double LinkModel::SlicesFactor(Protocol protocol, PollingMode polling, uint64_t size,
+                               uint32_t slices, uint64_t chunk_size,
+                               uint32_t pipeline_depth) const {
+  if (slices <= 1 ||
+      (protocol != Protocol::kRendezvousRead && protocol != Protocol::kChunkedRendezvous)) {
+    return 1;
+  }
+  // The slice counts measured for this protocol: each one's fewest calls in flight
+  // and its smallest and largest size.
+  struct Measured {
+    uint32_t inflight;
+    uint64_t low, high;
+  };
+  std::map<uint32_t, Measured> measured;
+  for (const ModelPoint& point : points) {
+    if (point.protocol != protocol || point.polling != polling || point.slices <= 1) continue;
+    auto [entry, added] =
+        measured.emplace(point.slices, Measured{point.inflight, point.size, point.size});
+    entry->second.inflight = std::min(entry->second.inflight, point.inflight);
+    entry->second.low = std::min(entry->second.low, point.size);
+    entry->second.high = std::max(entry->second.high, point.size);
+  }
+  Curve factors = {{1.0, 1.0}};
+  for (const auto& [count, range] : measured) {
+    // Outside the sizes measured at this count the factor, not the call's cost,
+    // is held (calls of 8 slices stop at 256KiB per slice: a 1MiB slice's call
+    // costs more, in proportion).
+    const uint64_t at = std::clamp(size, range.low, range.high);
+    const Result<double> base = UnitCost(Protocol::kEager, polling, 1, range.inflight);
+    const Result<double> one =
+        UnitCost(protocol, polling, at, range.inflight, chunk_size, pipeline_depth);
+    const Result<double> several =
+        UnitCost(protocol, polling, at, range.inflight, chunk_size, pipeline_depth, count);
+    if (!base.ok() || !one.ok() || !several.ok() || *one <= *base || *several <= *base) continue;
+    factors.emplace_back(count, (*several - *base) / (count * (*one - *base)));
+  }
+  return InterpolateLogLog(factors, slices);
+}
+
 db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double duration_s) {
   db::LinkModelRecord record;
   record.id = model.id;
@@ -167,7 +209,7 @@ db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double dur
     record.points.push_back({std::string(transport::ProtocolName(point.protocol)),
                              PollingName(point.polling), point.chunk_size, point.pipeline_depth,
                              point.size, point.inflight, point.median_s, point.low_s, point.high_s,
-                             point.rounds});
+                             point.rounds, point.slices});
   }
   return record;
 }
@@ -187,7 +229,8 @@ Result<LinkModel> FromRecord(const db::LinkModelRecord& record) {
                                 ", which this build of artune does not know");
     }
     model.points.push_back({*protocol, *polling, row.chunk_size, row.pipeline_depth, row.size,
-                            row.inflight, row.median_s, row.low_s, row.high_s, row.rounds});
+                            row.inflight, row.median_s, row.low_s, row.high_s, row.rounds,
+                            row.slices});
   }
   return model;
 }

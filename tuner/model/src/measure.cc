@@ -101,10 +101,34 @@ std::vector<Group> PlanGroups(const MeasureOptions& options) {
   return groups;
 }
 
-// The slices of one call of `protocol` carrying `size` bytes.
-std::vector<uint64_t> SlicesOf(Protocol protocol, uint64_t size) {
-  if (protocol != Protocol::kCoalescedEager) return {size};
+// The slices of one call of `protocol` carrying `units` units of `size` bytes.
+std::vector<uint64_t> SlicesOf(Protocol protocol, uint64_t size, uint32_t units) {
+  if (protocol != Protocol::kCoalescedEager) return std::vector<uint64_t>(units, size);
   return std::vector<uint64_t>(kCoalescedSlices, size / kCoalescedSlices);
+}
+
+bool IsRendezvous(Protocol protocol) {
+  return protocol == Protocol::kRendezvousRead || protocol == Protocol::kChunkedRendezvous;
+}
+
+// The calls of several slices a rendezvous group measures: each slice count at the
+// group's coarse sizes (the ladder's: first, first * coarse_factor, ..., last)
+// whose call stays within max_call_bytes. (size, slices) pairs.
+std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(const Group& group,
+                                                              const MeasureOptions& options) {
+  std::vector<std::pair<uint64_t, uint32_t>> planned;
+  if (!IsRendezvous(group.key.protocol)) return planned;
+  std::vector<uint64_t> ladder;
+  for (uint64_t size = group.first; size < group.last; size *= options.coarse_factor) {
+    ladder.push_back(size);
+  }
+  ladder.push_back(group.last);
+  for (uint32_t slices : options.slice_counts) {
+    for (uint64_t size : ladder) {
+      if (size * slices <= options.max_call_bytes) planned.emplace_back(size, slices);
+    }
+  }
+  return planned;
 }
 
 // Seconds per call of up to `calls` calls kept `inflight` deep (see kSampleSeconds).
@@ -146,8 +170,8 @@ Result<double> TimeCalls(tuner::BenchChannel& channel, const tuner::PreparedPayl
 class PayloadCache {
  public:
   PayloadCache(tuner::BenchChannel& channel, uint64_t seed) : channel_(channel), seed_(seed) {}
-  Result<const tuner::PreparedPayload*> Get(Protocol protocol, uint64_t size) {
-    const std::vector<uint64_t> slices = SlicesOf(protocol, size);
+  Result<const tuner::PreparedPayload*> Get(Protocol protocol, uint64_t size, uint32_t units) {
+    const std::vector<uint64_t> slices = SlicesOf(protocol, size, units);
     auto found = prepared_.find(slices);
     if (found != prepared_.end()) return found->second.get();
     ARTUNE_ASSIGN_OR_RETURN(tuner::Payload payload,
@@ -186,48 +210,67 @@ Result<Connection> Connect(const MeasureOptions& options) {
   return connection;
 }
 
-// The figures of every point, one per round: by group index, then size, then inflight.
-using Figures = std::map<std::tuple<size_t, uint64_t, uint32_t>, std::vector<StableFigure>>;
+// The figures of every point, one per round: by group index, then size, then
+// inflight, then slices per call.
+using Figures =
+    std::map<std::tuple<size_t, uint64_t, uint32_t, uint32_t>, std::vector<StableFigure>>;
+
+// " x4" (calls in flight) and ", 8 slices per call" past one: a point's label
+// after its group's and size.
+std::string PointSuffix(uint32_t inflight, uint32_t slices) {
+  return " x" + std::to_string(inflight) +
+         (slices > 1 ? ", " + std::to_string(slices) + " slices per call" : "");
+}
 
 // One group's round. The first round picks the sizes (coarse ladder, refined where
-// the curve bends while `may_refine` allows); later rounds measure the same sizes,
-// shuffled. Every point: one warm-up call, then samples until stable, or a single
-// sample once `may_refine` says the round is behind its schedule.
+// the curve bends while `may_refine` allows) and, for a rendezvous group, adds the
+// calls of several slices (SeveralSlicePoints, at the first inflight count); later
+// rounds measure the same points, shuffled. Every size: one warm-up call, then
+// samples until stable, or a single sample once `may_refine` says the round is
+// behind its schedule.
 Status MeasureGroup(const Group& group, const MeasureOptions& options, Connection& connection,
                     PayloadCache& payloads, std::mt19937_64& random, size_t index,
                     const RefineFn& may_refine, Figures& figures) {
   Status reconfigured = connection.channel->Reconfigure(group.config);
   if (!reconfigured.ok()) return reconfigured.WithContext("cannot force " + GroupLabel(group.key));
-  auto measure_size = [&](uint64_t size) -> Result<std::vector<double>> {
+  auto measure = [&](uint64_t size, uint32_t slices,
+                     const std::vector<uint32_t>& inflights) -> Result<std::vector<double>> {
     ARTUNE_ASSIGN_OR_RETURN(const tuner::PreparedPayload* prepared,
-                            payloads.Get(group.key.protocol, size));
+                            payloads.Get(group.key.protocol, size, slices));
     Status warm = connection.channel->Call(tuner::BenchMethod::kAck, *prepared);
     if (!warm.ok()) {
-      return warm.WithContext(GroupLabel(group.key) + ", " + transport::FormatBytes(size));
+      return warm.WithContext(GroupLabel(group.key) + ", " + transport::FormatBytes(size) +
+                              PointSuffix(1, slices));
     }
     std::vector<double> values;
-    for (uint32_t inflight : options.inflights) {
-      auto context = [&] {
-        return GroupLabel(group.key) + ", " + transport::FormatBytes(size) + " x" +
-               std::to_string(inflight);
-      };
+    for (uint32_t inflight : inflights) {
       // Behind schedule (refining no longer allowed), one sample per point: the
       // coarse curves must still fit the budget on a starved host.
       StableOptions stability = options.stability;
       if (!may_refine()) stability.agreeing = 1;
       auto figure = SampleUntilStable(stability, [&] {
-        return TimeCalls(*connection.channel, *prepared, CallsFor(size, inflight), inflight);
+        return TimeCalls(*connection.channel, *prepared, CallsFor(size * slices, inflight),
+                         inflight);
       });
-      if (!figure.ok()) return figure.status().WithContext(context());
-      figures[{index, size, inflight}].push_back(*figure);
+      if (!figure.ok()) {
+        return figure.status().WithContext(GroupLabel(group.key) + ", " +
+                                           transport::FormatBytes(size) +
+                                           PointSuffix(inflight, slices));
+      }
+      figures[{index, size, inflight, slices}].push_back(*figure);
       values.push_back(figure->value);
     }
     return values;
   };
   std::vector<uint64_t> sizes;
+  std::vector<std::pair<uint64_t, uint32_t>> several;  // (size, slices) past one slice
   for (const auto& [key, measured] : figures) {
-    if (std::get<0>(key) == index && std::get<2>(key) == options.inflights.front()) {
-      sizes.push_back(std::get<1>(key));
+    const auto& [group_index, size, inflight, slices] = key;
+    if (group_index != index || inflight != options.inflights.front()) continue;
+    if (slices == 1) {
+      sizes.push_back(size);
+    } else {
+      several.emplace_back(size, slices);
     }
   }
   if (sizes.empty()) {
@@ -236,10 +279,18 @@ Status MeasureGroup(const Group& group, const MeasureOptions& options, Connectio
     ladder.last = group.last;
     ladder.coarse_factor = options.coarse_factor;
     ladder.tolerance = options.refine_tolerance;
-    return SampleCurve(ladder, measure_size, may_refine).status();
+    auto measure_size = [&](uint64_t size) { return measure(size, 1, options.inflights); };
+    ARTUNE_RETURN_IF_ERROR(SampleCurve(ladder, measure_size, may_refine).status());
+    several = SeveralSlicePoints(group, options);
+  } else {
+    std::shuffle(sizes.begin(), sizes.end(), random);
+    for (uint64_t size : sizes)
+      ARTUNE_RETURN_IF_ERROR(measure(size, 1, options.inflights).status());
   }
-  std::shuffle(sizes.begin(), sizes.end(), random);
-  for (uint64_t size : sizes) ARTUNE_RETURN_IF_ERROR(measure_size(size).status());
+  std::shuffle(several.begin(), several.end(), random);
+  for (const auto& [size, slices] : several) {
+    ARTUNE_RETURN_IF_ERROR(measure(size, slices, {options.inflights.front()}).status());
+  }
   return Status::Ok();
 }
 
@@ -265,16 +316,17 @@ ModelPoint PointOf(ModelPoint point, const std::vector<StableFigure>& rounds) {
 void Summarise(const std::vector<Group>& groups, const Figures& figures, MeasureReport& report) {
   std::vector<double> spreads;
   for (const auto& [key, rounds] : figures) {
-    const auto& [index, size, inflight] = key;
+    const auto& [index, size, inflight, slices] = key;
     ModelPoint point = groups[index].key;
     point.size = size;
     point.inflight = inflight;
+    point.slices = slices;
     point = PointOf(point, rounds);
     spreads.push_back(point.Spread());
     if (point.Spread() > report.worst_spread) {
       report.worst_spread = point.Spread();
       report.worst_point =
-          GroupLabel(point) + ", " + transport::FormatBytes(size) + " x" + std::to_string(inflight);
+          GroupLabel(point) + ", " + transport::FormatBytes(size) + PointSuffix(inflight, slices);
     }
     for (const StableFigure& figure : rounds) report.unstable_points += figure.stable ? 0 : 1;
     report.model.points.push_back(point);
@@ -313,6 +365,12 @@ Status ValidateMeasureOptions(const MeasureOptions& options) {
     if (depth == 0 || depth > 64) {
       return Status::InvalidArgument("pipeline depth " + std::to_string(depth) +
                                      " is outside pipeline_depth's 1..64");
+    }
+  }
+  for (uint32_t slices : options.slice_counts) {
+    if (slices < 2 || slices > 64) {
+      return Status::InvalidArgument("slice count " + std::to_string(slices) +
+                                     " is outside 2..64 (one slice per call is always measured)");
     }
   }
   if (!(options.budget_s > 0)) return Status::InvalidArgument("budget_s must be positive");

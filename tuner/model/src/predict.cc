@@ -18,18 +18,37 @@ using transport::Protocol;
 // Unit costs already looked up: every config of a space costs the same message
 // sizes again.
 using CostKey = std::tuple<Protocol, transport::PollingMode, uint64_t, uint64_t, uint32_t>;
-using CostCache = std::map<CostKey, double>;
+struct CostCache {
+  std::map<CostKey, double> costs;
+  std::map<std::pair<CostKey, uint32_t>, double> slices_factors;  // by the call's slices
+};
 
 Result<double> CachedUnitCost(const LinkModel& model, CostCache& cache, Protocol protocol,
                               const transport::Config& config, uint64_t size, double inflight) {
   const bool chunked = protocol == Protocol::kChunkedRendezvous;
   const CostKey key{protocol, config.polling, size, chunked ? config.chunk_size : 0,
                     chunked ? config.pipeline_depth : 0};
-  if (auto found = cache.find(key); found != cache.end()) return found->second;
+  if (auto found = cache.costs.find(key); found != cache.costs.end()) return found->second;
   ARTUNE_ASSIGN_OR_RETURN(double cost, model.UnitCost(protocol, config.polling, size, inflight,
                                                       std::get<3>(key), std::get<4>(key)));
-  cache.emplace(key, cost);
+  cache.costs.emplace(key, cost);
   return cost;
+}
+
+double CachedSlicesFactor(const LinkModel& model, CostCache& cache, Protocol protocol,
+                          const transport::Config& config, uint64_t size, uint32_t slices) {
+  const bool chunked = protocol == Protocol::kChunkedRendezvous;
+  const std::pair<CostKey, uint32_t> key{
+      {protocol, config.polling, size, chunked ? config.chunk_size : 0,
+       chunked ? config.pipeline_depth : 0},
+      slices};
+  if (auto found = cache.slices_factors.find(key); found != cache.slices_factors.end()) {
+    return found->second;
+  }
+  const double factor = model.SlicesFactor(protocol, config.polling, size, slices,
+                                           std::get<3>(key.first), std::get<4>(key.first));
+  cache.slices_factors.emplace(key, factor);
+  return factor;
 }
 
 void AddUnit(PassCost& pass, Protocol protocol, uint64_t size, double seconds) {
@@ -52,18 +71,22 @@ Result<PassCost> CostPassCached(const LinkModel& model, CostCache& cache,
     per_call.seconds += base;
     per_call.units += 1;
     pass.seconds += base;
-    // What a unit adds to the call it travels in: never less than nothing.
-    auto add = [&](Protocol protocol, uint64_t size) -> Status {
+    // What a unit adds to the call it travels in: never less than nothing; a
+    // rendezvous unit among others of its call, what it adds alone times the
+    // model's factor for that many (LinkModel::SlicesFactor).
+    const auto rendezvous_units = static_cast<uint32_t>(plan.rendezvous.size());
+    auto add = [&](Protocol protocol, uint64_t size, uint32_t slices) -> Status {
       ARTUNE_ASSIGN_OR_RETURN(double cost,
                               CachedUnitCost(model, cache, protocol, config, size, inflight));
-      AddUnit(pass, protocol, size, std::max(0.0, cost - base));
+      const double factor = CachedSlicesFactor(model, cache, protocol, config, size, slices);
+      AddUnit(pass, protocol, size, std::max(0.0, cost - base) * factor);
       return Status::Ok();
     };
     for (const transport::EagerPacket& packet : plan.eager_packets) {
-      ARTUNE_RETURN_IF_ERROR(add(packet.protocol, packet.payload_bytes));
+      ARTUNE_RETURN_IF_ERROR(add(packet.protocol, packet.payload_bytes, 1));
     }
     for (const transport::RendezvousTransfer& transfer : plan.rendezvous) {
-      ARTUNE_RETURN_IF_ERROR(add(transfer.protocol, transfer.bytes));
+      ARTUNE_RETURN_IF_ERROR(add(transfer.protocol, transfer.bytes, rendezvous_units));
     }
   }
   return pass;

@@ -252,6 +252,7 @@ struct LinkModelPointRow {
   uint32_t inflight = 1;                       // at least 1
   double median_s = 0, low_s = 0, high_s = 0;  // finite
   uint32_t rounds = 1;                         // at least 1
+  uint32_t slices = 1;  // units per call (schema v10; 1 in rows stored before)
 };
 
 // One `artune model measure` (schema v9): a link's per-protocol costs.

@@ -69,6 +69,25 @@ struct Heatmap {
 // without a value hatched grey. An empty grid gives a chart that says "no data".
 std::string HeatmapSvg(const Heatmap& heatmap);
 
+struct LineSeries {
+  std::string label;                              // the legend's text
+  std::vector<std::pair<double, double>> points;  // (x, y), both > 0; drawn in x order
+  std::vector<std::string> tooltips;              // per point; missing: "label: x_name x B, y"
+};
+
+struct LogLogChart {
+  std::string title;
+  std::string x_name;  // e.g. "slice size": x values are byte counts
+  std::string y_name;  // e.g. "µs per call"
+  std::vector<LineSeries> series;
+};
+// One line per series with a dot per point (hover: its tooltip), x on a log2 axis
+// labelled with byte sizes at powers of two, y on a log10 axis labelled at 1, 2, 5
+// times the powers of ten, and a legend with each series' colour (ten colours, then
+// the same ten dashed). Points with x or y not positive and finite are left out;
+// no point at all: a chart that says "no data".
+std::string LogLogChartSvg(const LogLogChart& chart);
+
 // The ramp itself: t = 0 worst, 1 best (clamped); "#rrggbb".
 std::string RampColour(double t);
 

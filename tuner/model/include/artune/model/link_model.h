@@ -13,6 +13,12 @@
 //   chunked-rendezvous one slice of `size` bytes cut into `chunk_size` chunks,
 //                      `pipeline_depth` reads in flight
 //
+// A rendezvous point of `slices` > 1 is a call carrying that many such units of
+// `size` bytes each (a message of several large slices): the slices of one call
+// cost more together than the sum of their single-slice costs (on loopback tcp at
+// load 10, six 1 MiB slices 1.2-2.6x the sum, bench/predict.md). SlicesFactor
+// turns those points into the factor on what each unit adds to its call.
+//
 // Lookups interpolate log-log (a power law between neighbours: exact where the
 // time is constant or proportional to the size), in size and in calls in flight,
 // and hold the end values outside the measured range. Over size, a point costlier
@@ -52,6 +58,7 @@ struct ModelPoint {
   double median_s = 0;           // per call, median over the rounds
   double low_s = 0, high_s = 0;  // smallest and largest round
   uint32_t rounds = 0;           // measurements behind the median
+  uint32_t slices = 1;           // units per call; past 1 rendezvous only
 
   // (high - low) / median: how much the rounds disagreed.
   double Spread() const { return median_s > 0 ? (high_s - low_s) / median_s : 0; }
@@ -64,12 +71,26 @@ struct LinkModel {
   std::string host;    // the measuring (client) side
   std::vector<ModelPoint> points;
 
-  // The cost of one unit. `chunk_size` and `pipeline_depth` are read for
-  // kChunkedRendezvous only. kNotFound when the model has no point for the
-  // protocol and polling mode (the message names them and the modes it has).
+  // The cost of one call carrying one unit (`slices` units past 1: the points of
+  // calls of that many, looked up alike). `chunk_size` and `pipeline_depth` are
+  // read for kChunkedRendezvous only. kNotFound when the model has no point for
+  // the protocol, polling mode and slice count (the message names them and the
+  // modes it has).
   Result<double> UnitCost(transport::Protocol protocol, transport::PollingMode polling,
                           uint64_t size, double inflight, uint64_t chunk_size = 0,
-                          uint32_t pipeline_depth = 0) const;
+                          uint32_t pipeline_depth = 0, uint32_t slices = 1) const;
+
+  // How much more a rendezvous unit adds to its call when the call carries
+  // `slices` rendezvous units than when it travels alone: at each measured slice
+  // count k (at its fewest calls in flight), (call of k - base) / (k * (call of 1
+  // - base)), base the smallest eager call, at `size` clamped to the sizes
+  // measured at k (the factor, not the cost, is held outside them); interpolated
+  // log-log over the slice count from 1 at one slice, the largest count's held
+  // past it. 1 for one slice,
+  // an eager protocol, or a model without points of several slices for the
+  // protocol and polling mode (measured before they were).
+  double SlicesFactor(transport::Protocol protocol, transport::PollingMode polling, uint64_t size,
+                      uint32_t slices, uint64_t chunk_size = 0, uint32_t pipeline_depth = 0) const;
 };
 
 // Log-log interpolation over (x, y) pairs sorted by x, x and y > 0; the end values

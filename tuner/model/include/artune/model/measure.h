@@ -8,7 +8,10 @@
 //   chunked-rendezvous eager_threshold 16B, chunk_size and pipeline_depth of the curve
 // (16 B: the ack reply stays eager, as under any real config; slices are >= 64 B)
 // under each polling mode asked for. A group is one such config; a point one
-// slice size under it at one number of calls in flight.
+// slice size under it at one number of calls in flight. A rendezvous group also
+// measures calls of several slices (slice_counts) at its coarse sizes, at the
+// first inflight count only, each call at most max_call_bytes (link_model.h's
+// SlicesFactor).
 //
 // About 30 s per link on a loaded host (curve_sampling.h): a group's sizes are a
 // coarse log2 ladder (x8), refined only where the curve bends and log-log
@@ -50,6 +53,8 @@ struct MeasureOptions {
   std::vector<uint32_t> inflights = {1, 4};
   std::vector<uint64_t> chunk_sizes = {64 * 1024, 512 * 1024, 4 * 1024 * 1024};
   std::vector<uint32_t> pipeline_depths = {1, 4, 16};
+  std::vector<uint32_t> slice_counts = {2, 8};  // each 2..64; empty: one slice per call only
+  uint64_t max_call_bytes = 16ull << 20;        // a call of several slices, at most
   uint64_t min_size = 64;
   uint64_t max_size = 10 * 1024 * 1024;  // a replayed slice is at most 10 MiB
   uint32_t min_rounds = 1;
@@ -85,7 +90,7 @@ struct MeasureReport {
   double median_spread = 0;    // over the points
   size_t unstable_points = 0;  // whose samples never agreed (the tightest were kept)
   double worst_spread = 0;
-  std::string worst_point;  // "rendezvous-read 4MiB x8, event"
+  std::string worst_point;  // "rendezvous-read, event, 4MiB x1, 8 slices per call"
 };
 
 // Errors: ValidateMeasureOptions's; the transport's (a server that does not start,

@@ -4,11 +4,14 @@
 // Each message of the workload is planned as the transport plans it
 // (transport::PlanMessage: the config's own protocol choice per slice and its
 // packing of eager slices), and costed:
-//   message = base + sum over its units of (unit cost - base)
+//   message = base + sum over its units of (unit cost - base) * factor
 // where a unit is an eager packet or a rendezvous transfer and `base` is the cost
 // of the smallest eager call (what a call costs with nearly nothing in it): a call
-// pays its round trip once, each unit what it adds. The pass is the sum over the
-// messages (the points are per-call wall times at the workload's calls in flight).
+// pays its round trip once, each unit what it adds. `factor` is 1 for an eager
+// packet and, for a rendezvous transfer, LinkModel::SlicesFactor at the message's
+// count of rendezvous transfers (several large slices of one call cost more than
+// their sum). The pass is the sum over the messages (the points are per-call wall
+// times at the workload's calls in flight).
 //
 // The terms: the pass's cost split by the log2 size bucket of each unit (a
 // coalesced packet by its payload) and the per-call base. DecidingTerms compares
