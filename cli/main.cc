@@ -11,6 +11,7 @@ void RegisterRelay(CLI::App& root, Context& context);
 void RegisterRun(CLI::App& root, Context& context);
 void RegisterModel(CLI::App& root, Context& context);    // model_cmd.cc
 void RegisterPredict(CLI::App& root, Context& context);  // predict_cmd.cc
+void RegisterWatch(CLI::App& root, Context& context);    // watch_cmd.cc
 }  // namespace artune::cli
 
 int main(int argc, char** argv) {
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
   RegisterSweep(app, context);
   RegisterModel(app, context);
   RegisterPredict(app, context);
+  RegisterWatch(app, context);
   RegisterApply(app, context);
   RegisterWorkload(app, context);
   RegisterServe(app, context);

@@ -16,6 +16,9 @@ _artune() {
       'model list') path='model list' ;;
       'model show') path='model show' ;;
       'predict') path='predict' ;;
+      'watch') path='watch' ;;
+      'watch run') path='watch run' ;;
+      'watch list') path='watch list' ;;
       'apply') path='apply' ;;
       'apply config') path='apply config' ;;
       'apply compare') path='apply compare' ;;
@@ -37,7 +40,7 @@ _artune() {
   done
   local words="" value_options=""
   case "$path" in
-    '') words='config probe bench sweep model predict apply workload serve relay run completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
+    '') words='config probe bench sweep model predict watch apply workload serve relay run completions results captures report db dashboard devices --help -h --version --db --quiet -q --verbose -v'; value_options='--db' ;;
     'config') words='show explain --help -h'; value_options='' ;;
     'config show') words='--help -h --config --set --json'; value_options='--config|--set' ;;
     'config explain') words='--help -h --config --set --json'; value_options='--config|--set' ;;
@@ -49,6 +52,9 @@ _artune() {
     'model list') words='--help -h --limit --json'; value_options='--limit' ;;
     'model show') words='--help -h --json'; value_options='' ;;
     'predict') words='--help -h --config --set --knob --workload --scheme --classes --buffers --replay-messages --seed --inflight --link-model --top --json'; value_options='--config|--set|--knob|--workload|--scheme|--classes|--buffers|--replay-messages|--seed|--inflight|--link-model|--top' ;;
+    'watch') words='run list --help -h'; value_options='' ;;
+    'watch run') words='--help -h --server --ab-peer --link-model --knob --interval --duration --window-messages --drift --min-margin --min-gap --max-changes-per-hour --ab-repeats --ab-duration --inflight --replay-messages --dry-run --json'; value_options='--server|--ab-peer|--link-model|--knob|--interval|--duration|--window-messages|--drift|--min-margin|--min-gap|--max-changes-per-hour|--ab-repeats|--ab-duration|--inflight|--replay-messages' ;;
+    'watch list') words='--help -h --limit --json'; value_options='--limit' ;;
     'apply') words='config compare --help -h'; value_options='' ;;
     'apply config') words='--help -h --sweep --cluster --prediction --goal --set --output --format --live --dry-run --json'; value_options='--sweep|--cluster|--prediction|--goal|--set|--output|--format|--live' ;;
     'apply compare') words='--help -h --workload --scheme --baseline --tuned --sweep --fabric --repeats --rounds --duration --warmup-rounds --messages --inflight --seed --background-load --peer --json'; value_options='--workload|--scheme|--baseline|--tuned|--sweep|--fabric|--repeats|--rounds|--duration|--warmup-rounds|--messages|--inflight|--seed|--background-load|--peer' ;;

@@ -167,6 +167,12 @@ Result<std::vector<PredictionRecord>> FallbackStore::ListPredictions(int limit) 
 Result<PredictionRecord> FallbackStore::GetPrediction(int64_t id) {
   return Active().GetPrediction(id);
 }
+Result<int64_t> FallbackStore::InsertWatchEvent(const WatchEventRecord& event) {
+  return WriteWithFallback([&](Store& s) { return s.InsertWatchEvent(event); });
+}
+Result<std::vector<WatchEventRecord>> FallbackStore::ListWatchEvents(int limit) {
+  return Active().ListWatchEvents(limit);
+}
 Result<StoreInfo> FallbackStore::Info() { return Active().Info(); }
 
 }  // namespace artune::db

@@ -414,6 +414,35 @@ std::string SchemaV9() {
          KeyValueTable("prediction_config", "prediction_id", "predictions (id)", "knob", "TEXT");
 }
 
+// Schema v11: artune watch's decisions.
+std::string SchemaV11() {
+  const Table watch_events = {
+      "watch_events",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"servers", "TEXT", "NOT NULL CHECK (servers <> '')",
+           "control addresses, comma-separated"},
+          {"action", "TEXT",
+           "NOT NULL CHECK (action IN ('baseline', 'keep', 'hold', 'push', 'roll_back'))",
+           "WatchActionName"},
+          {"reason", "TEXT", "NOT NULL CHECK (reason <> '')"},
+          {"drift", "REAL", "NOT NULL CHECK (drift >= 0 AND drift <= 1)"},
+          {"window_slices", "INTEGER", "NOT NULL CHECK (window_slices >= 0)"},
+          {"in_force_knobs", "TEXT", "NOT NULL", "knob key"},
+          {"candidate_knobs", "TEXT", "NOT NULL", "knob key; '' when none"},
+          {"predicted_margin", "REAL", "NOT NULL"},
+          {"paired_median", "REAL", "NOT NULL", "in force / candidate; 0: not measured"},
+          {"paired_low", "REAL", "NOT NULL"},
+          {"paired_high", "REAL", "NOT NULL"},
+          {"pairs", "INTEGER", "NOT NULL CHECK (pairs >= 0)"},
+          {"verdict", "TEXT", "NOT NULL", "PairedOutcomeName; '' when not measured"},
+          {"profile_json", "TEXT", "NOT NULL", "the window's messages per log2 size bucket"},
+      }};
+  return "\n" + CreateTable(watch_events) +
+         "CREATE INDEX watch_events_by_time ON watch_events (at);\n";
+}
+
 // Built once; the Migration entries point into it for the life of the process.
 // Schema v10: a link model's points of calls carrying several slices (`artune
 // model measure` measures rendezvous calls of 2 and 8 slices): link_model_points
@@ -448,15 +477,15 @@ std::string SchemaV10() {
          "ALTER TABLE link_model_points_v10 RENAME TO link_model_points;\n";
 }
 
-const std::array<std::string, 10>& SchemaTexts() {
-  static const std::array<std::string, 10> texts = {SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),
-                                                    SchemaV5(), SchemaV6(), SchemaV7(), SchemaV8(),
-                                                    SchemaV9(), SchemaV10()};
+const std::array<std::string, 11>& SchemaTexts() {
+  static const std::array<std::string, 11> texts = {SchemaV1(), SchemaV2(),  SchemaV3(), SchemaV4(),
+                                                    SchemaV5(), SchemaV6(),  SchemaV7(), SchemaV8(),
+                                                    SchemaV9(), SchemaV10(), SchemaV11()};
   return texts;
 }
 
-const std::array<Migration, 10>& Migrations() {
-  static const std::array<Migration, 10> migrations = {{
+const std::array<Migration, 11>& Migrations() {
+  static const std::array<Migration, 11> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -469,6 +498,7 @@ const std::array<Migration, 10>& Migrations() {
       {9, "link models (per-protocol slice costs) and the predictions made from them",
        SchemaTexts()[8]},
       {10, "link model points of calls carrying several slices", SchemaTexts()[9]},
+      {11, "artune watch's decisions and their evidence", SchemaTexts()[10]},
   }};
   return migrations;
 }

@@ -27,6 +27,14 @@ constexpr std::array<std::pair<LinkStatus, std::string_view>, 2> kLinkStatusName
     {LinkStatus::kFailed, "failed"},
 }};
 
+constexpr std::array<std::pair<WatchAction, std::string_view>, 5> kWatchActionNames = {{
+    {WatchAction::kBaseline, "baseline"},
+    {WatchAction::kKeep, "keep"},
+    {WatchAction::kHold, "hold"},
+    {WatchAction::kPush, "push"},
+    {WatchAction::kRollBack, "roll_back"},
+}};
+
 template <typename State, size_t N>
 std::string_view NameOf(const std::array<std::pair<State, std::string_view>, N>& names,
                         State state) {
@@ -63,6 +71,12 @@ std::string_view LinkStatusName(LinkStatus status) { return NameOf(kLinkStatusNa
 
 std::optional<LinkStatus> ParseLinkStatus(std::string_view text) {
   return StateNamed(kLinkStatusNames, text);
+}
+
+std::string_view WatchActionName(WatchAction action) { return NameOf(kWatchActionNames, action); }
+
+std::optional<WatchAction> ParseWatchAction(std::string_view text) {
+  return StateNamed(kWatchActionNames, text);
 }
 
 }  // namespace artune::db

@@ -20,6 +20,7 @@
 #include "store_internal.h"
 #include "sweep_store.h"
 #include "sweep_verdict_store.h"
+#include "watch_store.h"
 
 namespace artune::db {
 
@@ -247,6 +248,12 @@ class SqliteStore final : public Store {
   }
   Result<PredictionRecord> GetPrediction(int64_t id) override {
     return models::GetPrediction(db_, id);
+  }
+  Result<int64_t> InsertWatchEvent(const WatchEventRecord& event) override {
+    return watch::InsertWatchEvent(db_, event, NowIso8601Utc());
+  }
+  Result<std::vector<WatchEventRecord>> ListWatchEvents(int limit) override {
+    return watch::ListWatchEvents(db_, limit);
   }
 
   Status CheckWritable() override { return CheckDatabaseWritable(db_); }

@@ -70,6 +70,8 @@ class FallbackStore final : public Store {
   Result<int64_t> InsertPrediction(const PredictionRecord& prediction) override;
   Result<std::vector<PredictionRecord>> ListPredictions(int limit) override;
   Result<PredictionRecord> GetPrediction(int64_t id) override;
+  Result<int64_t> InsertWatchEvent(const WatchEventRecord& event) override;
+  Result<std::vector<WatchEventRecord>> ListWatchEvents(int limit) override;
   Result<StoreInfo> Info() override;
 
  private:

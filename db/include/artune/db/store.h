@@ -286,6 +286,39 @@ struct PredictionRecord {
   std::map<std::string, std::string> config;  // every knob of the best config
 };
 
+// What `artune watch` did at one decision (schema v10). The store keeps the words of
+// WatchActionName.
+enum class WatchAction {
+  kBaseline,  // "baseline": the first window with enough traffic; the reference profile
+  kKeep,      // "keep": the profile drifted, but no config is predicted or measured better
+  kHold,      // "hold": a better config waits for the guard rails (gap, changes per hour)
+  kPush,      // "push": measured faster beyond noise on the live link and pushed
+  kRollBack,  // "roll_back": the pushed config measured slower than the one before it
+};
+std::string_view WatchActionName(WatchAction action);
+std::optional<WatchAction> ParseWatchAction(std::string_view text);
+
+// One decision of `artune watch`, with its evidence: what the traffic looked like,
+// what the model predicted and what the paired A/B on the live link measured.
+struct WatchEventRecord {
+  int64_t id = 0;       // assigned by InsertWatchEvent
+  std::string at;       // ISO 8601 UTC, assigned by InsertWatchEvent when empty
+  std::string servers;  // the watched control addresses, comma-separated; not empty
+  WatchAction action = WatchAction::kKeep;
+  std::string reason;           // one line; not empty
+  double drift = 0;             // of the window's size profile from the reference, 0..1
+  uint64_t window_slices = 0;   // messages the window's profile was read from
+  std::string in_force_knobs;   // TrialKnobKey of the searched knobs in force
+  std::string candidate_knobs;  // the predicted best's; "" when nothing was predicted
+  double predicted_margin = 0;  // (in force - candidate) / in force, predicted
+  // The paired A/B: in-force pass time over candidate pass time, median and
+  // interval over `pairs` pairs; all 0 and verdict "" when nothing was measured.
+  double paired_median = 0, paired_low = 0, paired_high = 0;
+  uint32_t pairs = 0;
+  std::string verdict;       // "faster" | "slower" | "within_noise" | "too_few_pairs" | ""
+  std::string profile_json;  // the window: messages per log2 size bucket
+};
+
 // The canonical text of a trial's knob values: "name=value" pairs in name order
 // joined by ';' ("chunk_size=64KiB;eager_threshold=4KiB"). Two trials of one sweep
 // with the same key are the same point; the store keeps at most one.
@@ -448,6 +481,12 @@ class Store {
   virtual Result<std::vector<PredictionRecord>> ListPredictions(int limit) = 0;
   // kNotFound when no prediction has this id.
   virtual Result<PredictionRecord> GetPrediction(int64_t id) = 0;
+
+  // Stores one watch decision; returns the new id. Errors: kInvalidArgument (empty
+  // servers or reason, drift outside 0..1, a non-finite number), kTimeout, kIoError.
+  virtual Result<int64_t> InsertWatchEvent(const WatchEventRecord& event) = 0;
+  // Newest first; limit as ListLinkModels.
+  virtual Result<std::vector<WatchEventRecord>> ListWatchEvents(int limit) = 0;
 
   virtual Result<StoreInfo> Info() = 0;
 };
