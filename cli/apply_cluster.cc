@@ -11,19 +11,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// One group's knob changes as JSON: {name, current, source, new, changed} each.
-ordered_json GroupChangesJson(const std::vector<tuner::KnobChange>& changes) {
-  ordered_json changed = ordered_json::array();
-  for (const tuner::KnobChange& change : changes) {
-    changed.push_back({{"name", change.name},
-                       {"current", change.current},
-                       {"source", change.current_source},
-                       {"new", change.proposed},
-                       {"changed", change.changed}});
-  }
-  return changed;
-}
-
 // One group's changed knobs as a table, and how many of them change.
 void PrintGroupChanges(const std::string& origin, const std::string& for_hosts,
                        const std::vector<tuner::KnobChange>& changes, std::ostream& out) {
@@ -106,7 +93,7 @@ Status ApplyClusterGroups(const ClusterGroupsApply& request,
                                   {"origin", part.origin},
                                   {"path", path},
                                   {"written", writing},
-                                  {"changes", GroupChangesJson(changes)},
+                                  {"changes", tuner::KnobChangesJson(changes)},
                                   {"config", transport::ConfigToMap(proposed)}});
       continue;
     }

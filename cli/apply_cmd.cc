@@ -90,18 +90,6 @@ std::vector<std::string> EnvironmentShadows(const std::vector<tuner::KnobChange>
   return warnings;
 }
 
-ordered_json ChangesJson(const std::vector<tuner::KnobChange>& changes) {
-  ordered_json array = ordered_json::array();
-  for (const tuner::KnobChange& change : changes) {
-    array.push_back({{"name", change.name},
-                     {"current", change.current},
-                     {"source", change.current_source},
-                     {"new", change.proposed},
-                     {"changed", change.changed}});
-  }
-  return array;
-}
-
 // null when no sweep or cluster was read; else {knobs, chosen_by:
 // "final_remeasurement" | "best_trial" | "cluster", trial_id (null when no stored
 // trial has the knobs)}.
@@ -155,7 +143,7 @@ Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal)
     out["winner"] = WinnerJson(proposal);
     out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
     out["applied"] = !flags.dry_run;
-    out["changes"] = ChangesJson(changes);
+    out["changes"] = tuner::KnobChangesJson(changes);
     out["config"] = transport::ConfigToMap(agreed);
     std::cout << out.dump(2) << "\n";
     return Status::Ok();
@@ -305,7 +293,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["written"] = writing;
     out["in_force_file"] =
         in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
-    out["changes"] = ChangesJson(changes);
+    out["changes"] = tuner::KnobChangesJson(changes);
     out["config"] = transport::ConfigToMap(proposed);
     AddWarningsJson(out, proposal, warnings);
     std::cout << out.dump(2) << "\n";

@@ -1,24 +1,16 @@
 // artune bench: the TF-gRPC-Bench benchmarks (P2P latency, P2P bandwidth, PS
 // throughput) over the embedded transport and stock gRPC, side by side; every run
-// validated and stored. Thin over the tuner library (artune/tuner/benchmark.h).
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
+// validated and stored. Flags and printing over the tuner's runs (artune/tuner/bench_run.h).
 #include <iomanip>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "artune/db/fallback_store.h"
 #include "artune/db/store.h"
-#include "artune/transport/credentials.h"
-#include "artune/transport/devices.h"
-#include "artune/transport/knobs.h"
-#include "artune/transport/transport.h"
-#include "artune/tuner/bench_record.h"
-#include "artune/tuner/bench_transport.h"
+#include "artune/tuner/bench_run.h"
 #include "artune/tuner/benchmark.h"
 #include "command.h"
 #include "knob_flags.h"
@@ -52,52 +44,6 @@ struct BenchFlags {
   bool json = false;
 };
 
-// A knob the peer's value won for: a server keeps its own live knobs for the
-// connections it accepts, so `--set` reaches only servers this bench starts.
-struct KnobFromPeer {
-  std::string knob, requested, in_effect;
-};
-
-struct TransportRun {
-  std::string transport;
-  std::string fabric;
-  tuner::RunResult result;
-  int64_t run_id = 0;
-  std::vector<KnobFromPeer> from_peer;  // against --peer only
-  // The serving process's CPU cores over the whole run (warm-up included), from its
-  // counters (artune --peer only); < 0 when not known.
-  double peer_cpu_cores = -1;
-
-  // Both ends' cores: this process's alone when the servers run here.
-  double cores() const { return result.cpu_cores + std::max(0.0, peer_cpu_cores); }
-  double rpcs_per_core() const { return cores() > 0 ? result.rpcs_per_s / cores() : 0; }
-};
-
-// The CPU time the `artune serve` process at `address` has used, in seconds; an
-// error when it cannot be asked (the figure is then left out, not guessed).
-Result<double> PeerCpuSeconds(const std::string& address) {
-  ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
-                          transport::CredentialsFromEnvironment());
-  ARTUNE_ASSIGN_OR_RETURN(
-      transport::Stats stats,
-      transport::QueryServerStats(address, std::chrono::seconds(2), credentials));
-  if (stats.process_cpu_ns == 0) {
-    return Status::NotFound("the peer does not report its CPU time (an earlier version)");
-  }
-  return static_cast<double>(stats.process_cpu_ns) / 1e9;
-}
-
-// The knobs whose value in effect (what the server agreed) is not the one asked for.
-std::vector<KnobFromPeer> KnobsFromPeer(const std::map<std::string, std::string>& requested,
-                                        const std::map<std::string, std::string>& in_effect) {
-  std::vector<KnobFromPeer> differ;
-  for (const auto& [knob, value] : requested) {
-    auto it = in_effect.find(knob);
-    if (it != in_effect.end() && it->second != value) differ.push_back({knob, value, it->second});
-  }
-  return differ;
-}
-
 Result<tuner::PayloadSpec> SpecFromFlags(const BenchFlags& flags) {
   tuner::PayloadSpec spec;
   ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
@@ -126,35 +72,45 @@ std::string HumanBytes(uint64_t bytes) {
   return out.str();
 }
 
-Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
-                            const transport::Config& config, const tuner::Payload& payload,
-                            tuner::RunOptions options, db::FallbackStore& store, Context& context) {
-  std::unique_ptr<tuner::BenchTransport> transport;
-  if (transport_name == "grpc") {
-    transport = MakeGrpcServerTransport(flags.grpc_threads, config);
-  } else {
-    ARTUNE_ASSIGN_OR_RETURN(transport, tuner::MakeBenchTransport(transport_name, config));
+// Says on stderr what a bench run does as it goes on: its servers and outcome with
+// --verbose, and the knobs a peer kept.
+class BenchRunPrinter final : public tuner::BenchRunObserver {
+ public:
+  BenchRunPrinter(ProgressLine& progress, std::string label, std::string peer)
+      : progress_(progress), label_(std::move(label)), peer_(std::move(peer)) {}
+
+  void ServersAt(const std::vector<std::string>& addresses) override {
+    for (const std::string& address : addresses) progress_.Detail(label_ + ": server " + address);
   }
-  uint32_t server_count = options.kind == tuner::BenchmarkKind::kPs ? options.servers : 1;
-  std::vector<std::unique_ptr<tuner::BenchServer>> servers;
-  std::vector<std::string> addresses;
-  if (flags.peer.empty()) {
-    // Stock gRPC and the tcp fabric listen on 127.0.0.1; verbs on its RDMA netdev.
-    ARTUNE_ASSIGN_OR_RETURN(const std::string host, transport_name == "grpc"
-                                                        ? Result<std::string>("127.0.0.1")
-                                                        : transport::LocalListenHost(config));
-    ARTUNE_ASSIGN_OR_RETURN(servers, tuner::StartLoopbackServers(*transport, server_count, host));
-    for (auto& server : servers) addresses.push_back(server->address());
-  } else {
-    for (uint32_t i = 0; i < server_count; ++i) {
-      ARTUNE_ASSIGN_OR_RETURN(std::string address,
-                              tuner::ServerAddressFor(transport_name, flags.peer, i));
-      addresses.push_back(address);
+  void Measured(const Result<tuner::RunResult>& result) override {
+    progress_.Clear();
+    if (!result.ok()) return;
+    progress_.Detail(label_ + ": " + std::to_string(result->rpcs) + " calls in " +
+                     FormatDuration(result->duration_s) +
+                     (result->validated ? ", validated" : ", validation FAILED"));
+  }
+  void KnobsFromPeer(const std::vector<tuner::KnobFromPeer>& knobs) override {
+    for (const tuner::KnobFromPeer& knob : knobs) {
+      std::cerr << "note: the peer runs " << knob.knob << " = " << knob.in_effect
+                << ", and so did this run (asked for " << knob.requested
+                << "): a server keeps its own live knobs for its connections; `artune apply "
+                   "config --live "
+                << peer_ << " --set " << knob.knob << "=" << knob.requested << "` changes them\n";
     }
   }
+
+ private:
+  ProgressLine& progress_;
+  const std::string label_;
+  const std::string peer_;
+};
+
+Result<tuner::TransportRun> RunOne(const std::string& transport_name, const BenchFlags& flags,
+                                   const transport::Config& config, const tuner::Payload& payload,
+                                   tuner::RunOptions options, db::FallbackStore& store,
+                                   Context& context) {
   const std::string label = transport_name + " " + flags.benchmark;
   ProgressLine progress(context);
-  for (const std::string& address : addresses) progress.Detail(label + ": server " + address);
   if (progress.drawing()) {
     options.progress = [&progress, &label](const tuner::Progress& p) {
       progress.Update(label + ": " + (p.warming_up ? "warming up " : "measuring ") +
@@ -163,101 +119,12 @@ Result<TransportRun> RunOne(const std::string& transport_name, const BenchFlags&
                       std::to_string(p.rpcs) + " calls");
     };
   }
-  const bool peer_counts_cpu = !flags.peer.empty() && transport_name == "artune";
-  const Result<double> peer_cpu_before =
-      peer_counts_cpu ? PeerCpuSeconds(addresses.front()) : Result<double>(0.0);
-  const auto wall_before = std::chrono::steady_clock::now();
-  auto result = tuner::RunBenchmark(*transport, addresses, payload, options);
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
-  progress.Clear();
-  if (!result.ok()) return result.status().WithContext(label);
-  progress.Detail(label + ": " + std::to_string(result->rpcs) + " calls in " +
-                  FormatDuration(result->duration_s) +
-                  (result->validated ? ", validated" : ", validation FAILED"));
-
-  TransportRun run;
-  run.transport = transport_name;
-  run.fabric = transport->fabric();
-  run.result = *result;
-  if (peer_counts_cpu && peer_cpu_before.ok() && wall_s > 0) {
-    if (Result<double> after = PeerCpuSeconds(addresses.front()); after.ok()) {
-      run.peer_cpu_cores = std::max(0.0, *after - *peer_cpu_before) / wall_s;
-    }
-  }
-  if (!flags.peer.empty() && transport_name == "artune") {
-    run.from_peer = KnobsFromPeer(transport::ConfigToMap(config), transport->EffectiveConfig());
-    for (const KnobFromPeer& knob : run.from_peer) {
-      std::cerr << "note: the peer runs " << knob.knob << " = " << knob.in_effect
-                << ", and so did this run (asked for " << knob.requested
-                << "): a server keeps its own live knobs for its connections; `artune apply "
-                   "config --live "
-                << flags.peer << " --set " << knob.knob << "=" << knob.requested
-                << "` changes them\n";
-    }
-  }
-  db::BenchRun record = tuner::MakeBenchRunRecord(
-      *transport, flags.peer.empty() ? "loopback" : flags.peer, payload, options, *result);
-  ARTUNE_ASSIGN_OR_RETURN(const int64_t id, store.InsertBenchRun(record));
-  // Kept in memory only (the file refused it): no run id anyone can look up.
-  run.run_id = store.not_stored() ? 0 : id;
-  return run;
+  BenchRunPrinter printer(progress, label, flags.peer);
+  const tuner::BenchTarget target{transport_name, flags.peer, flags.grpc_threads};
+  return tuner::RunBenchTransport(target, config, payload, options, store, printer);
 }
 
-ordered_json RunJson(const TransportRun& run, const BenchFlags& flags,
-                     const tuner::Payload& payload) {
-  const tuner::RunResult& r = run.result;
-  ordered_json j;
-  j["run_id"] = run.run_id > 0 ? ordered_json(run.run_id) : ordered_json(nullptr);
-  j["transport"] = run.transport;
-  j["fabric"] = run.fabric;
-  j["benchmark"] = flags.benchmark;
-  j["scheme"] = std::string(tuner::SchemeName(payload.spec().scheme));
-  j["classes"] = payload.spec().scheme == tuner::Scheme::kSkew
-                     ? "S,M,L"
-                     : tuner::FormatClasses(payload.spec().classes);
-  j["buffers"] = payload.buffer_count();
-  j["payload_bytes"] = payload.total_bytes();
-  j["peer"] = flags.peer.empty() ? "loopback" : flags.peer;
-  j["rpcs"] = r.rpcs;
-  j["duration_s"] = r.duration_s;
-  j["latency_us"] = {{"p50", r.latency_us.p50},      {"p99", r.latency_us.p99},
-                     {"mean", r.latency_us.mean},    {"stddev", r.latency_us.stddev},
-                     {"min", r.latency_us.min},      {"max", r.latency_us.max},
-                     {"samples", r.latency_us.count}};
-  j["bandwidth_mbps"] = r.bandwidth_mbps;
-  j["rpcs_per_s"] = r.rpcs_per_s;
-  j["cpu"] = {{"cores", run.cores()},
-              {"this_process_cores", r.cpu_cores},
-              {"peer_cores",
-               run.peer_cpu_cores >= 0 ? ordered_json(run.peer_cpu_cores) : ordered_json(nullptr)},
-              {"rpcs_per_core", run.rpcs_per_core()}};
-  j["validated"] = r.validated;
-  if (!r.validated) j["validation_error"] = r.validation_error;
-  if (flags.benchmark == "bandwidth") j["server_checksum"] = !flags.no_checksum;
-  if (!flags.peer.empty() && run.transport == "artune") {
-    j["knobs_from_peer"] = ordered_json::array();
-    for (const KnobFromPeer& knob : run.from_peer) {
-      j["knobs_from_peer"].push_back(
-          {{"knob", knob.knob}, {"requested", knob.requested}, {"in_effect", knob.in_effect}});
-    }
-  }
-  return j;
-}
-
-// artune over grpc: > 1 means artune is better (for latency: grpc / artune).
-struct Speedups {
-  double latency_p50 = 0, bandwidth = 0, rpcs_per_s = 0;
-};
-Speedups Compare(const tuner::RunResult& artune, const tuner::RunResult& grpc) {
-  Speedups s;
-  if (artune.latency_us.p50 > 0) s.latency_p50 = grpc.latency_us.p50 / artune.latency_us.p50;
-  if (grpc.bandwidth_mbps > 0) s.bandwidth = artune.bandwidth_mbps / grpc.bandwidth_mbps;
-  if (grpc.rpcs_per_s > 0) s.rpcs_per_s = artune.rpcs_per_s / grpc.rpcs_per_s;
-  return s;
-}
-
-void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
+void PrintHuman(const std::vector<tuner::TransportRun>& runs, const BenchFlags& flags,
                 const tuner::Payload& payload, const tuner::RunOptions& options) {
   const auto& spec = payload.spec();
   std::cout << "benchmark  " << flags.benchmark;
@@ -279,7 +146,7 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
             << std::setw(11) << "RPC/s" << std::setw(7) << "cores" << std::setw(11) << "RPC/core"
             << std::setw(11) << "validated" << std::setw(7) << "run"
             << "\n";
-  for (const TransportRun& run : runs) {
+  for (const tuner::TransportRun& run : runs) {
     const auto& r = run.result;
     std::cout << std::left << std::setw(10) << run.transport << std::setw(7)
               << (run.fabric.empty() ? "-" : run.fabric) << std::right << std::setw(10) << r.rpcs
@@ -292,11 +159,11 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
               << std::setw(7) << (run.run_id > 0 ? std::to_string(run.run_id) : "-") << "\n";
   }
   if (runs.size() == 2) {
-    Speedups s = Compare(runs[0].result, runs[1].result);
+    tuner::Speedups s = tuner::CompareRuns(runs[0].result, runs[1].result);
     std::cout << std::setprecision(2) << "\nartune vs grpc: p50 latency " << s.latency_p50
               << "x lower, bandwidth " << s.bandwidth << "x, RPC/s " << s.rpcs_per_s << "x\n";
   }
-  for (const TransportRun& run : runs) {
+  for (const tuner::TransportRun& run : runs) {
     if (run.peer_cpu_cores >= 0) {
       std::cout << std::setprecision(2) << run.transport << " cores: " << run.result.cpu_cores
                 << " this process (measured phase) + " << run.peer_cpu_cores
@@ -307,7 +174,7 @@ void PrintHuman(const std::vector<TransportRun>& runs, const BenchFlags& flags,
                    "or a peer of an earlier version)\n";
     }
   }
-  for (const TransportRun& run : runs) {
+  for (const tuner::TransportRun& run : runs) {
     if (!run.result.validated) {
       std::cout << run.transport << ": validation failed: " << run.result.validation_error << "\n";
     }
@@ -344,9 +211,9 @@ Status Bench(const BenchFlags& flags, Context& context) {
   } else {
     transports = {flags.transport};
   }
-  std::vector<TransportRun> runs;
+  std::vector<tuner::TransportRun> runs;
   for (const std::string& name : transports) {
-    ARTUNE_ASSIGN_OR_RETURN(TransportRun run,
+    ARTUNE_ASSIGN_OR_RETURN(tuner::TransportRun run,
                             RunOne(name, flags, loaded.config, payload, options, *store, context));
     runs.push_back(std::move(run));
   }
@@ -354,21 +221,7 @@ Status Bench(const BenchFlags& flags, Context& context) {
   bool validated = true;
   for (const auto& run : runs) validated = validated && run.result.validated;
   if (flags.json) {
-    ordered_json out;
-    if (runs.size() == 1) {
-      out = RunJson(runs[0], flags, payload);
-    } else {
-      out["transport"] = "both";
-      out["benchmark"] = flags.benchmark;
-      out["scheme"] = std::string(tuner::SchemeName(spec.scheme));
-      out["payload_bytes"] = payload.total_bytes();
-      out["validated"] = validated;
-      out["runs"] = ordered_json::array();
-      for (const auto& run : runs) out["runs"].push_back(RunJson(run, flags, payload));
-      Speedups s = Compare(runs[0].result, runs[1].result);
-      out["artune_vs_grpc"] = {
-          {"latency_p50", s.latency_p50}, {"bandwidth", s.bandwidth}, {"rpcs_per_s", s.rpcs_per_s}};
-    }
+    ordered_json out = tuner::BenchRunsJson(runs, options, payload, flags.peer);
     out["stored"] = !store->not_stored().has_value();
     if (store->not_stored()) out["not_stored"] = store->not_stored()->message();
     std::cout << out.dump(2) << "\n";

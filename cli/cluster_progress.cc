@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "artune/cluster/cluster_summary.h"
 #include "format.h"
 
 namespace artune::cli {
@@ -72,44 +73,21 @@ void ClusterProgress::RoundDone(size_t round, double seconds) {
 }
 
 Status ClusterProgress::Finished(db::Store& store) {
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::ClusterLinkRecord> links,
-                          store.ListClusterLinks(cluster_id_));
+  ARTUNE_ASSIGN_OR_RETURN(const std::vector<tuner::LinkVerdict> links,
+                          tuner::ReadLinkVerdicts(store, cluster_id_));
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   size_t failed = 0;
   nlohmann::ordered_json link_list = nlohmann::ordered_json::array();
   std::vector<std::vector<std::string>> rows = {
       {"round", "pair", "client", "server", "status", "sweep", "verdict", "winner", "seconds"}};
-  for (const db::ClusterLinkRecord& link : links) {
+  for (const tuner::LinkVerdict& entry : links) {
+    const auto& [link, verdict] = entry;
     if (link.status != db::LinkStatus::kOk) ++failed;
-    std::optional<db::SweepVerdict> verdict;
-    if (link.sweep_id != 0) {
-      ARTUNE_ASSIGN_OR_RETURN(db::SweepRecord sweep, store.GetSweep(link.sweep_id));
-      verdict = sweep.verdict;
-    }
-    auto seconds = link_seconds_.find({link.client_rank, link.server_rank});
-    const bool measured_now = seconds != link_seconds_.end();
-    nlohmann::ordered_json entry = {
-        {"round", link.round},
-        {"pair", link.pair},
-        {"client_rank", link.client_rank},
-        {"client_host", link.client_host},
-        {"client_device", link.client_device},
-        {"server_rank", link.server_rank},
-        {"server_host", link.server_host},
-        {"server_device", link.server_device},
-        {"status", db::LinkStatusName(link.status)},
-        {"error", link.error},
-        {"sweep_id", link.sweep_id == 0 ? nlohmann::ordered_json(nullptr)
-                                        : nlohmann::ordered_json(link.sweep_id)},
-        {"verdict", verdict ? nlohmann::ordered_json(db::VerdictName(verdict->verdict))
-                            : nlohmann::ordered_json(nullptr)},
-        {"winner",
-         verdict ? nlohmann::ordered_json(verdict->best_knobs) : nlohmann::ordered_json(nullptr)},
-        {"seconds",
-         measured_now ? nlohmann::ordered_json(seconds->second) : nlohmann::ordered_json(nullptr)},
-        {"measured_now", measured_now}};
-    link_list.push_back(std::move(entry));
+    auto found = link_seconds_.find({link.client_rank, link.server_rank});
+    const std::optional<double> seconds =
+        found != link_seconds_.end() ? std::optional<double>(found->second) : std::nullopt;
+    link_list.push_back(tuner::RunLinkJson(entry, seconds));
     rows.push_back({std::to_string(link.round), std::to_string(link.pair),
                     link.client_host + " " + link.client_device,
                     link.server_host + " " + link.server_device,
@@ -117,7 +95,7 @@ Status ClusterProgress::Finished(db::Store& store) {
                     link.sweep_id == 0 ? "-" : std::to_string(link.sweep_id),
                     verdict ? std::string(db::VerdictName(verdict->verdict)) : "-",
                     verdict && !verdict->best_knobs.empty() ? verdict->best_knobs : "-",
-                    measured_now ? Seconds(seconds->second) : "stored"});
+                    seconds ? Seconds(*seconds) : "stored"});
   }
   if (json_) {
     nlohmann::ordered_json out = {{"cluster_id", cluster_id_},

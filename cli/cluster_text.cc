@@ -30,25 +30,8 @@ std::string PadLeft(const std::string& text, size_t width) {
 
 }  // namespace
 
-std::string LinkHosts(const db::ClusterLinkRecord& link) {
-  return link.client_host + " ↔ " + link.server_host;
-}
-
 std::string LinkEndText(const std::string& host, const std::string& device) {
   return device.empty() ? host : host + " (" + device + ")";
-}
-
-std::string WorseWord(const tuner::ClusterData& data) {
-  return data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower";
-}
-
-std::string OutlierSentence(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis,
-                            const tuner::Outlier& outlier) {
-  return "look at the link " + LinkHosts(data.links[outlier.link]) + ": " +
-         tuner::FormatDeviations(outlier.deviations) + " MAD " + WorseWord(data) +
-         " than the median under " + (analysis.matrix.is_winner ? "the winner" : "the default") +
-         " (" + FormatNumber(outlier.objective, 2) + " against " + FormatNumber(outlier.median, 2) +
-         ")";
 }
 
 bool StdoutTakesColour() {

@@ -1,5 +1,6 @@
-// The words and the terminal heatmap of a cluster run, shared by `artune results
-// --cluster` and `artune apply config --cluster`.
+// The terminal text of a cluster run for `artune results --cluster`: a link end, and
+// the heatmap. The sentences its JSON carries too are the cluster room's
+// (artune/cluster/cluster_summary.h).
 #pragma once
 
 #include <cstddef>
@@ -11,20 +12,8 @@
 
 namespace artune::cli {
 
-// "a ↔ b": the two hosts of a link.
-std::string LinkHosts(const db::ClusterLinkRecord& link);
-
 // "a (mlx5_0)": a link end's host and device.
 std::string LinkEndText(const std::string& host, const std::string& device);
-
-// The worse direction of the objective: "slower" for a minimised one, "lower" for a
-// maximised one (a throughput).
-std::string WorseWord(const tuner::ClusterData& data);
-
-// "look at the link a ↔ b: 3.8 MAD slower than the median under the winner
-// (12.0 against 8.05)".
-std::string OutlierSentence(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis,
-                            const tuner::Outlier& outlier);
 
 // Whether stdout takes ANSI colour: a terminal whose TERM is set and not "dumb",
 // and NO_COLOR (https://no-color.org) unset.

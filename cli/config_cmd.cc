@@ -2,12 +2,10 @@
 // value, source, range and doc) and which protocol serves each size range under it.
 // Both are computed from the knob table and protocol.h, the same code the transport
 // runs, so what is printed is what the transport does.
-#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -15,6 +13,7 @@
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/protocol.h"
+#include "artune/transport/protocol_ranges.h"
 #include "command.h"
 #include "format.h"
 #include "knob_flags.h"
@@ -28,7 +27,6 @@ using transport::FormatBytes;
 using transport::Knob;
 using transport::KnobType;
 using transport::LoadedConfig;
-using transport::Protocol;
 
 struct ConfigOptions {
   KnobFlags knobs;
@@ -93,86 +91,15 @@ Status Show(const ConfigOptions& options) {
   return Status::Ok();
 }
 
-// One size range served by one protocol.
-struct RangeRow {
-  Protocol protocol;
-  uint64_t min_bytes;
-  std::optional<uint64_t> max_bytes;  // nullopt: unbounded
-  std::string how;
-};
-
-std::vector<RangeRow> ProtocolRanges(const Config& config) {
-  std::vector<RangeRow> rows;
-  const uint64_t eager_max = config.eager_threshold;
-  rows.push_back({Protocol::kEager, 0, eager_max,
-                  "copied into one of " + std::to_string(config.eager_buffer_count) + " " +
-                      FormatBytes(transport::EagerBufferBytes(config)) +
-                      " registered eager buffers, two-sided send"});
-  const uint64_t coalescible_max = std::min(config.eager_threshold, config.coalesce_limit);
-  if (config.coalesce_limit > 0) {
-    rows.push_back({Protocol::kCoalescedEager, 0, coalescible_max,
-                    "neighbouring eager slices share one packet while it holds at most " +
-                        FormatBytes(config.coalesce_limit) + " (and " +
-                        std::to_string(transport::kMaxSlicesPerEagerPacket) + " slices)"});
-  }
-  if (config.chunk_size > config.eager_threshold) {
-    rows.push_back({Protocol::kRendezvousRead, eager_max + 1, config.chunk_size,
-                    "receiver reads the sender's registered buffer in one read, then FIN"});
-  }
-  const uint64_t chunked_min = std::max(config.eager_threshold, config.chunk_size) + 1;
-  rows.push_back({Protocol::kChunkedRendezvous, chunked_min, std::nullopt,
-                  FormatBytes(config.chunk_size) + " chunks, " +
-                      std::to_string(config.pipeline_depth) + " reads in flight"});
-  return rows;
-}
-
-// "0 .. 16KiB", "> 16KiB .. 512KiB", "> 512KiB": bounds in the units the knobs use.
-std::string FormatRange(const RangeRow& row) {
-  const std::string low = row.min_bytes == 0 ? "0" : "> " + FormatBytes(row.min_bytes - 1);
-  if (!row.max_bytes) return low;
-  return low + " .. " + FormatBytes(*row.max_bytes);
-}
-
-// What one slice of a given size becomes: the numbers `explain` shows per example.
-struct SliceExample {
-  uint64_t bytes;
-  Protocol protocol;
-  size_t chunks;
-  uint64_t rounds;  // chunk batches of pipeline_depth reads
-};
-
-SliceExample ExplainSlice(uint64_t bytes, const Config& config) {
-  SliceExample example{bytes, transport::ChooseSliceProtocol(bytes, config), 0, 0};
-  if (example.protocol == Protocol::kRendezvousRead) example.chunks = 1;
-  if (example.protocol == Protocol::kChunkedRendezvous) {
-    example.chunks = transport::ChunkRanges(bytes, config.chunk_size).size();
-  }
-  if (example.chunks > 0) {
-    example.rounds = (example.chunks + config.pipeline_depth - 1) / config.pipeline_depth;
-  }
-  return example;
-}
-
 Status Explain(const ConfigOptions& options) {
   ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
   const Config& config = loaded.config;
-  const std::vector<RangeRow> ranges = ProtocolRanges(config);
-  // TF-gRPC-Bench class defaults (10 B, 10 KB, 1 MB), the Large class bound (10 MB),
-  // and the knobs' own boundaries.
-  std::vector<uint64_t> sizes = {10,
-                                 10 * 1024,
-                                 1 << 20,
-                                 10 << 20,
-                                 config.eager_threshold,
-                                 config.eager_threshold + 1,
-                                 config.chunk_size,
-                                 config.chunk_size + 1};
-  std::sort(sizes.begin(), sizes.end());
-  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  const std::vector<transport::ProtocolRange> ranges = transport::ProtocolRanges(config);
+  const std::vector<uint64_t> sizes = transport::ExampleSliceSizes(config);
 
   if (options.json) {
     json range_array = json::array();
-    for (const RangeRow& row : ranges) {
+    for (const transport::ProtocolRange& row : ranges) {
       range_array.push_back({{"protocol", transport::ProtocolName(row.protocol)},
                              {"min_bytes", row.min_bytes},
                              {"max_bytes", row.max_bytes ? json(*row.max_bytes) : json(nullptr)},
@@ -180,7 +107,7 @@ Status Explain(const ConfigOptions& options) {
     }
     json example_array = json::array();
     for (uint64_t bytes : sizes) {
-      const SliceExample example = ExplainSlice(bytes, config);
+      const transport::SliceExample example = transport::ExplainSlice(bytes, config);
       example_array.push_back({{"bytes", bytes},
                                {"protocol", transport::ProtocolName(example.protocol)},
                                {"chunks", example.chunks},
@@ -202,9 +129,9 @@ Status Explain(const ConfigOptions& options) {
             << " pipeline_depth=" << config.pipeline_depth
             << " coalesce_limit=" << FormatBytes(config.coalesce_limit) << "\n\n";
   std::vector<std::vector<std::string>> range_rows = {{"SLICE SIZE", "PROTOCOL", "HOW"}};
-  for (const RangeRow& row : ranges) {
-    range_rows.push_back(
-        {FormatRange(row), std::string(transport::ProtocolName(row.protocol)), row.how});
+  for (const transport::ProtocolRange& row : ranges) {
+    range_rows.push_back({transport::FormatProtocolRange(row),
+                          std::string(transport::ProtocolName(row.protocol)), row.how});
   }
   PrintTable(range_rows, {}, std::cout);
 
@@ -212,7 +139,7 @@ Status Explain(const ConfigOptions& options) {
   std::vector<std::vector<std::string>> example_rows = {
       {"SIZE", "BYTES", "PROTOCOL", "CHUNKS", "PIPELINE ROUNDS"}};
   for (uint64_t bytes : sizes) {
-    const SliceExample example = ExplainSlice(bytes, config);
+    const transport::SliceExample example = transport::ExplainSlice(bytes, config);
     example_rows.push_back({FormatBytes(bytes), std::to_string(bytes),
                             std::string(transport::ProtocolName(example.protocol)),
                             example.chunks == 0 ? "-" : std::to_string(example.chunks),

@@ -2,12 +2,12 @@
 
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "artune/cluster/cluster_choice.h"
 #include "artune/cluster/cluster_records.h"
+#include "artune/cluster/cluster_summary.h"
 #include "artune/db/store.h"
 #include "cluster_text.h"
 #include "format.h"
@@ -15,149 +15,6 @@
 
 namespace artune::cli {
 namespace {
-
-using nlohmann::ordered_json;
-
-ordered_json ClusterRecordJson(const db::ClusterRecord& cluster) {
-  return {{"id", cluster.id},
-          {"created_at", cluster.created_at},
-          {"finished_at", cluster.finished_at},
-          {"ranks", cluster.ranks},
-          {"pairs", cluster.pairs},
-          {"measurement", cluster.measurement},
-          {"parameters", cluster.parameters}};
-}
-
-ordered_json Optional(const std::optional<double>& value) {
-  return value ? ordered_json(*value) : ordered_json();
-}
-
-ordered_json ScoreJson(const tuner::ClusterData& data,
-                       const std::optional<tuner::ConfigScore>& score) {
-  if (!score) return nullptr;
-  const db::ClusterLinkRecord& worst = data.links[score->worst_link];
-  return {{"knobs", score->key},
-          {"score", score->score},
-          {"worst", score->worst},
-          {"worst_link",
-           {{"client_host", worst.client_host},
-            {"server_host", worst.server_host},
-            {"round", worst.round},
-            {"pair", worst.pair}}},
-          {"geomean", score->geomean_ok ? ordered_json(score->geomean) : ordered_json()}};
-}
-
-// Every link: its ends, status, best config against the default and the winner.
-ordered_json LinksJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
-  std::vector<bool> outlier(data.links.size(), false);
-  for (const tuner::Outlier& o : analysis.outliers) outlier[o.link] = true;
-  ordered_json links = ordered_json::array();
-  for (size_t i = 0; i < data.links.size(); ++i) {
-    const db::ClusterLinkRecord& link = data.links[i];
-    const tuner::LinkRow& row = analysis.rows[i];
-    links.push_back(
-        {{"round", link.round},
-         {"pair", link.pair},
-         {"client",
-          {{"rank", link.client_rank}, {"host", link.client_host}, {"device", link.client_device}}},
-         {"server",
-          {{"rank", link.server_rank}, {"host", link.server_host}, {"device", link.server_device}}},
-         {"status", std::string(db::LinkStatusName(link.status))},
-         {"error", link.error},
-         {"sweep_id", link.sweep_id == 0 ? ordered_json() : ordered_json(link.sweep_id)},
-         {"best", row.best_key.empty()
-                      ? ordered_json()
-                      : ordered_json({{"knobs", row.best_key}, {"objective", row.best_objective}})},
-         {"default_objective", Optional(row.default_objective)},
-         {"gain", Optional(row.gain)},
-         {"winner_objective", Optional(row.winner_objective)},
-         {"outlier", outlier[i]}});
-  }
-  return links;
-}
-
-// The host x host heatmap under one config.
-ordered_json HeatmapJson(const tuner::HostMatrix& matrix) {
-  ordered_json cells = ordered_json::array();
-  for (const auto& row : matrix.cells) {
-    ordered_json cells_row = ordered_json::array();
-    for (const auto& cell : row) cells_row.push_back(Optional(cell.value));
-    cells.push_back(std::move(cells_row));
-  }
-  return {{"knobs", matrix.config_key.empty() ? ordered_json() : ordered_json(matrix.config_key)},
-          {"under", matrix.is_winner ? "winner" : "default"},
-          {"rows", "client_host"},
-          {"columns", "server_host"},
-          {"hosts", matrix.hosts},
-          {"omitted_hosts", matrix.omitted_hosts},
-          {"cells", cells}};
-}
-
-ordered_json OutliersJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
-  ordered_json outliers = ordered_json::array();
-  for (const tuner::Outlier& o : analysis.outliers) {
-    const db::ClusterLinkRecord& link = data.links[o.link];
-    outliers.push_back({{"client_host", link.client_host},
-                        {"server_host", link.server_host},
-                        {"round", link.round},
-                        {"pair", link.pair},
-                        {"knobs", o.config_key},
-                        {"objective", o.objective},
-                        {"median", o.median},
-                        {"scale", o.scale},
-                        {"deviations", o.deviations},
-                        {"message", OutlierSentence(data, analysis, o)}});
-  }
-  return outliers;
-}
-
-ordered_json HostGroupsJson(const tuner::HostGrouping& grouping) {
-  ordered_json groups = ordered_json::array();
-  for (const tuner::HostGroup& group : grouping.groups) {
-    groups.push_back(
-        {{"device_class", group.device_class},
-         {"hosts", group.hosts},
-         {"links", group.links.size()},
-         {"winner", group.winner.winner ? ordered_json(group.winner.winner->key) : ordered_json()},
-         {"reason", group.winner.reason}});
-  }
-  return {{"split", grouping.groups.size() > 1},
-          {"winners_differ", grouping.winners_differ},
-          {"reason", grouping.reason},
-          {"groups", groups}};
-}
-
-ordered_json AnalysisJson(const tuner::ClusterData& data, const tuner::ClusterAnalysis& analysis) {
-  ordered_json j;
-  j["cluster"] = ClusterRecordJson(data.cluster);
-  j["objective"] = data.objective;
-  j["goal"] = data.goal;
-  j["cluster_goal"] = std::string(tuner::ClusterGoalName(data.input.cluster_goal));
-  j["default"] = data.input.default_key;
-  j["usable_links"] = analysis.usable_links;
-  j["failed_links"] = analysis.failed_links;
-  j["links"] = LinksJson(data, analysis);
-  j["winner"] = ScoreJson(data, analysis.winner.winner);
-  j["winner_reason"] = analysis.winner.reason;
-  j["default_score"] = ScoreJson(data, analysis.winner.default_score);
-  j["candidates"] = ordered_json::array();
-  for (const tuner::ConfigScore& score : analysis.winner.candidates) {
-    j["candidates"].push_back(ScoreJson(data, score));
-  }
-  j["heatmap"] = HeatmapJson(analysis.matrix);
-  j["outliers"] = OutliersJson(data, analysis);
-  j["host_groups"] = HostGroupsJson(analysis.grouping);
-  j["failed"] = ordered_json::array();
-  for (const db::ClusterLinkRecord& link : data.links) {
-    if (link.status == db::LinkStatus::kOk) continue;
-    j["failed"].push_back({{"client_host", link.client_host},
-                           {"server_host", link.server_host},
-                           {"round", link.round},
-                           {"pair", link.pair},
-                           {"error", link.error}});
-  }
-  return j;
-}
 
 std::string Gain(const std::optional<double>& gain) {
   return gain ? FormatNumber(*gain, 2) + "x" : "-";
@@ -203,7 +60,7 @@ void PrintWinner(const tuner::ClusterData& data, const tuner::ClusterAnalysis& a
   }
   const auto describe = [&](const tuner::ConfigScore& score) {
     std::string text = "worst link " + FormatNumber(score.worst, 2) + " (" +
-                       LinkHosts(data.links[score.worst_link]) + ")";
+                       tuner::LinkHosts(data.links[score.worst_link]) + ")";
     if (score.geomean_ok) text += ", geomean " + FormatNumber(score.geomean, 2);
     return text;
   };
@@ -245,7 +102,7 @@ Status ListClusters(int limit, bool json, const Context& context) {
       .kind = "cluster runs",
       .recorder = "sweep --mpi",
       .list = [](db::Store& store, int count) { return store.ListClusters(count); },
-      .json = ClusterRecordJson,
+      .json = tuner::ClusterRecordJson,
       .header = {"ID", "CREATED", "RANKS", "PAIRS", "MEASUREMENT", "STATE"},
       .right_aligned = {true, false, true, false, false, false},
       .row =
@@ -269,7 +126,7 @@ Status ShowCluster(int64_t cluster_id, tuner::ClusterGoal goal, bool json, const
                           tuner::ReadClusterData(*store, cluster_id, goal));
   const tuner::ClusterAnalysis analysis = tuner::AnalyzeCluster(data.input);
   if (json) {
-    std::cout << AnalysisJson(data, analysis).dump(2) << "\n";
+    std::cout << tuner::ClusterAnalysisJson(data, analysis).dump(2) << "\n";
     return Status::Ok();
   }
   const db::ClusterRecord& cluster = data.cluster;
@@ -291,7 +148,7 @@ Status ShowCluster(int64_t cluster_id, tuner::ClusterGoal goal, bool json, const
     std::cout << "\nOutliers (more than " << tuner::kOutlierDeviations
               << " MAD worse than the median of the links)\n";
     for (const tuner::Outlier& outlier : analysis.outliers) {
-      std::cout << "  " << OutlierSentence(data, analysis, outlier) << "\n";
+      std::cout << "  " << tuner::OutlierSentence(data, analysis, outlier) << "\n";
     }
   }
   PrintGroups(analysis);
@@ -299,8 +156,9 @@ Status ShowCluster(int64_t cluster_id, tuner::ClusterGoal goal, bool json, const
     std::cout << "\nFailed links\n";
     for (const db::ClusterLinkRecord& link : data.links) {
       if (link.status == db::LinkStatus::kOk) continue;
-      std::cout << "  " << LinkHosts(link) << " (round " << link.round << ", pair " << link.pair
-                << "): " << (link.error.empty() ? "no error stored" : link.error) << "\n";
+      std::cout << "  " << tuner::LinkHosts(link) << " (round " << link.round << ", pair "
+                << link.pair << "): " << (link.error.empty() ? "no error stored" : link.error)
+                << "\n";
     }
   }
   return Status::Ok();

@@ -42,7 +42,7 @@ Status Serve(const ServeFlags& flags) {
   ARTUNE_ASSIGN_OR_RETURN(transport::Credentials credentials,
                           transport::CredentialsFromEnvironment());
   auto artune = tuner::MakeArtuneBenchTransport(loaded.config);
-  auto grpc = MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
+  auto grpc = tuner::MakeGrpcServerTransport(flags.grpc_threads, loaded.config);
 
   ARTUNE_ASSIGN_OR_RETURN(tuner::StartedServers started,
                           tuner::StartBenchServers({artune.get(), grpc.get()}, flags.transport,

@@ -16,14 +16,6 @@ void AddGrpcThreadsFlag(CLI::App& command, int& threads, const std::string& desc
       ->capture_default_str();
 }
 
-std::unique_ptr<tuner::BenchTransport> MakeGrpcServerTransport(int threads,
-                                                               const transport::Config& config) {
-  tuner::GrpcBenchOptions options;
-  options.server_threads = threads;
-  options.timeout = std::chrono::milliseconds(config.timeout_ms);
-  return tuner::MakeGrpcBenchTransport(options);
-}
-
 sigset_t BlockStopSignals() {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);

@@ -1,7 +1,7 @@
 // The server setup that `artune bench` (its loopback servers), `artune serve` (the
 // servers a remote bench or sweep calls) and `artune sweep --mpi` (each rank's
-// servers) share: the --grpc-threads flag, the stock gRPC transport it configures,
-// and the port layout of a serving host, so all of them start servers alike. The
+// servers) share: the --grpc-threads flag (which tuner::MakeGrpcServerTransport
+// takes) and the port layout of a serving host, so all of them start servers alike. The
 // long-running servers (`artune serve`, `artune relay`) also share how they wait for
 // SIGINT/SIGTERM and the token file they make beyond loopback. The servers
 // themselves start in the tuner (artune/tuner/bench_servers.h).
@@ -11,25 +11,16 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 
 #include "artune/status.h"
-#include "artune/transport/config.h"
-#include "artune/tuner/bench_transport.h"
 
 namespace artune::cli {
 
 // Adds --grpc-threads (completion-queue threads per stock gRPC server, 1..64) to
 // `command`, described by `description` (each command says whose servers).
 void AddGrpcThreadsFlag(CLI::App& command, int& threads, const std::string& description);
-
-// Stock gRPC for the benchmarks: `threads` completion-queue threads per server, and
-// the per-call timeout of `config` (the embedded transport's), so both transports
-// give up on a call alike.
-std::unique_ptr<tuner::BenchTransport> MakeGrpcServerTransport(int threads,
-                                                               const transport::Config& config);
 
 // Blocks SIGINT and SIGTERM in the calling thread and returns that set. Call it
 // before any server thread exists: every thread inherits the mask, so sigwait on the

@@ -12,7 +12,7 @@
 #include "artune/cluster/cluster_run.h"
 #include "artune/db/fallback_store.h"
 #include "artune/db/store.h"
-#include "artune/transport/knobs.h"
+#include "artune/transport/config_loader.h"
 #include "artune/tuner/background_load.h"
 #include "artune/tuner/stats.h"
 #include "artune/tuner/sweep.h"
@@ -145,32 +145,6 @@ Status SweepNotStored(db::FallbackStore& store, int64_t sweep_id) {
   return store.NotStoredStatus("the sweep above was not stored");
 }
 
-// The config the sweep searches over: a resumed sweep's stored one (its record and
-// plan replace `record` and flags.plan), else the one the knob flags and --fabric
-// give.
-Result<transport::Config> SweepBase(SweepFlags& flags, db::FallbackStore& store,
-                                    db::SweepRecord& record) {
-  if (flags.resume == 0) {
-    ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-    transport::Config base = loaded.config;
-    if (!flags.fabric.empty())
-      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", flags.fabric));
-    return base;
-  }
-  ARTUNE_ASSIGN_OR_RETURN(tuner::ResumedSweep resumed,
-                          tuner::LoadSweepToResume(store, flags.resume, flags.plan));
-  if (flags.background_load_given && resumed.plan.background_load != flags.plan.background_load) {
-    return Status::InvalidArgument(
-        "sweep " + std::to_string(flags.resume) + " was measured under --background-load " +
-        std::to_string(resumed.plan.background_load) +
-        ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
-        "start a new sweep");
-  }
-  record = std::move(resumed.record);
-  flags.plan = std::move(resumed.plan);
-  return resumed.base;
-}
-
 // The progress line's text after each trial (drawn only on a terminal).
 tuner::SweepProgressFn TrialProgress(ProgressLine& progress, const std::string& unit) {
   return [&progress, unit](const tuner::SweepProgress& p) {
@@ -197,41 +171,7 @@ void PrintSweepJson(const tuner::SweepOutcome& outcome, const tuner::PreparedSwe
                                                                    : ordered_json(nullptr);
   j["stored"] = stored;
   if (!stored) j["not_stored"] = not_stored.message();
-  j["objective"] = outcome.sweep.objective;
-  j["goal"] = outcome.sweep.goal;
-  j["unit"] = unit;
-  j["fabric"] = outcome.sweep.fabric;
-  j["strategy"] = outcome.sweep.strategy;
-  j["workload"] = outcome.sweep.workload;
-  j["layout"] = tuner::LayoutJson(prepared.workload);
-  j["peer"] = outcome.sweep.peer;
-  j["search_space"] = outcome.sweep.search_space;
-  j["inflight"] = prepared.inflight;
-  j["background_load"] = outcome.sweep.background_load;
-  j["measured"] = outcome.measured;
-  j["resumed"] = outcome.resumed;
-  j["trials"] = ordered_json::array();
-  for (const db::TrialRecord& trial : outcome.trials)
-    j["trials"].push_back(tuner::TrialJson(trial));
-  j["best"] = tuner::PickJson(outcome.best);
-  j["search_best"] = tuner::PickJson(outcome.search_best);
-  j["default"] = tuner::PickJson(outcome.default_trial);
-  tuner::AddVerdictJson(j, outcome.sweep.verdict);
-  // The top finalist's same-round pairs with the default (speedup > 1: better);
-  // null without a final round or with fewer than 6 pairs.
-  if (outcome.winner_pairs) {
-    j["final_pairs"] = tuner::PairedEstimateJson(outcome.winner_pairs->estimate);
-    j["final_pairs"]["outcome"] = tuner::PairedOutcomeName(outcome.winner_pairs->outcome);
-  } else {
-    j["final_pairs"] = nullptr;
-  }
-  if (outcome.warmup) {
-    j["warmup"] = {{"passes", outcome.warmup->passes},
-                   {"stable", outcome.warmup->stable},
-                   {"seconds", outcome.warmup->seconds}};
-  } else {
-    j["warmup"] = nullptr;
-  }
+  tuner::AddSweepOutcomeJson(j, outcome, prepared.workload, prepared.inflight, unit);
   std::cout << j.dump(2) << "\n";
 }
 
@@ -254,8 +194,14 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(
       std::unique_ptr<db::FallbackStore> store,
       db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
-  db::SweepRecord record;
-  ARTUNE_ASSIGN_OR_RETURN(const transport::Config base, SweepBase(flags, *store, record));
+  tuner::SweepStart start;
+  start.resume = flags.resume;
+  start.load_config = [&flags]() -> Result<transport::Config> {
+    ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, LoadConfigFromFlags(flags.knobs));
+    return loaded.config;
+  };
+  start.fabric = flags.fabric;
+  start.background_load_given = flags.background_load_given;
   auto say_captured_inflight = [&flags](uint32_t inflight, const tuner::Workload& workload) {
     if (flags.json) return;
     std::cerr << "inflight " << inflight << ": the p50 of " << workload.captured_inflight_method
@@ -265,9 +211,9 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
                       : std::string())
               << " (--inflight sets it)\n";
   };
-  ARTUNE_ASSIGN_OR_RETURN(tuner::PreparedSweep prepared,
-                          tuner::PrepareSweep(*store, flags.plan, base, std::move(record),
-                                              flags.resume != 0, say_captured_inflight));
+  ARTUNE_ASSIGN_OR_RETURN(
+      tuner::PreparedSweep prepared,
+      tuner::PrepareSweepFrom(*store, flags.plan, start, say_captured_inflight));
 
   ProgressLine progress(context);
   const std::string unit(tuner::ObjectiveUnit(prepared.objective));

@@ -70,6 +70,66 @@ bool LinkLayer(int link_type, std::span<const uint8_t> data, size_t& offset, uin
   }
 }
 
+// Where the IP layer leaves TCP: the TCP header's offset and the end of the IP
+// datagram on the wire.
+struct IpLayer {
+  size_t transport = 0;
+  uint64_t ip_end = 0;
+};
+
+// The IPv4 header at `offset`: the flow's addresses into `packet`, where TCP starts
+// into `layer`; kTcp when TCP follows, else why not.
+ParseOutcome ParseIpv4(std::span<const uint8_t> captured, size_t offset, uint64_t wire_size,
+                       TcpPacket& packet, IpLayer& layer) {
+  const size_t captured_size = captured.size();
+  if (captured_size < offset + 20) return ParseOutcome::kMalformed;
+  const uint8_t* ip = &captured[offset];
+  if ((ip[0] >> 4) != 4) return ParseOutcome::kMalformed;
+  const size_t header_length = size_t{ip[0] & 0x0fu} * 4;
+  const uint16_t total_length = Read16(ip + 2);
+  if (header_length < 20 || total_length < header_length) return ParseOutcome::kMalformed;
+  if (offset + total_length > wire_size) return ParseOutcome::kMalformed;
+  if (ip[9] != kProtoTcp) return ParseOutcome::kNotTcp;
+  const uint16_t fragment = Read16(ip + 6);
+  if ((fragment & 0x3fff) != 0) return ParseOutcome::kFragment;  // MF set or offset > 0
+  packet.flow.source.family = Endpoint::Family::kIpv4;
+  packet.flow.destination.family = Endpoint::Family::kIpv4;
+  std::memcpy(packet.flow.source.address.data(), ip + 12, 4);
+  std::memcpy(packet.flow.destination.address.data(), ip + 16, 4);
+  layer.transport = offset + header_length;
+  layer.ip_end = offset + total_length;
+  return ParseOutcome::kTcp;
+}
+
+// The IPv6 header at `offset` and the extension headers after it, as ParseIpv4.
+ParseOutcome ParseIpv6(std::span<const uint8_t> captured, size_t offset, uint64_t wire_size,
+                       TcpPacket& packet, IpLayer& layer) {
+  const size_t captured_size = captured.size();
+  if (captured_size < offset + 40) return ParseOutcome::kMalformed;
+  const uint8_t* ip = &captured[offset];
+  if ((ip[0] >> 4) != 6) return ParseOutcome::kMalformed;
+  const uint16_t payload_length = Read16(ip + 4);
+  uint8_t next = ip[6];
+  packet.flow.source.family = Endpoint::Family::kIpv6;
+  packet.flow.destination.family = Endpoint::Family::kIpv6;
+  std::memcpy(packet.flow.source.address.data(), ip + 8, 16);
+  std::memcpy(packet.flow.destination.address.data(), ip + 24, 16);
+  layer.transport = offset + 40;
+  layer.ip_end = offset + 40 + payload_length;
+  if (layer.ip_end > wire_size) return ParseOutcome::kMalformed;
+  // Skip the extension headers that may precede TCP (hop-by-hop, routing,
+  // destination options); a fragment header means a fragment.
+  for (int hops = 0; hops < 8 && next != kProtoTcp; ++hops) {
+    if (next == 44) return ParseOutcome::kFragment;
+    if (next != 0 && next != 43 && next != 60) return ParseOutcome::kNotTcp;
+    if (captured_size < layer.transport + 8) return ParseOutcome::kMalformed;
+    next = captured[layer.transport];
+    layer.transport += (size_t{captured[layer.transport + 1]} + 1) * 8;
+  }
+  if (next != kProtoTcp) return ParseOutcome::kNotTcp;
+  return ParseOutcome::kTcp;
+}
+
 }  // namespace
 
 ParseOutcome ParsePacket(int link_type, std::span<const uint8_t> captured, uint32_t wire_length,
@@ -85,52 +145,17 @@ ParseOutcome ParsePacket(int link_type, std::span<const uint8_t> captured, uint3
   const size_t captured_size = captured.size();
   // Bytes of the packet from `offset` on, as on the wire (caplen may be shorter).
   const uint64_t wire_size = std::max<uint64_t>(wire_length, captured_size);
-  size_t transport = 0;
-  uint64_t ip_end = 0;  // end of the IP datagram, on the wire
+  IpLayer layer;
   packet = TcpPacket{};
+  ParseOutcome ip_outcome = ParseOutcome::kNotTcp;
   if (ethertype == kEtherIpv4) {
-    if (captured_size < offset + 20) return ParseOutcome::kMalformed;
-    const uint8_t* ip = &captured[offset];
-    if ((ip[0] >> 4) != 4) return ParseOutcome::kMalformed;
-    const size_t header_length = size_t{ip[0] & 0x0fu} * 4;
-    const uint16_t total_length = Read16(ip + 2);
-    if (header_length < 20 || total_length < header_length) return ParseOutcome::kMalformed;
-    if (offset + total_length > wire_size) return ParseOutcome::kMalformed;
-    if (ip[9] != kProtoTcp) return ParseOutcome::kNotTcp;
-    const uint16_t fragment = Read16(ip + 6);
-    if ((fragment & 0x3fff) != 0) return ParseOutcome::kFragment;  // MF set or offset > 0
-    packet.flow.source.family = Endpoint::Family::kIpv4;
-    packet.flow.destination.family = Endpoint::Family::kIpv4;
-    std::memcpy(packet.flow.source.address.data(), ip + 12, 4);
-    std::memcpy(packet.flow.destination.address.data(), ip + 16, 4);
-    transport = offset + header_length;
-    ip_end = offset + total_length;
+    ip_outcome = ParseIpv4(captured, offset, wire_size, packet, layer);
   } else if (ethertype == kEtherIpv6) {
-    if (captured_size < offset + 40) return ParseOutcome::kMalformed;
-    const uint8_t* ip = &captured[offset];
-    if ((ip[0] >> 4) != 6) return ParseOutcome::kMalformed;
-    const uint16_t payload_length = Read16(ip + 4);
-    uint8_t next = ip[6];
-    packet.flow.source.family = Endpoint::Family::kIpv6;
-    packet.flow.destination.family = Endpoint::Family::kIpv6;
-    std::memcpy(packet.flow.source.address.data(), ip + 8, 16);
-    std::memcpy(packet.flow.destination.address.data(), ip + 24, 16);
-    transport = offset + 40;
-    ip_end = offset + 40 + payload_length;
-    if (ip_end > wire_size) return ParseOutcome::kMalformed;
-    // Skip the extension headers that may precede TCP (hop-by-hop, routing,
-    // destination options); a fragment header means a fragment.
-    for (int hops = 0; hops < 8 && next != kProtoTcp; ++hops) {
-      if (next == 44) return ParseOutcome::kFragment;
-      if (next != 0 && next != 43 && next != 60) return ParseOutcome::kNotTcp;
-      if (captured_size < transport + 8) return ParseOutcome::kMalformed;
-      next = captured[transport];
-      transport += (size_t{captured[transport + 1]} + 1) * 8;
-    }
-    if (next != kProtoTcp) return ParseOutcome::kNotTcp;
-  } else {
-    return ParseOutcome::kNotTcp;
+    ip_outcome = ParseIpv6(captured, offset, wire_size, packet, layer);
   }
+  if (ip_outcome != ParseOutcome::kTcp) return ip_outcome;
+  const size_t transport = layer.transport;
+  const uint64_t ip_end = layer.ip_end;
 
   if (captured_size < transport + 20 || ip_end < transport + 20) return ParseOutcome::kMalformed;
   const uint8_t* tcp = &captured[transport];

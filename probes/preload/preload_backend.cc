@@ -190,6 +190,37 @@ struct Spawned {
   }
 }
 
+// Reads what the keeper and the command report through `report_fd` (closed here)
+// until end of file: the command's pid, and errno if its exec failed. On a failure
+// reaps `waited` (the keeper or the command) and says why, naming `command`.
+Result<Spawned> ReadSpawnReports(int report_fd, pid_t waited, const char* command) {
+  // Two writers (the keeper and the command) may report in either order; each
+  // record is one atomic pipe write. End of file once both have exec'd or exited.
+  Spawned spawned{waited, -1};
+  std::optional<int> exec_error;
+  SpawnReport report_record{};
+  for (;;) {
+    ssize_t got = 0;
+    do {
+      got = read(report_fd, &report_record, sizeof(report_record));
+    } while (got < 0 && errno == EINTR);
+    if (got != static_cast<ssize_t>(sizeof(report_record))) break;
+    if (report_record.kind == SpawnReport::kPid) spawned.group = report_record.value;
+    if (report_record.kind == SpawnReport::kExecErrno) exec_error = report_record.value;
+  }
+  close(report_fd);
+  const bool have_pid = spawned.group > 0;
+  if (!have_pid || exec_error) {
+    waitpid(waited, nullptr, 0);
+    if (!have_pid) return Status::Unavailable("the traced command's keeper process failed");
+    const int error = exec_error.value_or(0);
+    return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
+                  std::string("cannot run '") + command + "': " + std::strerror(error) +
+                      " (check the command and PATH)");
+  }
+  return spawned;
+}
+
 // Starts the traced command: with `tied`, under a keeper (above); else as a
 // plain child in its own process group that nothing ties to the probe. The
 // command keeps the ring descriptor across exec. Its pid and any exec failure
@@ -250,31 +281,7 @@ Result<Spawned> SpawnCommand(std::vector<char*>& argv, std::vector<char*>& envp,
     close(report[0]);
     return Status::FromErrno("fork for the traced command", fork_error);
   }
-  // Two writers (the keeper and the command) may report in either order; each
-  // record is one atomic pipe write. End of file once both have exec'd or exited.
-  Spawned spawned{waited, -1};
-  std::optional<int> exec_error;
-  SpawnReport report_record{};
-  for (;;) {
-    ssize_t got = 0;
-    do {
-      got = read(report[0], &report_record, sizeof(report_record));
-    } while (got < 0 && errno == EINTR);
-    if (got != static_cast<ssize_t>(sizeof(report_record))) break;
-    if (report_record.kind == SpawnReport::kPid) spawned.group = report_record.value;
-    if (report_record.kind == SpawnReport::kExecErrno) exec_error = report_record.value;
-  }
-  close(report[0]);
-  const bool have_pid = spawned.group > 0;
-  if (!have_pid || exec_error) {
-    waitpid(waited, nullptr, 0);
-    if (!have_pid) return Status::Unavailable("the traced command's keeper process failed");
-    const int error = exec_error.value_or(0);
-    return Status(error == ENOENT ? ErrorCode::kNotFound : ErrorCode::kUnavailable,
-                  std::string("cannot run '") + argv[0] + "': " + std::strerror(error) +
-                      " (check the command and PATH)");
-  }
-  return spawned;
+  return ReadSpawnReports(report[0], waited, argv[0]);
 }
 
 class PreloadBackend final : public CaptureBackend {

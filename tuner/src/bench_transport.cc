@@ -14,6 +14,14 @@ Result<std::unique_ptr<BenchTransport>> MakeBenchTransport(std::string_view name
                                  "': use artune or grpc");
 }
 
+std::unique_ptr<BenchTransport> MakeGrpcServerTransport(int threads,
+                                                        const transport::Config& config) {
+  GrpcBenchOptions options;
+  options.server_threads = threads;
+  options.timeout = std::chrono::milliseconds(config.timeout_ms);
+  return MakeGrpcBenchTransport(options);
+}
+
 Result<std::string> ServerAddressFor(std::string_view transport_name, const std::string& address,
                                      int server_index) {
   size_t colon = address.rfind(':');

@@ -194,4 +194,16 @@ Status WriteFileAtomically(const std::string& requested, std::string_view conten
   return SyncDirectory(directory.string());
 }
 
+nlohmann::ordered_json KnobChangesJson(const std::vector<KnobChange>& changes) {
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  for (const KnobChange& change : changes) {
+    array.push_back({{"name", change.name},
+                     {"current", change.current},
+                     {"source", change.current_source},
+                     {"new", change.proposed},
+                     {"changed", change.changed}});
+  }
+  return array;
+}
+
 }  // namespace artune::tuner

@@ -176,6 +176,27 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
   return prepared;
 }
 
+Result<PreparedSweep> PrepareSweepFrom(db::Store& store, SweepPlan plan, const SweepStart& start,
+                                       const CapturedInflightFn& captured_inflight) {
+  if (start.resume == 0) {
+    ARTUNE_ASSIGN_OR_RETURN(transport::Config base, start.load_config());
+    if (!start.fabric.empty()) {
+      ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", start.fabric));
+    }
+    return PrepareSweep(store, plan, base, db::SweepRecord{}, false, captured_inflight);
+  }
+  ARTUNE_ASSIGN_OR_RETURN(ResumedSweep resumed, LoadSweepToResume(store, start.resume, plan));
+  if (start.background_load_given && resumed.plan.background_load != plan.background_load) {
+    return Status::InvalidArgument(
+        "sweep " + std::to_string(start.resume) + " was measured under --background-load " +
+        std::to_string(resumed.plan.background_load) +
+        ": a resumed sweep keeps its load (its trials must compare); leave the flag out, or "
+        "start a new sweep");
+  }
+  return PrepareSweep(store, resumed.plan, resumed.base, std::move(resumed.record), true,
+                      captured_inflight);
+}
+
 Result<SweepOutcome> RunPreparedSweep(db::Store& store, PreparedSweep& prepared,
                                       const SweepProgressFn& progress) {
   ARTUNE_ASSIGN_OR_RETURN(BackgroundLoad load,

@@ -76,4 +76,42 @@ ordered_json LayoutJson(const Workload& workload) {
   return out;
 }
 
+void AddSweepOutcomeJson(nlohmann::ordered_json& out, const SweepOutcome& outcome,
+                         const Workload& workload, uint32_t inflight, std::string_view unit) {
+  out["objective"] = outcome.sweep.objective;
+  out["goal"] = outcome.sweep.goal;
+  out["unit"] = unit;
+  out["fabric"] = outcome.sweep.fabric;
+  out["strategy"] = outcome.sweep.strategy;
+  out["workload"] = outcome.sweep.workload;
+  out["layout"] = LayoutJson(workload);
+  out["peer"] = outcome.sweep.peer;
+  out["search_space"] = outcome.sweep.search_space;
+  out["inflight"] = inflight;
+  out["background_load"] = outcome.sweep.background_load;
+  out["measured"] = outcome.measured;
+  out["resumed"] = outcome.resumed;
+  out["trials"] = ordered_json::array();
+  for (const db::TrialRecord& trial : outcome.trials) out["trials"].push_back(TrialJson(trial));
+  out["best"] = PickJson(outcome.best);
+  out["search_best"] = PickJson(outcome.search_best);
+  out["default"] = PickJson(outcome.default_trial);
+  AddVerdictJson(out, outcome.sweep.verdict);
+  // The top finalist's same-round pairs with the default (speedup > 1: better);
+  // null without a final round or with fewer than 6 pairs.
+  if (outcome.winner_pairs) {
+    out["final_pairs"] = PairedEstimateJson(outcome.winner_pairs->estimate);
+    out["final_pairs"]["outcome"] = PairedOutcomeName(outcome.winner_pairs->outcome);
+  } else {
+    out["final_pairs"] = nullptr;
+  }
+  if (outcome.warmup) {
+    out["warmup"] = {{"passes", outcome.warmup->passes},
+                     {"stable", outcome.warmup->stable},
+                     {"seconds", outcome.warmup->seconds}};
+  } else {
+    out["warmup"] = nullptr;
+  }
+}
+
 }  // namespace artune::tuner

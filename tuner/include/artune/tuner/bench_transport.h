@@ -129,6 +129,12 @@ struct GrpcBenchOptions {
 };
 std::unique_ptr<BenchTransport> MakeGrpcBenchTransport(const GrpcBenchOptions& options = {});
 
+// Stock gRPC as the benchmarks' servers and clients use it: `threads`
+// completion-queue threads per server, and the per-call timeout of `config` (the
+// embedded transport's), so both transports give up on a call alike.
+std::unique_ptr<BenchTransport> MakeGrpcServerTransport(int threads,
+                                                        const transport::Config& config);
+
 // "artune" or "grpc" (config used only by artune).
 Result<std::unique_ptr<BenchTransport>> MakeBenchTransport(std::string_view name,
                                                            const transport::Config& config);

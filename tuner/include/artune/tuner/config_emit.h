@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -63,6 +64,10 @@ std::vector<KnobChange> DiffConfigs(const transport::Config& in_force,
                                     const std::vector<transport::KnobSource>& in_force_sources,
                                     const transport::Config& proposed,
                                     std::string_view unknown_source = "unknown");
+
+// The changes as `artune apply config --json` (and each group of `--cluster`)
+// lists them: [{name, current, source, new, changed}], in the given order.
+nlohmann::ordered_json KnobChangesJson(const std::vector<KnobChange>& changes);
 
 // Renders `config`:
 //   toml  the transport's file format (ToToml, knobs.h), after a comment header made

@@ -98,6 +98,25 @@ Result<PreparedSweep> PrepareSweep(db::Store& store, const SweepPlan& plan,
                                    const transport::Config& base, db::SweepRecord record,
                                    bool resumed, const CapturedInflightFn& captured_inflight);
 
+// Where a sweep starts: a new one over the front end's config, or a stored one.
+struct SweepStart {
+  int64_t resume = 0;  // a stored sweep to continue (its plan and base config); 0: new
+  // A new sweep's base config (the front end's knobs); not called when resuming.
+  std::function<Result<transport::Config>()> load_config;
+  std::string fabric;  // a new sweep's fabric over the config's; "" keeps the config's
+  // The plan's background load was asked for: a resumed sweep stored under another
+  // load is then refused (its trials must compare).
+  bool background_load_given = false;
+};
+
+// PrepareSweep from `start`: a new sweep over load_config's config (with `fabric`),
+// or the stored sweep's record, its settings over `plan` (LoadSweepToResume) and
+// its base config. Errors: load_config's, an unknown fabric (kInvalidArgument),
+// LoadSweepToResume's, kInvalidArgument for a background load other than the
+// resumed sweep's, and PrepareSweep's.
+Result<PreparedSweep> PrepareSweepFrom(db::Store& store, SweepPlan plan, const SweepStart& start,
+                                       const CapturedInflightFn& captured_inflight);
+
 // RunSweep over a prepared sweep, with the record's background load
 // (BackgroundLoad: its hogs run from before the first measurement until the sweep
 // returns, error or not). kIoError when the hogs cannot be started.

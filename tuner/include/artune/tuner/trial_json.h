@@ -11,6 +11,7 @@
 
 #include "artune/db/store.h"
 #include "artune/tuner/stats.h"
+#include "artune/tuner/sweep.h"
 #include "artune/tuner/workload.h"
 
 namespace artune::tuner {
@@ -50,5 +51,15 @@ nlohmann::ordered_json LayoutJson(const Workload& workload);
 // The paired speedups' median and its interval: {median, ci_low, ci_high,
 // confidence, pairs} (`apply compare`'s paired_speedup, `sweep`'s final_pairs).
 nlohmann::ordered_json PairedEstimateJson(const MedianEstimate& estimate);
+
+// `artune sweep --json` past the fields its front end sets from the store
+// (sweep_id, stored, not_stored): objective, goal, unit, fabric, strategy,
+// workload, layout (LayoutJson of `workload`), peer, search_space, inflight,
+// background_load, measured, resumed, trials, best, search_best, default, the
+// verdict (AddVerdictJson), final_pairs (the top finalist's same-round pairs with
+// the default, with their outcome; null without) and warmup (passes, stable,
+// seconds; null without).
+void AddSweepOutcomeJson(nlohmann::ordered_json& out, const SweepOutcome& outcome,
+                         const Workload& workload, uint32_t inflight, std::string_view unit);
 
 }  // namespace artune::tuner
