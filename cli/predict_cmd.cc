@@ -44,17 +44,6 @@ std::string PercentText(double fraction) {
   return out.str();
 }
 
-Result<db::LinkModelRecord> ChooseModel(db::Store& store, int64_t id) {
-  if (id != 0) return store.GetLinkModel(id);
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::LinkModelRecord> models, store.ListLinkModels(1));
-  if (models.empty()) {
-    return Status::NotFound(
-        "the store has no link model: measure one with `artune model measure` (about 30 s), "
-        "or pass --link-model ID");
-  }
-  return std::move(models.front());
-}
-
 // Calls in flight the pass keeps: the plan's, else the capture's (capped as the
 // sweep caps it), else the sweep's default; never more than the pass has messages
 // (a pass ends when all its calls have completed).
@@ -181,7 +170,7 @@ Status RunPredict(const PredictFlags& flags, Context& context) {
       std::unique_ptr<db::FallbackStore> store,
       db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model_record,
-                          ChooseModel(*store, flags.model_id));
+                          model::ChooseStoredModel(*store, flags.model_id));
   ARTUNE_ASSIGN_OR_RETURN(const model::LinkModel link_model, model::FromRecord(model_record));
   ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, tuner::WorkloadOf(flags.plan, *store));
   const double inflight = PassInflight(flags.plan, workload);

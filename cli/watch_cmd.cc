@@ -60,17 +60,6 @@ ordered_json EventJson(const db::WatchEventRecord& event) {
                                           nullptr, /*allow_exceptions=*/false)}};
 }
 
-Result<db::LinkModelRecord> ChooseModel(db::Store& store, int64_t id) {
-  if (id != 0) return store.GetLinkModel(id);
-  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::LinkModelRecord> models, store.ListLinkModels(1));
-  if (models.empty()) {
-    return Status::NotFound(
-        "the store has no link model: measure the watched link's with `artune model measure "
-        "--peer HOST:PORT` (about 30 s), or pass --link-model ID");
-  }
-  return std::move(models.front());
-}
-
 // Waits up to `seconds` for SIGINT or SIGTERM (blocked, so they queue): false once
 // one came.
 bool WaitUnlessStopped(const sigset_t& stop_signals, double seconds) {
@@ -90,7 +79,7 @@ Status Run(const WatchFlags& flags, Context& context) {
       std::unique_ptr<db::FallbackStore> store,
       db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model_record,
-                          ChooseModel(*store, flags.model_id));
+                          model::ChooseStoredModel(*store, flags.model_id));
   ARTUNE_ASSIGN_OR_RETURN(model::LinkModel link_model, model::FromRecord(model_record));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<watch::WatchedLink> link,
                           watch::OpenLiveLink(flags.link));

@@ -214,6 +214,17 @@ db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double dur
   return record;
 }
 
+Result<db::LinkModelRecord> ChooseStoredModel(db::Store& store, int64_t id) {
+  if (id != 0) return store.GetLinkModel(id);
+  ARTUNE_ASSIGN_OR_RETURN(std::vector<db::LinkModelRecord> models, store.ListLinkModels(1));
+  if (models.empty()) {
+    return Status::NotFound(
+        "the store has no link model: measure the link's with `artune model measure [--peer "
+        "HOST:PORT]` (about 30 s), or pass --link-model ID");
+  }
+  return std::move(models.front());
+}
+
 Result<LinkModel> FromRecord(const db::LinkModelRecord& record) {
   LinkModel model;
   model.id = record.id;

@@ -102,6 +102,11 @@ double InterpolateLogLog(const std::vector<std::pair<double, double>>& curve, do
 db::LinkModelRecord ToRecord(const LinkModel& model, uint32_t rounds, double duration_s);
 Result<LinkModel> FromRecord(const db::LinkModelRecord& record);
 
+// The stored model `id`, or the newest when `id` is 0 (what `predict` and `watch`
+// take without --link-model). kNotFound for an unknown id, or a store without any
+// model (the message says how to measure one); the store's errors.
+Result<db::LinkModelRecord> ChooseStoredModel(db::Store& store, int64_t id);
+
 std::string PollingName(transport::PollingMode polling);  // "busy" | "event" | "adaptive"
 Result<transport::PollingMode> ParsePolling(std::string_view text);
 Result<transport::Protocol> ParseProtocol(std::string_view text);
