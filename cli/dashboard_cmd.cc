@@ -51,9 +51,11 @@ Status RunDashboardCommand(const DashboardFlags& flags, const Context& context,
   const bool nothing_named = !options.probe && options.server.empty() && !options.sweep;
   if (nothing_named) options.sweep = dashboard::SweepSelector{};
   options.home = true;
+  options.watch = true;
   options.initial_view = flags.view == "sweep"       ? dashboard::View::kSweep
                          : flags.view == "transport" ? dashboard::View::kTransport
                          : flags.view == "home"      ? dashboard::View::kHome
+                         : flags.view == "watch"     ? dashboard::View::kWatch
                          : flags.view == "traffic"   ? dashboard::View::kTraffic
                          : nothing_named             ? dashboard::View::kHome
                                                      : dashboard::View::kTraffic;
@@ -68,7 +70,8 @@ void RegisterDashboard(CLI::App& root, Context& context) {
   auto* command = root.add_subcommand(
       "dashboard",
       "Live terminal dashboard: traffic per gRPC method (a probe it runs), a sweep's "
-      "progress and heatmap (the store), a transport server's per-protocol counters");
+      "progress and heatmap (the store), a transport server's per-protocol counters, "
+      "artune watch's decisions (the store)");
   AddProbeFlags(*command, flags->probe,
                 "Probe CMD (after --) with an LD_PRELOAD interposer; no privileges; its output "
                 "goes to --log");
@@ -83,7 +86,7 @@ void RegisterDashboard(CLI::App& root, Context& context) {
   command
       ->add_option("--view", flags->view,
                    "The view shown first (default: home when no source is given, else traffic)")
-      ->check(CLI::IsMember({"traffic", "sweep", "transport", "home"}));
+      ->check(CLI::IsMember({"traffic", "sweep", "transport", "home", "watch"}));
   command
       ->add_option("--log", flags->log,
                    "Where stdout/stderr go while the dashboard owns the terminal (the --exec "
@@ -92,7 +95,8 @@ void RegisterDashboard(CLI::App& root, Context& context) {
   command->add_flag("--no-color", flags->no_colour,
                     "No colour (also when NO_COLOR is set or the terminal has none)");
   command->footer(
-      "Keys: 1/t traffic, 2/s sweep, 3/x transport, 4/Home home, Tab next view, j/k method, "
+      "Keys: 1/t traffic, 2/s sweep, 3/x transport, 4/Home home, 5/w watch (artune watch's "
+      "decisions), Tab next view, j/k method, "
       "? help, q quit.\n"
       "With no flags: the home view (the store's newest sweeps, captures and bench runs) and "
       "the sweep view following the newest sweep.\n"

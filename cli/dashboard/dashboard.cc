@@ -6,6 +6,7 @@
 #include "probe_source.h"
 #include "terminal.h"
 #include "transport_source.h"
+#include "watch_source.h"
 
 namespace artune::dashboard {
 namespace {
@@ -15,6 +16,8 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kSweepPollInterval{1000};
 // Enough records of each kind for a tall terminal; the view shows what fits.
 constexpr int kHomeRows = 12;
+// Decisions take two or three rows each: enough for a tall terminal.
+constexpr int kWatchRows = 40;
 
 }  // namespace
 
@@ -37,6 +40,8 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
   if (options.sweep) sweep_source.emplace(options.database_path, *options.sweep);
   std::optional<HomeSource> home_source;
   if (options.home) home_source.emplace(options.database_path, kHomeRows);
+  std::optional<WatchSource> watch_source;
+  if (options.watch) watch_source.emplace(options.database_path, kWatchRows);
 
   DashboardResult result;
   {
@@ -57,9 +62,11 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
         break;
       }
       const Clock::time_point now = Clock::now();
-      if ((sweep_source || home_source) && now - last_sweep_poll >= kSweepPollInterval) {
+      if ((sweep_source || home_source || watch_source) &&
+          now - last_sweep_poll >= kSweepPollInterval) {
         if (sweep_source) frame.sweep = sweep_source->Poll();
         if (home_source) frame.home = home_source->Poll();
+        if (watch_source) frame.watch = watch_source->Poll();
         last_sweep_poll = now;
         dirty = true;
       }

@@ -23,6 +23,7 @@ struct DashboardOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::optional<SweepSelector> sweep;
   bool home = false;          // read the store's newest records for the home view
+  bool watch = false;         // read the store's watch decisions for the watch view
   std::string database_path;  // the store, for the sweep view
   std::string log_path;       // fd 1 and 2 while the dashboard runs (and --exec's output)
   bool colour = true;         // false: monochrome even where colour is available

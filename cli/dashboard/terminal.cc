@@ -201,6 +201,9 @@ Key Terminal::ReadKey(int timeout_ms, bool& resized) {
     case '4':
     case KEY_HOME:
       return Key::kHome;
+    case '5':
+    case 'w':
+      return Key::kWatch;
     case '\t':
       return Key::kNextView;
     case KEY_UP:

@@ -9,8 +9,8 @@ namespace artune::dashboard {
 namespace {
 
 // In View order: HandleKey steps through them by the enum's value.
-constexpr std::array<View, 4> kViews = {View::kTraffic, View::kSweep, View::kTransport,
-                                        View::kHome};
+constexpr std::array<View, 5> kViews = {View::kTraffic, View::kSweep, View::kTransport, View::kHome,
+                                        View::kWatch};
 
 void DrawTitleBar(const UiState& ui, Canvas& canvas) {
   canvas.Fill(0, 0, canvas.width(), ' ', Style::kTitle);
@@ -22,17 +22,18 @@ void DrawTitleBar(const UiState& ui, Canvas& canvas) {
 }
 
 void DrawHints(const UiState& ui, Canvas& canvas) {
-  std::string hints = " 1-4 or Tab: views   ? keys   q quit";
+  std::string hints = " 1-5 or Tab: views   ? keys   q quit";
   if (ui.view == View::kTraffic) hints = " j/k: method   " + hints.substr(1);
   canvas.Put(canvas.height() - 1, 0, hints, Style::kDim);
 }
 
 void DrawHelp(Canvas& canvas) {
-  static constexpr std::array<const char*, 10> kLines = {
+  static constexpr std::array<const char*, 11> kLines = {
       "1  t     traffic: per-method rates and size histograms",
       "2  s     sweep: progress, ETA, heatmap, best trial",
       "3  x     transport: per-protocol counters of --server",
       "4  Home  home: the store's newest sweeps, captures, runs",
+      "5  w     watch: artune watch's decisions and their evidence",
       "Tab      next view",
       "j  Down  next method (traffic)",
       "k  Up    previous method (traffic)",
@@ -69,6 +70,8 @@ const char* ViewName(View view) {
       return "transport";
     case View::kHome:
       return "home";
+    case View::kWatch:
+      return "watch";
   }
   return "?";
 }
@@ -98,6 +101,10 @@ void HandleKey(UiState& ui, Key key, size_t method_count) {
       break;
     case Key::kHome:
       ui.view = View::kHome;
+      ui.help = false;
+      break;
+    case Key::kWatch:
+      ui.view = View::kWatch;
       ui.help = false;
       break;
     case Key::kNextView:
@@ -144,6 +151,9 @@ void DrawScreen(const Frame& frame, const UiState& ui, Canvas& canvas) {
       break;
     case View::kHome:
       DrawHomeView(frame.home, canvas);
+      break;
+    case View::kWatch:
+      DrawWatchView(frame.watch, canvas);
       break;
   }
   DrawHints(ui, canvas);

@@ -24,7 +24,7 @@ namespace artune::dashboard {
 inline constexpr int kMinWidth = 80;
 inline constexpr int kMinHeight = 24;
 
-enum class View : uint8_t { kTraffic, kSweep, kTransport, kHome };
+enum class View : uint8_t { kTraffic, kSweep, kTransport, kHome, kWatch };
 const char* ViewName(View view);
 
 // Keys as the views understand them; the terminal layer maps its key codes here.
@@ -37,6 +37,7 @@ enum class Key : uint8_t {
   kSweep,      // 2, s
   kTransport,  // 3, x
   kHome,       // 4, Home
+  kWatch,      // 5, w
   kNextView,   // Tab
   kUp,         // Up, k
   kDown,       // Down, j
@@ -74,11 +75,20 @@ struct HomePanel {
   std::vector<db::BenchRun> runs;             // newest first
 };
 
+// What the watch view shows: `artune watch`'s stored decisions, newest first.
+struct WatchPanel {
+  std::string store_path;
+  std::string error;                         // the store could not be read, or does not exist yet
+  int64_t total = 0;                         // decisions in the store
+  std::vector<db::WatchEventRecord> events;  // newest first
+};
+
 struct Frame {
   TrafficSnapshot traffic;
   TransportSnapshot transport;
   SweepPanel sweep;
   HomePanel home;
+  WatchPanel watch;
 };
 
 // Draws the whole screen for `ui` (the help over the view when open).
@@ -89,6 +99,7 @@ void DrawTrafficView(const TrafficSnapshot& traffic, size_t selected_method, Can
 void DrawSweepView(const SweepPanel& sweep, Canvas& canvas);
 void DrawTransportView(const TransportSnapshot& transport, Canvas& canvas);
 void DrawHomeView(const HomePanel& home, Canvas& canvas);
+void DrawWatchView(const WatchPanel& watch, Canvas& canvas);
 // The cluster panel in the box (top, left, width, height); returns false, drawing
 // nothing, when the box is too small for it.
 bool DrawClusterPanel(const ClusterPanel& panel, Canvas& canvas, int top, int left, int width,

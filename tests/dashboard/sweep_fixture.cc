@@ -9,6 +9,9 @@
 //   sweep_fixture DB finish ID
 //   sweep_fixture DB cluster             a finished cluster run (tests/cli/cluster_fixture.h:
 //                                        WriteTwoModelCluster); prints its id
+//   sweep_fixture DB watch ACTION IN_FORCE_KEY CANDIDATE_KEY MARGIN MEDIAN REASON
+//                                        one `artune watch` decision (CANDIDATE_KEY "-":
+//                                        none; MEDIAN 0: not measured); prints its id
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -29,7 +32,8 @@ int main(int argc, char** argv) {
   using namespace artune;
   if (argc < 3) {
     std::cerr << "usage: sweep_fixture DB create | trial ID EAGER CHUNK OBJECTIVE [STATUS] | "
-                 "verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE | finish ID | cluster\n";
+                 "verdict ID VERDICT BEST_KEY DEFAULT_OBJECTIVE | finish ID | cluster | "
+                 "watch ACTION IN_FORCE_KEY CANDIDATE_KEY MARGIN MEDIAN REASON\n";
     return 2;
   }
   auto store = db::Store::Open(argv[1]);
@@ -96,6 +100,30 @@ int main(int argc, char** argv) {
   }
   if (action == "cluster") {
     auto id = artune_cluster_test::WriteTwoModelCluster(**store);
+    if (!id.ok()) return Fail(id.status());
+    std::cout << *id << "\n";
+    return 0;
+  }
+  if (action == "watch" && argc >= 9) {
+    db::WatchEventRecord event;
+    event.servers = "127.0.0.1:7001";
+    const std::optional<db::WatchAction> parsed = db::ParseWatchAction(argv[3]);
+    if (!parsed) return Fail(Status::InvalidArgument(std::string("unknown action ") + argv[3]));
+    event.action = *parsed;
+    event.in_force_knobs = argv[4];
+    if (std::string(argv[5]) != "-") event.candidate_knobs = argv[5];
+    event.predicted_margin = std::atof(argv[6]);
+    event.paired_median = std::atof(argv[7]);
+    if (event.paired_median > 0) {
+      event.paired_low = event.paired_median * 0.98;
+      event.paired_high = event.paired_median * 1.02;
+      event.pairs = 6;
+      event.verdict = event.paired_median > 1 ? "faster" : "slower";
+    }
+    event.reason = argv[8];
+    event.drift = 0.4;
+    event.window_slices = 4096;
+    auto id = (*store)->InsertWatchEvent(event);
     if (!id.ok()) return Fail(id.status());
     std::cout << *id << "\n";
     return 0;

@@ -162,7 +162,11 @@ TEST(ViewsTest, KeysSwitchViewsAndToggleHelp) {
   HandleKey(ui, Key::kNextView, 0);
   EXPECT_EQ(ui.view, View::kHome);
   HandleKey(ui, Key::kNextView, 0);
+  EXPECT_EQ(ui.view, View::kWatch);
+  HandleKey(ui, Key::kNextView, 0);
   EXPECT_EQ(ui.view, View::kTraffic);
+  HandleKey(ui, Key::kWatch, 0);
+  EXPECT_EQ(ui.view, View::kWatch);
   HandleKey(ui, Key::kHome, 0);
   EXPECT_EQ(ui.view, View::kHome);
   HandleKey(ui, Key::kTraffic, 0);
