@@ -1,7 +1,22 @@
-# Shared by the libFuzzer scripts (tests/probes/fuzz.sh, tests/transport/fuzz.sh):
-# sourced, not run. Each script builds its targets with clang
+# Shared by the libFuzzer scripts (tests/probes, tests/transport, tests/relay
+# fuzz.sh): sourced, not run. Each script builds its targets with clang
 # (-fsanitize=fuzzer,address,undefined) in its own directory and runs each for a
-# bounded time. Needs: cxx (the compiler) and flags (an array) set by the caller.
+# bounded time.
+
+# fuzz_begin BUILD_DIR INCLUDE_DIR...: makes BUILD_DIR the working directory,
+# sets `cxx` ($CXX_FUZZ, else clang++) and the array `flags` (the sanitizers and
+# -I for each INCLUDE_DIR), and skips (exit 0, with the reason) when the compiler
+# cannot build fuzzers.
+fuzz_begin() {
+  local build_dir=$1 dir
+  shift
+  cxx=${CXX_FUZZ:-clang++}
+  flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all)
+  for dir in "$@"; do flags+=("-I$dir"); done
+  mkdir -p "$build_dir"
+  cd "$build_dir"
+  fuzz_probe_compiler
+}
 
 # fuzz_probe_compiler: exits 0 (a skip, with the reason) when $cxx cannot link a
 # fuzzer at all; returns otherwise.

@@ -7,10 +7,8 @@ set -euo pipefail
 artune=$1
 fixture=$2
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
-WORK=$(mktemp -d)
-TMUX_SOCKET="artune-dash-cluster-$$"
-trap 'tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
+dashboard_test_begin cluster
 db=$WORK/store.db
 
 "$fixture" "$db" cluster >/dev/null  # cluster 1; its link b -> d is sweep 4

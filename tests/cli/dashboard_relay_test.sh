@@ -10,17 +10,8 @@
 set -euo pipefail
 artune=$1
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
-WORK=$(mktemp -d)
-TMUX_SOCKET="artune-dash-relay-$$"
-pids=()
-cleanup() {
-  tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
+dashboard_test_begin relay
 export XDG_CONFIG_HOME=$WORK/config
 unset ARTUNE_TOKEN_FILE ARTUNE_CONFIG LD_PRELOAD
 

@@ -2,7 +2,25 @@
 # its own tmux server (-L) with a fixed-size window, so nothing depends on the
 # caller's terminal; every wait polls capture-pane against a deadline.
 #
-# Needs: TMUX_SOCKET, WORK (a scratch directory) set by the caller.
+# A test calls `dashboard_test_begin NAME` first: it sets WORK (a scratch
+# directory), TMUX_SOCKET and `pids` (processes the test starts in the
+# background), and at exit stops the tmux server and those processes and
+# removes WORK.
+
+dashboard_test_begin() {
+  WORK=$(mktemp -d)
+  TMUX_SOCKET="artune-dash-$1-$$"
+  pids=()
+  trap dashboard_test_end EXIT
+}
+
+dashboard_test_end() {
+  tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
 
 tmux_() { tmux -L "$TMUX_SOCKET" -f /dev/null "$@"; }
 

@@ -7,10 +7,8 @@
 set -euo pipefail
 artune=$1
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
-WORK=$(mktemp -d)
-TMUX_SOCKET="artune-dash-traffic-$$"
-trap 'tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
+dashboard_test_begin traffic
 
 start_dashboard 100 30 "$artune" --db "$WORK/store.db" dashboard --log "$WORK/log" \
   --exec -- "$artune" --db "$WORK/store.db" bench --transport grpc --benchmark latency \

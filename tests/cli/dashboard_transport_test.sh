@@ -7,17 +7,8 @@
 set -euo pipefail
 artune=$1
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
-WORK=$(mktemp -d)
-TMUX_SOCKET="artune-dash-transport-$$"
-pids=()
-cleanup() {
-  tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
+dashboard_test_begin transport
 
 # A transport server on a free port; its address comes from the JSON line.
 "$artune" --db "$WORK/store.db" serve --listen 127.0.0.1:0 --transport artune --servers 1 \

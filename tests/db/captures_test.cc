@@ -44,17 +44,7 @@ void ExpectSameCapture(const CaptureRecord& got, const CaptureRecord& want) {
   }
 }
 
-class CaptureStoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto opened = Store::Open(dir_.File("artune.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-};
+class CaptureStoreTest : public testing::StoreFixture {};
 
 TEST_F(CaptureStoreTest, InsertThenGetRoundTripsEveryField) {
   CaptureRecord capture = SampleCapture(2);

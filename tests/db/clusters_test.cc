@@ -51,14 +51,8 @@ ClusterLinkRecord SampleLink(int64_t cluster_id, uint32_t round, uint32_t pair, 
   return link;
 }
 
-class ClusterStoreTest : public ::testing::Test {
+class ClusterStoreTest : public testing::StoreFixture {
  protected:
-  void SetUp() override {
-    auto opened = Store::Open(dir_.File("artune.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-
   int64_t NewCluster(const ClusterRecord& cluster = SampleCluster()) {
     auto id = store_->InsertCluster(cluster);
     EXPECT_TRUE(id.ok()) << id.status().ToString();
@@ -70,9 +64,6 @@ class ClusterStoreTest : public ::testing::Test {
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : 0;
   }
-
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST_F(ClusterStoreTest, ClusterRoundTripsWithParametersAndFinishes) {

@@ -15,17 +15,7 @@ namespace {
 using testing::SampleRun;
 using testing::TempDir;
 
-class StoreTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto opened = Store::Open(dir_.File("artune.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
-};
+class StoreTest : public testing::StoreFixture {};
 
 void ExpectSameRun(const BenchRun& got, const BenchRun& want) {
   EXPECT_EQ(got.host, want.host);

@@ -59,12 +59,11 @@ SweepVerdict WithinNoise(double default_objective) {
   return verdict;
 }
 
-class SweepVerdictTest : public ::testing::Test {
+class SweepVerdictTest : public testing::StoreFixture {
  protected:
   void SetUp() override {
-    auto opened = Store::Open(dir_.File("artune.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
+    StoreFixture::SetUp();
+    if (HasFatalFailure()) return;
     auto id = store_->InsertSweep(VerdictSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     sweep_id_ = *id;
@@ -78,8 +77,6 @@ class SweepVerdictTest : public ::testing::Test {
     return count.ok() ? *count : -1;
   }
 
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
   int64_t sweep_id_ = 0;
 };
 

@@ -49,22 +49,13 @@ TrialRecord SampleTrial(int64_t sweep_id, std::string eager, std::string chunk, 
   return trial;
 }
 
-class SweepStoreTest : public ::testing::Test {
+class SweepStoreTest : public testing::StoreFixture {
  protected:
-  void SetUp() override {
-    auto opened = Store::Open(dir_.File("artune.db"));
-    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-    store_ = std::move(opened).value();
-  }
-
   int64_t NewSweep(const SweepRecord& sweep = SampleSweep()) {
     auto id = store_->InsertSweep(sweep);
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : 0;
   }
-
-  TempDir dir_;
-  std::unique_ptr<Store> store_;
 };
 
 TEST(TrialKnobKey, IsNameOrderedAndParsesBack) {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,19 @@ class TempDir {
 
  private:
   std::string path_;
+};
+
+// A fixture with a fresh store in its own directory, opened before each test.
+class StoreFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto opened = Store::Open(dir_.File("artune.db"));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    store_ = std::move(opened).value();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Store> store_;
 };
 
 // A run with every field set to something distinctive; `sequence` goes into the

@@ -10,12 +10,10 @@ build_dir=${1:?usage: fuzz.sh BUILD_DIR [SECONDS]}
 seconds=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cxx=${CXX_FUZZ:-clang++}
 
 source "$root/tests/fuzz_lib.sh"
-mkdir -p "$build_dir"
-cd "$build_dir"
-fuzz_probe_compiler
+fuzz_begin "$build_dir" "$root/probes/include" "$root/probes" "$root/base/include" \
+  "$root/probes/ebpf/include" "$root/probes/preload/include"
 sources=(
   "$root/probes/decode/frame_header.cc" "$root/probes/decode/http2_decoder.cc"
   "$root/probes/decode/http2_frames.cc" "$root/probes/decode/http2_resync.cc"
@@ -27,9 +25,6 @@ sources=(
   "$root/probes/pcap/packet_parser.cc" "$root/probes/pcap/tcp_reassembler.cc"
   "$root/base/src/status.cc"
 )
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/probes/include" -I"$root/probes" -I"$root/base/include"
-       -I"$root/probes/ebpf/include" -I"$root/probes/preload/include")
 
 fuzz_objects "$root/probes $root/base" -- "${sources[@]}"
 

@@ -17,6 +17,7 @@
 #include "artune/probes/profile_output.h"
 #include "artune/probes/session.h"
 #include "grpc_tensor_traffic.h"
+#include "traced_run.h"
 
 namespace artune::probes {
 namespace {
@@ -112,38 +113,18 @@ void ExpectWholeIovecLists(const SessionAndCalls& sink) {
   EXPECT_LE(longest, 260u) << "gRPC writes at most 260 iovecs per sendmsg";
 }
 
-struct PreloadRun {
-  Status ran;
-  std::optional<int> exit_code;
-  BackendCounters counters;
-};
-
 // `executable`: the path the helper is started by; a symlink to it gives the
 // process that link's name as its comm.
-PreloadRun RunHelperUnderPreload(EventSink& sink,
-                                 const std::string& executable = ARTUNE_GRPC_TENSORS_HELPER) {
-  PreloadRun result;
-  BackendOptions options;
-  options.kind = BackendKind::kPreload;
-  options.preload.command = {executable};
-  auto backend = CreateCaptureBackend(options);
-  if (!backend.ok()) {
-    result.ran = backend.status();
-    return result;
-  }
-  result.ran = (*backend)->Start();
-  if (!result.ran.ok()) return result;
-  StopCondition stop;
-  stop.duration = std::chrono::seconds(50);  // bound, should the helper hang
-  result.ran = (*backend)->Run(sink, stop);
-  result.exit_code = (*backend)->command_exit_code();
-  result.counters = (*backend)->counters();
-  return result;
+testing::PreloadRun RunHelperUnderPreload(
+    EventSink& sink, const std::string& executable = ARTUNE_GRPC_TENSORS_HELPER) {
+  PreloadOptions options;
+  options.command = {executable};
+  return testing::RunUnderPreloadBackend(options, sink);
 }
 
 TEST(GrpcSyscallCapture, PreloadRecoversTheDistributionAndEveryIovec) {
   SessionAndCalls sink;
-  const PreloadRun run = RunHelperUnderPreload(sink);
+  const testing::PreloadRun run = RunHelperUnderPreload(sink);
   ASSERT_TRUE(run.ran.ok()) << run.ran.ToString();
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.counters.events_lost, 0u);
@@ -188,7 +169,7 @@ TEST(GrpcSyscallCapture, EbpfRecoversTheDistributionAndTheSameIovecsAsPreload) {
   });
 
   SessionAndCalls preload_sink;
-  const PreloadRun run = RunHelperUnderPreload(preload_sink, link.string());
+  const testing::PreloadRun run = RunHelperUnderPreload(preload_sink, link.string());
   helper_done = true;
   tracer.join();
   std::filesystem::remove_all(directory);

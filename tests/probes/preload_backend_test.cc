@@ -14,34 +14,11 @@ namespace {
 
 using testing::CollectingSink;
 
-struct ExecResult {
-  Status started;
-  Status ran;
-  std::optional<int> exit_code;
-  BackendCounters counters;
-};
-
-ExecResult RunUnderPreload(const std::vector<std::string>& arguments, EventSink& sink,
-                           PreloadOptions options = {}) {
-  ExecResult result;
+testing::PreloadRun RunUnderPreload(const std::vector<std::string>& arguments, EventSink& sink,
+                                    PreloadOptions options = {}) {
   options.command = {ARTUNE_IOVEC_TRAFFIC_HELPER};
   options.command.insert(options.command.end(), arguments.begin(), arguments.end());
-  BackendOptions backend_options;
-  backend_options.kind = BackendKind::kPreload;
-  backend_options.preload = options;
-  auto backend = CreateCaptureBackend(backend_options);
-  if (!backend.ok()) {
-    result.started = backend.status();
-    return result;
-  }
-  result.started = (*backend)->Start();
-  if (!result.started.ok()) return result;
-  StopCondition stop;
-  stop.duration = std::chrono::seconds(50);  // bound, should the helper hang
-  result.ran = (*backend)->Run(sink, stop);
-  result.exit_code = (*backend)->command_exit_code();
-  result.counters = (*backend)->counters();
-  return result;
+  return testing::RunUnderPreloadBackend(options, sink);
 }
 
 TEST(PreloadBackendTest, RecoversEveryIovecLengthAndByte) {

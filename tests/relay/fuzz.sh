@@ -9,15 +9,10 @@ build_dir=${1:?usage: fuzz.sh BUILD_DIR [SECONDS]}
 seconds=${2:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cxx=${CXX_FUZZ:-clang++}
 
 source "$root/tests/fuzz_lib.sh"
-mkdir -p "$build_dir"
-cd "$build_dir"
-fuzz_probe_compiler
-
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$root/transport/relay")
+fuzz_begin "$build_dir" "$root/base/include" "$root/transport/include" "$root/transport/src" \
+  "$root/transport/relay"
 fuzz_objects "$root/transport/relay $root/base $root/transport/include $root/transport/src" -- \
   "$root/transport/relay/grpc_splitter.cc" "$root/transport/relay/relay_wire.cc" \
   "$root/transport/src/allocator.cc" "$root/base/src/status.cc" \

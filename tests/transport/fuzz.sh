@@ -15,17 +15,13 @@ proto_dir=$(cd "${2:?usage: fuzz.sh BUILD_DIR PROTO_GEN_DIR [SECONDS]}" && pwd)
 seconds=${3:-20}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cxx=${CXX_FUZZ:-clang++}
 
 source "$root/tests/fuzz_lib.sh"
-mkdir -p "$build_dir"
-cd "$build_dir"
-fuzz_probe_compiler
+fuzz_begin "$build_dir" "$root/base/include" "$root/transport/include" "$root/transport/src" \
+  "$proto_dir"
 
 mapfile -t sources < <(find "$root/transport/src" "$root/base/src" -name '*.cc' | sort)
 sources+=("$proto_dir/control.pb.cc" "$proto_dir/control.grpc.pb.cc")
-flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-       -I"$root/base/include" -I"$root/transport/include" -I"$root/transport/src" -I"$proto_dir")
 fuzz_objects "$root/base $root/transport $proto_dir" -- "${sources[@]}"
 # shellcheck disable=SC2207
 libs=($(pkg-config --libs grpc++ protobuf tomlplusplus) -libverbs -lrdmacm -lpthread)

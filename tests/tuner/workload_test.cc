@@ -41,6 +41,29 @@ Result<LoopbackLink> ConnectLoopback(const transport::Config& config) {
   return link;
 }
 
+transport::Config TcpConfig() {
+  transport::Config config;
+  config.fabric = transport::FabricKind::kTcp;
+  return config;
+}
+
+// Replays every message of `workload` `rounds` times with `inflight` calls in flight
+// and expects each call back intact and counted.
+void ExpectIntactReplay(BenchChannel& channel, const Workload& workload, uint32_t inflight,
+                        uint32_t rounds) {
+  ReplayRunOptions run;
+  run.inflight = inflight;
+  run.rounds = rounds;
+  auto result = RunReplay(channel, workload, run);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(result->validated) << result->validation_error;
+  EXPECT_EQ(result->rpcs, rounds * workload.messages.size());
+  EXPECT_EQ(result->bytes_delivered, rounds * workload.total_bytes);
+  EXPECT_EQ(result->latency_us.count, result->rpcs);
+  EXPECT_EQ(result->passes, rounds);
+  EXPECT_GT(result->duration_s, 0);
+}
+
 probes::Profile TensorProfile() {
   probes::Profile profile;
   profile.backend = "pcap";
@@ -122,36 +145,21 @@ TEST(CaptureWorkload, AnEmptyProfileSaysWhatToDo) {
 }
 
 TEST(RunReplay, SendsEveryMessageValidatedOverLoopback) {
-  transport::Config config;
-  config.fabric = transport::FabricKind::kTcp;
-  auto link = ConnectLoopback(config);
+  auto link = ConnectLoopback(TcpConfig());
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   ReplayOptions options;
   options.messages = 12;
   auto workload = CaptureWorkload(TensorProfile(), 3, options);
   ASSERT_TRUE(workload.ok());
-  for (uint32_t inflight : {1u, 4u}) {
-    ReplayRunOptions run;
-    run.inflight = inflight;
-    run.rounds = 2;
-    auto result = RunReplay(*link->channel, *workload, run);
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_TRUE(result->validated) << result->validation_error;
-    EXPECT_EQ(result->rpcs, 24u);
-    EXPECT_EQ(result->bytes_delivered, 2 * workload->total_bytes);
-    EXPECT_EQ(result->latency_us.count, 24u);
-    EXPECT_EQ(result->passes, 2u);
-    EXPECT_GT(result->duration_s, 0);
-  }
+  ASSERT_EQ(workload->messages.size(), 12u);
+  for (uint32_t inflight : {1u, 4u}) ExpectIntactReplay(*link->channel, *workload, inflight, 2);
 }
 
 // A measurement of a few milliseconds is at the mercy of a scheduler tick: with
 // min_duration_s the replay goes on pass after pass until that much time has passed,
 // and every call of every pass is counted.
 TEST(RunReplay, KeepsPassingUntilTheMinimumDuration) {
-  transport::Config config;
-  config.fabric = transport::FabricKind::kTcp;
-  auto link = ConnectLoopback(config);
+  auto link = ConnectLoopback(TcpConfig());
   ASSERT_TRUE(link.ok()) << link.status().ToString();
   ReplayOptions options;
   options.messages = 4;
@@ -382,8 +390,7 @@ TEST(CaptureWorkload, SliceCountIsBoundedAndTheLastSliceTakesTheRest) {
 }
 
 TEST(RunReplay, MultiSliceMessagesValidateOverLoopback) {
-  transport::Config config;
-  config.fabric = transport::FabricKind::kTcp;
+  transport::Config config = TcpConfig();
   config.eager_threshold = 20 * 1024;  // some frame pieces eager, some rendezvous
   config.chunk_size = 16 * 1024;
   config.coalesce_limit = 4096;  // the ~100 B slices are packed
@@ -394,16 +401,8 @@ TEST(RunReplay, MultiSliceMessagesValidateOverLoopback) {
   auto workload = CaptureWorkload(IovecProfile(), 5, options);
   ASSERT_TRUE(workload.ok()) << workload.status().ToString();
   ASSERT_GT(workload->layout.at(std::string(kResponseLabel)).max_slices, 1u);
-  for (uint32_t inflight : {1u, 3u}) {
-    ReplayRunOptions run;
-    run.inflight = inflight;
-    run.rounds = 2;
-    auto result = RunReplay(*link->channel, *workload, run);
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_TRUE(result->validated) << result->validation_error;
-    EXPECT_EQ(result->rpcs, 20u);
-    EXPECT_EQ(result->bytes_delivered, 2 * workload->total_bytes);
-  }
+  ASSERT_EQ(workload->messages.size(), 10u);
+  for (uint32_t inflight : {1u, 3u}) ExpectIntactReplay(*link->channel, *workload, inflight, 2);
 }
 
 TEST(SchemeWorkload, OneMessageOfTheSpec) {

@@ -9,10 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "artune/probes/backend.h"
 #include "artune/probes/event.h"
 #include "iovec_script.h"
 
@@ -129,6 +132,36 @@ inline pid_t SpawnHelper(const std::vector<std::string>& arguments, int* stdin_f
     *stdin_fd = pipe_fds[1];
   }
   return error == 0 ? pid : -1;
+}
+
+// What running one command under the preload backend gave. A backend that
+// could not start leaves its error in both `started` and `ran`.
+struct PreloadRun {
+  Status started;
+  Status ran;
+  std::optional<int> exit_code;
+  BackendCounters counters;
+};
+
+// Runs `options.command` under the preload backend into `sink`, bounded at 50 s
+// should the command hang.
+inline PreloadRun RunUnderPreloadBackend(const PreloadOptions& options, EventSink& sink) {
+  PreloadRun result;
+  BackendOptions backend_options;
+  backend_options.kind = BackendKind::kPreload;
+  backend_options.preload = options;
+  auto backend = CreateCaptureBackend(backend_options);
+  result.started = backend.ok() ? (*backend)->Start() : backend.status();
+  if (!result.started.ok()) {
+    result.ran = result.started;
+    return result;
+  }
+  StopCondition stop;
+  stop.duration = std::chrono::seconds(50);
+  result.ran = (*backend)->Run(sink, stop);
+  result.exit_code = (*backend)->command_exit_code();
+  result.counters = (*backend)->counters();
+  return result;
 }
 
 }  // namespace artune::probes::testing
