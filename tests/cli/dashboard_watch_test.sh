@@ -8,10 +8,8 @@ set -euo pipefail
 artune=$1
 fixture=$2
 command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
-WORK=$(mktemp -d)
-TMUX_SOCKET="artune-dash-watch-$$"
-trap 'tmux -L "$TMUX_SOCKET" kill-server 2>/dev/null || true; rm -rf "$WORK"' EXIT
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
+dashboard_test_begin watch
 db=$WORK/store.db
 
 start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log"
