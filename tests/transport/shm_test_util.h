@@ -18,6 +18,7 @@
 #include "completions_util.h"
 #include "engine_test_util.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_fabric.h"
 
 namespace artune::transport::testing {
@@ -85,8 +86,7 @@ class ShmPair {
   // Wakes the server's progress thread as a send would, without writing a record.
   void WakeServer() {
     auto* shm = dynamic_cast<fabric::shm::ShmEndpoint*>(endpoint_.get());
-    const uint64_t one = 1;
-    ASSERT_EQ(::write(shm->link().peer_wake, &one, sizeof(one)), 8);
+    ASSERT_NE(fabric::shm::RingDoorbell(shm->link().doorbell), fabric::shm::RingResult::kPeerGone);
   }
   std::byte* ServerBoundData() {
     return reinterpret_cast<std::byte*>(Segment()) + fabric::shm::kDataOffset;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_fabric.h"
 
 namespace {
@@ -93,8 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Mostly a position that covers the bytes given, sometimes the raw claim.
   if ((head & 1) == 0) head = body;
   segment->rings[0].head.store(head);
-  const uint64_t one = 1;
-  (void)!::write(shm->link().peer_wake, &one, sizeof(one));
+  (void)fabric::shm::RingDoorbell(shm->link().doorbell);
   // Done when the server consumed what was claimed or dropped the connection.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (segment->rings[0].tail.load() != head && pair.disconnected.load() == before) {

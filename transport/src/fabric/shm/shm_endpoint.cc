@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_endpoint_internal.h"
 #include "fabric/shm/shm_fabric.h"
 
@@ -54,7 +55,7 @@ ShmEndpoint::ShmEndpoint(ShmFabric& fabric, Link link)
 
 ShmEndpoint::~ShmEndpoint() {
   if (!torn_down_ && link_.socket >= 0) ::close(link_.socket);
-  for (int fd : {link_.own_wake, link_.peer_wake, link_.pidfd}) {
+  for (int fd : {link_.doorbell, link_.pidfd}) {
     if (fd >= 0) ::close(fd);
   }
   if (link_.segment != nullptr) ::munmap(link_.segment, kSegmentBytes);
@@ -115,9 +116,11 @@ void ShmEndpoint::PublishLocked() {
 }
 
 void ShmEndpoint::WakePeer() {
-  uint64_t one = 1;
-  (void)!::write(link_.peer_wake, &one, sizeof(one));
+  // A dead peer (kPeerGone) is the liveness socket's and the pidfd's to report.
+  (void)RingDoorbell(link_.doorbell);
 }
+
+void ShmEndpoint::DrainDoorbell() { (void)shm::DrainDoorbell(link_.doorbell); }
 
 Result<bool> ShmEndpoint::StreamLocked(OutItem& item) {
   while (item.sent < item.header.length) {

@@ -5,7 +5,6 @@
 
 #include <sched.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,11 +65,10 @@ Status ShmFabric::Watch(ShmEndpoint* endpoint) {
   event.data.u64 = tag | kTagLiveness;
   int rc = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, link.socket, &event);
   if (rc == 0 && link.pidfd >= 0) rc = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, link.pidfd, &event);
-  // Edge-triggered: each write of the peer is one wake-up, and the counter never
-  // needs reading (a system call saved per wake-up).
+  // Edge-triggered: each write of the peer is one wake-up, drained when it comes.
   event.events = EPOLLIN | EPOLLET;
   event.data.u64 = tag | kTagRing;
-  if (rc == 0) rc = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, link.own_wake, &event);
+  if (rc == 0) rc = ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, link.doorbell, &event);
   if (rc != 0) return Status::FromErrno("epoll_ctl(shm connection " + link.peer + ")", errno);
   std::lock_guard lock(endpoints_mutex_);
   auto it = endpoints_.find(endpoint);
@@ -86,7 +84,7 @@ void ShmFabric::Unwatch(ShmEndpoint* endpoint) {
   const Link& link = endpoint->link();
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.socket, nullptr);
   if (link.pidfd >= 0) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.pidfd, nullptr);
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.own_wake, nullptr);
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, link.doorbell, nullptr);
 }
 
 void ShmFabric::Forget(ShmEndpoint* endpoint) {
@@ -127,8 +125,11 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
     } else if (tag == kTagLiveness) {
       auto* endpoint = reinterpret_cast<ShmEndpoint*>(data);
       if (!endpoint->torn_down()) endpoint->OnEvent();
+    } else if (tag == kTagRing) {
+      // Drained before the rings are polled (below), so no record goes unseen.
+      auto* endpoint = reinterpret_cast<ShmEndpoint*>(data & ~uint64_t{7});
+      if (!endpoint->torn_down()) endpoint->DrainDoorbell();
     }
-    // kTagRing: the wake-up itself was the point; the rings are polled below.
   }
 }
 

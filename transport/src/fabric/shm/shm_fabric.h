@@ -6,8 +6,9 @@
 // left in the file system whatever way the process ends). A client connects and
 // sends its hello (private data). The server accepts only peers of its own uid
 // (SO_PEERCRED), creates the segment (a memfd, sized and sealed against shrinking
-// and growing, so the peer cannot make this side's mapping fault) and two eventfds,
-// and passes them back with SCM_RIGHTS. The socket stays open for liveness: end of
+// and growing, so the peer cannot make this side's mapping fault) and a doorbell
+// (shm_doorbell.h), and passes the segment and the doorbell's client
+// end back with SCM_RIGHTS. The socket stays open for liveness: end of
 // stream on it (the peer closed or died, SIGKILL included) tears the endpoint down.
 // The memfd has no name anywhere: it goes away when both sides have unmapped it.
 //
@@ -35,7 +36,7 @@
 //
 // Threading: one progress thread per fabric polls every endpoint's inbound ring
 // (spinning in busy mode; in event mode blocking in epoll on the endpoints'
-// eventfds and sockets after asking the producers for a wake-up; in adaptive mode
+// doorbells and sockets after asking the producers for a wake-up; in adaptive mode
 // spinning for poll_spin_us after the last record, then blocking). A caller
 // waiting for its own call in busy or adaptive polling runs the passes itself
 // (fabric.h: caller-driven progress) while the progress thread parks, so a reply
@@ -70,7 +71,7 @@ class ShmFabric;
 
 // epoll tags: the low 3 bits of epoll_event.data.u64 (endpoints are 8-aligned).
 inline constexpr uint64_t kTagLiveness = 0;  // endpoint pointer: socket or pidfd
-inline constexpr uint64_t kTagRing = 1;      // endpoint pointer | 1: its eventfd
+inline constexpr uint64_t kTagRing = 1;      // endpoint pointer | 1: its doorbell
 inline constexpr uint64_t kTagHello = 2;     // (fd << 3) | 2: accepted, hello not read yet
 inline constexpr uint64_t kTagWake = 3;
 inline constexpr uint64_t kTagListener = 4;
@@ -120,10 +121,9 @@ struct Offer {
 
 // What an accepted or connected endpoint starts from (shm_fabric.cc builds it).
 struct Link {
-  int socket = -1;     // liveness, and nothing else after the setup
-  int own_wake = -1;   // eventfd this side blocks on
-  int peer_wake = -1;  // eventfd the peer blocks on
-  int pidfd = -1;      // the peer process (-1 when pidfd_open is unavailable)
+  int socket = -1;    // liveness, and nothing else after the setup
+  int doorbell = -1;  // this side's end of the doorbell (shm_doorbell.h)
+  int pidfd = -1;     // the peer process (-1 when pidfd_open is unavailable)
   pid_t peer_pid = 0;
   void* segment = nullptr;  // kSegmentBytes, mapped shared
   bool is_server = false;
@@ -148,11 +148,13 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   // Progress thread only.
   // Consumes inbound records and flushes queued output; true if anything moved.
   bool Poll();
-  // The socket, eventfd or pidfd was signalled: checks liveness.
+  // The socket or pidfd was signalled: checks liveness.
   void OnEvent();
   // Before the progress thread blocks: true if it must not (data arrived).
   bool PrepareToSleep();
   void Awake();
+  // The doorbell rang: drains it (the rings, polled next, say what to do).
+  void DrainDoorbell();
   void Teardown(Status why);
   bool torn_down() const { return torn_down_; }
   const Link& link() const { return link_; }

@@ -14,9 +14,9 @@
 //             published whole: the producer moves `head` past it only after writing.
 //   wake-ups  A consumer about to block sets `consumer_sleeping`; a producer that
 //             published swaps it to 0 and, if it was set, writes the consumer's
-//             eventfd (Dekker-style, with full fences on both sides). A producer that
+//             doorbell (Dekker-style, with full fences on both sides). A producer that
 //             found the ring full sets `producer_waiting`; the consumer that freed
-//             room swaps it and writes the producer's eventfd.
+//             room swaps it and rings the producer's doorbell.
 #pragma once
 
 #include <atomic>

@@ -1,11 +1,10 @@
 // The shm fabric's connection setup: the listener on an abstract unix socket,
 // Connect, and the hello/welcome exchange that creates, seals and passes each
-// connection's segment and eventfds (shm_fabric.h says why each step is there);
+// connection's segment and doorbell (shm_fabric.h says why each step is there);
 // and the host identity a client must share to use a server's listener.
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -14,11 +13,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <span>
 
+#include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_fabric.h"
 #include "refusal_log.h"
 
@@ -26,8 +27,9 @@ namespace artune::transport::fabric::shm {
 namespace {
 
 constexpr uint32_t kSetupMagic = 0x61736d31;  // "asm1"
-// 2: the offer tables after the rings (shm_offers.h).
-constexpr uint32_t kSetupVersion = 2;
+// 2: the offer tables after the rings (shm_offers.h); 3: a socketpair doorbell
+// (shm_doorbell.h) instead of two eventfds.
+constexpr uint32_t kSetupVersion = 3;
 constexpr size_t kMaxPrivateBytes = 256;
 // An accepted connection must say hello within this time, or it is closed.
 constexpr auto kHelloTimeout = std::chrono::seconds(10);
@@ -51,8 +53,8 @@ struct Welcome {
   uint64_t segment_bytes = kSegmentBytes;
 };
 
-// Fds passed with the welcome: the segment, the server's eventfd, the client's.
-constexpr int kPassedFds = 3;
+// Fds passed with the welcome: the segment and the client's end of the doorbell.
+constexpr int kPassedFds = 2;
 
 void CloseAll(std::initializer_list<int> fds) {
   for (int fd : fds) {
@@ -254,28 +256,30 @@ Result<std::shared_ptr<Endpoint>> ShmFabric::Connect(const std::string& endpoint
   timeval timeout{kWelcomeTimeoutSeconds, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   Welcome welcome;
-  int fds[kPassedFds] = {-1, -1, -1};
+  int fds[kPassedFds] = {-1, -1};
   int received = 0;
   bool truncated = false;
   const ssize_t n = ReceiveWelcome(fd, welcome, fds, received, truncated);
   if (n <= 0) {
     return fail(n == 0 ? Status::Unavailable("refused by the server (connection closed)")
                        : Status::FromErrno("receive the server's answer", errno),
-                {fds[0], fds[1], fds[2]});
+                {fds[0], fds[1]});
   }
   if (n != sizeof(welcome) || welcome.magic != kSetupMagic || welcome.version != kSetupVersion ||
       welcome.segment_bytes != kSegmentBytes || received != kPassedFds || truncated) {
-    return fail(Status::ProtocolError("malformed answer from the server"),
-                {fds[0], fds[1], fds[2]});
+    return fail(Status::ProtocolError("malformed answer from the server"), {fds[0], fds[1]});
+  }
+  if (!IsDoorbell(fds[1])) {
+    return fail(Status::ProtocolError("the server's doorbell is not a unix stream socket"),
+                {fds[0], fds[1]});
   }
   Result<void*> segment = MapSegment(fds[0], /*check_seals=*/true);
   ::close(fds[0]);
-  if (!segment.ok()) return fail(segment.status(), {fds[1], fds[2]});
+  if (!segment.ok()) return fail(segment.status(), {fds[1]});
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   Link link;
   link.socket = fd;
-  link.peer_wake = fds[1];
-  link.own_wake = fds[2];
+  link.doorbell = fds[1];
   link.peer_pid = server->pid;
   link.pidfd = PidfdOpen(server->pid);
   link.segment = *segment;
@@ -367,14 +371,15 @@ Status ShmFabric::AcceptHello(int fd) {
   }
   Link link;
   link.socket = fd;
-  link.own_wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  link.peer_wake = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  Result<void*> segment = MapSegment(*memfd, /*check_seals=*/false);
-  if (link.own_wake < 0 || link.peer_wake < 0 || !segment.ok()) {
-    Status error = segment.ok() ? Status::FromErrno("eventfd", errno) : segment.status();
-    CloseAll({fd, *memfd, link.own_wake, link.peer_wake});
-    return error;
+  Result<std::array<int, 2>> doorbell = OpenDoorbellPair();  // [1] goes to the client
+  Result<void*> segment =
+      doorbell.ok() ? MapSegment(*memfd, /*check_seals=*/false) : Result<void*>(doorbell.status());
+  if (!segment.ok()) {
+    if (doorbell.ok()) CloseAll({(*doorbell)[0], (*doorbell)[1]});
+    CloseAll({fd, *memfd});
+    return segment.status();
   }
+  link.doorbell = (*doorbell)[0];
   link.peer_pid = client->pid;
   link.pidfd = PidfdOpen(client->pid);
   link.segment = *segment;
@@ -403,8 +408,7 @@ Status ShmFabric::AcceptHello(int fd) {
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * kPassedFds);
-    // The client's view: its peer's eventfd is ours, its own is the one we signal.
-    const int passed[kPassedFds] = {*memfd, link.own_wake, link.peer_wake};
+    const int passed[kPassedFds] = {*memfd, (*doorbell)[1]};
     std::memcpy(CMSG_DATA(c), passed, sizeof(passed));
     if (::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT) !=
         static_cast<ssize_t>(sizeof(welcome))) {
@@ -412,6 +416,7 @@ Status ShmFabric::AcceptHello(int fd) {
     }
   }
   ::close(*memfd);
+  ::close((*doorbell)[1]);  // the client's now (or never: then this side sees EPIPE)
   if (!accepted.ok()) {
     endpoint->Teardown(accepted);
     return accepted.WithContext("connection from " + link.peer);
