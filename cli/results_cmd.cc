@@ -24,6 +24,7 @@
 #include "artune/cluster/cluster_records.h"
 #include "artune/db/record_json.h"
 #include "artune/db/store.h"
+#include "artune/model/model_json.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/sweep_view.h"
@@ -408,7 +409,7 @@ Status ShowLinkModel(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model, store->GetLinkModel(options.model_id));
   if (options.json) {
-    std::cout << LinkModelJson(model, true).dump(2) << "\n";
+    std::cout << model::LinkModelJson(model, true).dump(2) << "\n";
     return Status::Ok();
   }
   PrintLinkModel(model);
