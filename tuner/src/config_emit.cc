@@ -206,4 +206,57 @@ nlohmann::ordered_json KnobChangesJson(const std::vector<KnobChange>& changes) {
   return array;
 }
 
+std::vector<std::string> EnvironmentShadows(const std::vector<KnobChange>& changes,
+                                            const transport::LoadedConfig& in_force) {
+  std::vector<std::string> warnings;
+  for (const KnobChange& change : changes) {
+    const transport::KnobSource& source = in_force.SourceOf(change.name);
+    if (change.changed && source.kind == transport::KnobSource::Kind::kEnvironment) {
+      warnings.push_back(source.location + " in the environment overrides " + change.name +
+                         " from the file; unset it for the applied value to take effect");
+    }
+  }
+  return warnings;
+}
+
+Status CheckLiveSettings(const std::vector<KnobSetting>& settings) {
+  // A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
+  // Knob::live): pushing one would change nothing, so say how to change it instead.
+  for (const KnobSetting& setting : settings) {
+    const transport::Knob* knob = transport::FindKnob(setting.name);
+    if (knob == nullptr || knob->live) continue;
+    return Status::InvalidArgument(
+        "--live: " + setting.name + " is set when a transport starts, and a running server " +
+        "keeps its own (from " + setting.origin + "); write it to the server's config " +
+        "(artune apply config --set " + setting.name + "=" + setting.value +
+        " --output FILE) and restart `artune serve` or `artune relay` with it");
+  }
+  return Status::Ok();
+}
+
+Result<transport::LoadedConfig> LoadConfigInForce() {
+  transport::ConfigLoadOptions load_options;
+  std::error_code exists_error;
+  const std::string default_path = transport::DefaultConfigPath();
+  load_options.use_default_path =
+      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
+  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext(
+        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
+        "variable it names)");
+  }
+  return loaded;
+}
+
+Result<std::string> DefaultConfigPathOrError() {
+  std::string path = transport::DefaultConfigPath();
+  if (path.empty()) {
+    return Status::InvalidArgument(
+        "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
+        "give --output FILE");
+  }
+  return path;
+}
+
 }  // namespace artune::tuner

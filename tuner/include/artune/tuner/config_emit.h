@@ -91,4 +91,26 @@ std::string RenderConfig(const transport::Config& config, ConfigFormat format,
 // file is removed and the target is untouched.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
+// A file named by ARTUNE_CONFIG that does not exist yet is the one `apply config`
+// creates: the config in force is then the defaults and the environment. Errors:
+// LoadConfig's, saying to fix or remove the file or unset the variable it names.
+Result<transport::LoadedConfig> LoadConfigInForce();
+
+// The default config path (transport::DefaultConfigPath), or kInvalidArgument
+// saying to give --output FILE when HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are
+// all unset.
+Result<std::string> DefaultConfigPathOrError();
+
+// Knobs set by ARTUNE_* variables still win over the file at load time: one
+// warning per changed knob that `in_force` takes from the environment.
+std::vector<std::string> EnvironmentShadows(const std::vector<KnobChange>& changes,
+                                            const transport::LoadedConfig& in_force);
+
+// A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
+// Knob::live): pushing one would change nothing. kInvalidArgument for the first
+// such setting, saying how to change it instead (write a file, restart the
+// server); Ok when every setting is live.
+Status CheckLiveSettings(const std::vector<KnobSetting>& settings);
+
 }  // namespace artune::tuner
