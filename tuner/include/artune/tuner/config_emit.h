@@ -113,4 +113,15 @@ std::vector<std::string> EnvironmentShadows(const std::vector<KnobChange>& chang
 // server); Ok when every setting is live.
 Status CheckLiveSettings(const std::vector<KnobSetting>& settings);
 
+// `artune config show --json`: {file (null when none was read), knobs: [{name,
+// value, text, type, unit, default, source, source_detail, env, doc, live, and
+// choices or min and max}] in knob-table order, warnings}. Unordered JSON: keys
+// print sorted, as they always have.
+nlohmann::json LoadedConfigJson(const transport::LoadedConfig& loaded);
+
+// `artune config explain --json`: {config, eager_buffer_bytes, ranges: [{protocol,
+// min_bytes, max_bytes (null: unbounded), how}], examples: [{bytes, protocol,
+// chunks, pipeline_rounds}]} (transport/protocol_ranges.h).
+nlohmann::json ConfigExplainJson(const transport::Config& config);
+
 }  // namespace artune::tuner
