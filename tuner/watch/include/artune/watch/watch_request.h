@@ -35,7 +35,7 @@ Result<WatcherOptions> MakeWatcherOptions(const WatchRequest& request);
 
 // id, at, servers, action, reason, drift, window_messages, in_force, candidate,
 // predicted_margin, paired {median, low, high, pairs, verdict}, profile (the stored
-// profile object; {} when none or unreadable).
+// profile object; {} when none was stored).
 nlohmann::ordered_json WatchEventJson(const db::WatchEventRecord& event);
 
 }  // namespace artune::watch
