@@ -9,11 +9,9 @@
 //   written to --output PATH, or printed in --format toml|env|json, or
 //   pushed to a running `artune serve` through the control plane (--live ADDR).
 // Thin over artune/tuner/config_emit.h.
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,50 +74,8 @@ void PrintDiff(const std::vector<tuner::KnobChange>& changes, const std::string&
   out << changed << " of " << changes.size() << " knobs change\n";
 }
 
-// Knobs set by ARTUNE_* variables still win over the file at load time: say so.
-std::vector<std::string> EnvironmentShadows(const std::vector<tuner::KnobChange>& changes,
-                                            const transport::LoadedConfig& in_force) {
-  std::vector<std::string> warnings;
-  for (const tuner::KnobChange& change : changes) {
-    const transport::KnobSource& source = in_force.SourceOf(change.name);
-    if (change.changed && source.kind == transport::KnobSource::Kind::kEnvironment) {
-      warnings.push_back(source.location + " in the environment overrides " + change.name +
-                         " from the file; unset it for the applied value to take effect");
-    }
-  }
-  return warnings;
-}
-
-// null when no sweep or cluster was read; else {knobs, chosen_by:
-// "final_remeasurement" | "best_trial" | "cluster", trial_id (null when no stored
-// trial has the knobs)}.
-ordered_json WinnerJson(const tuner::ConfigProposal& proposal) {
-  if (proposal.cluster_id && !proposal.winner.empty()) {
-    return {{"knobs", proposal.winner},
-            {"chosen_by", "cluster"},
-            {"how", proposal.winner_how},
-            {"trial_id", nullptr}};
-  }
-  if (!proposal.sweep_id) return nullptr;
-  return {{"knobs", proposal.winner},
-          {"chosen_by", proposal.winner_chosen_by_verdict ? "final_remeasurement" : "best_trial"},
-          {"how", proposal.winner_how},
-          {"trial_id",
-           proposal.winner_trial_id ? ordered_json(*proposal.winner_trial_id) : ordered_json()}};
-}
-
 Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal) {
-  // A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
-  // Knob::live): pushing one would change nothing, so say how to change it instead.
-  for (const tuner::KnobSetting& setting : proposal.settings) {
-    const transport::Knob* knob = transport::FindKnob(setting.name);
-    if (knob == nullptr || knob->live) continue;
-    return Status::InvalidArgument(
-        "--live: " + setting.name + " is set when a transport starts, and a running server " +
-        "keeps its own (from " + setting.origin + "); write it to the server's config " +
-        "(artune apply config --set " + setting.name + "=" + setting.value +
-        " --output FILE) and restart `artune serve` or `artune relay` with it");
-  }
+  ARTUNE_RETURN_IF_ERROR(tuner::CheckLiveSettings(proposal.settings));
   // The handshake returns the server's config (its values win), which is the base.
   auto client = transport::Client::Connect(Config{}, flags.live);
   if (!client.ok()) {
@@ -140,7 +96,7 @@ Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal)
     out["address"] = flags.live;
     out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
     out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
-    out["winner"] = WinnerJson(proposal);
+    out["winner"] = tuner::ProposalWinnerJson(proposal);
     out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
     out["applied"] = !flags.dry_run;
     out["changes"] = tuner::KnobChangesJson(changes);
@@ -155,35 +111,6 @@ Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal)
   return Status::Ok();
 }
 
-// The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
-// A file named by ARTUNE_CONFIG that does not exist yet is the one this apply
-// creates: the config in force is then the defaults and the environment.
-Result<transport::LoadedConfig> LoadConfigInForce() {
-  transport::ConfigLoadOptions load_options;
-  std::error_code exists_error;
-  const std::string default_path = transport::DefaultConfigPath();
-  load_options.use_default_path =
-      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
-  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
-  if (!loaded.ok()) {
-    return loaded.status().WithContext(
-        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
-        "variable it names)");
-  }
-  return loaded;
-}
-
-// The default config path, or why there is none.
-Result<std::string> DefaultPathOrError() {
-  std::string path = transport::DefaultConfigPath();
-  if (path.empty()) {
-    return Status::InvalidArgument(
-        "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
-        "give --output FILE");
-  }
-  return path;
-}
-
 // A cluster whose host groups need different configs: one file per group
 // (apply_cluster.h).
 Status ApplyProposalGroups(const ApplyFlags& flags, const tuner::ConfigProposal& proposal,
@@ -196,7 +123,7 @@ Status ApplyProposalGroups(const ApplyFlags& flags, const tuner::ConfigProposal&
   groups.extra_settings = proposal.settings;
   groups.format = format;
   if (target == Target::kDefaultFile) {
-    ARTUNE_ASSIGN_OR_RETURN(groups.base_path, DefaultPathOrError());
+    ARTUNE_ASSIGN_OR_RETURN(groups.base_path, tuner::DefaultConfigPathOrError());
   } else if (target == Target::kOutputFile) {
     groups.base_path = flags.output;
   }
@@ -204,32 +131,6 @@ Status ApplyProposalGroups(const ApplyFlags& flags, const tuner::ConfigProposal&
   groups.dry_run = flags.dry_run;
   groups.json = flags.json;
   return ApplyClusterGroups(groups, in_force);
-}
-
-// Where the applied knobs came from, in `apply config --json`.
-void AddProposalJson(ordered_json& out, const tuner::ConfigProposal& proposal) {
-  out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
-  out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
-  out["prediction_id"] =
-      proposal.prediction_id ? ordered_json(*proposal.prediction_id) : ordered_json();
-  out["objective"] =
-      proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
-  out["objective_value"] = proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
-  out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
-  out["winner"] = WinnerJson(proposal);
-}
-
-// The warnings of `apply config --json`, and whether busy polling came from an idle sweep.
-void AddWarningsJson(ordered_json& out, const tuner::ConfigProposal& proposal,
-                     const std::vector<std::string>& warnings) {
-  out["warnings"] = warnings;
-  if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
-  // True when the config takes polling = busy from a sweep measured without
-  // --background-load (the warning says why that matters).
-  out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
-  if (!proposal.idle_busy_polling_warning.empty()) {
-    out["warnings"].push_back(proposal.idle_busy_polling_warning);
-  }
 }
 
 Status ApplyConfig(const ApplyFlags& flags, Context& context) {
@@ -257,7 +158,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
   }
   if (target == Target::kLive) return ApplyLive(flags, proposal);
 
-  ARTUNE_ASSIGN_OR_RETURN(const transport::LoadedConfig in_force, LoadConfigInForce());
+  ARTUNE_ASSIGN_OR_RETURN(const transport::LoadedConfig in_force, tuner::LoadConfigInForce());
   if (!proposal.cluster_groups.empty()) {
     return ApplyProposalGroups(flags, proposal, target, format, in_force);
   }
@@ -267,7 +168,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
 
   std::string path;
   if (target == Target::kDefaultFile) {
-    ARTUNE_ASSIGN_OR_RETURN(path, DefaultPathOrError());
+    ARTUNE_ASSIGN_OR_RETURN(path, tuner::DefaultConfigPathOrError());
   } else if (target == Target::kOutputFile) {
     path = flags.output;
   }
@@ -278,7 +179,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
   const bool writing = !path.empty() && !flags.dry_run;
   if (writing) ARTUNE_RETURN_IF_ERROR(tuner::WriteFileAtomically(path, text));
   const std::vector<std::string> warnings = target == Target::kDefaultFile
-                                                ? EnvironmentShadows(changes, in_force)
+                                                ? tuner::EnvironmentShadows(changes, in_force)
                                                 : std::vector<std::string>{};
 
   // The report goes to stdout, unless stdout carries the config itself.
@@ -289,13 +190,13 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     out["target"] = target == Target::kDefaultFile ? "default-file" : "file";
     out["path"] = path;
     out["format"] = std::string(tuner::ConfigFormatName(format));
-    AddProposalJson(out, proposal);
+    tuner::AddProposalJson(out, proposal);
     out["written"] = writing;
     out["in_force_file"] =
         in_force.file_path.empty() ? ordered_json() : ordered_json(in_force.file_path);
     out["changes"] = tuner::KnobChangesJson(changes);
     out["config"] = transport::ConfigToMap(proposed);
-    AddWarningsJson(out, proposal, warnings);
+    tuner::AddProposalWarningsJson(out, proposal, warnings);
     std::cout << out.dump(2) << "\n";
   } else if (!context.globals.quiet || target != Target::kStdout) {
     for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";

@@ -8,44 +8,25 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <sstream>
 #include <utility>
 
 #include "artune/transport/knobs.h"
 #include "artune/tuner/compare_plan.h"
+#include "artune/tuner/compare_report.h"
 #include "artune/tuner/paired_compare.h"
 #include "artune/tuner/stats.h"
-#include "artune/tuner/sweep_choice.h"
-#include "artune/tuner/trial_json.h"
 #include "artune/tuner/workload.h"
 #include "format.h"
 
 namespace artune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
 // The flags: what to compare (tuner::CompareRequest), and how to print it.
 struct CompareFlags {
   tuner::CompareRequest request;
   bool json = false;
 };
-
-const char* PairedOutcomeText(tuner::PairedOutcome outcome) {
-  switch (outcome) {
-    case tuner::PairedOutcome::kFaster:
-      return "the tuned config is faster beyond noise";
-    case tuner::PairedOutcome::kSlower:
-      return "the tuned config is slower beyond noise";
-    case tuner::PairedOutcome::kWithinNoise:
-      return "the interval holds 1x: the difference is within noise";
-    case tuner::PairedOutcome::kTooFewPairs:
-      break;
-  }
-  return "too few pairs to tell";
-}
 
 std::string Fixed(double value, int digits) {
   std::ostringstream out;
@@ -74,66 +55,6 @@ Result<std::pair<tuner::ComparePlan, tuner::PairedCompareResult>> PlanAndMeasure
   if (progress) std::fprintf(stderr, "\r\033[K");
   if (!measured.ok()) return measured.status();
   return std::make_pair(std::move(plan), std::move(*measured));
-}
-
-ordered_json CompareSideJson(const tuner::CompareSide& side) {
-  const tuner::CompareSideSummary& s = side.summary;
-  ordered_json runs = ordered_json::array(), passes = ordered_json::array();
-  for (const auto& run : side.runs) {
-    runs.push_back(tuner::PassMilliseconds(run));
-    passes.push_back(run.passes);
-  }
-  return ordered_json{{"source", side.spec.source},
-                      {"fabric", side.fabric},
-                      {"config", transport::ConfigToMap(side.spec.config)},
-                      {"workload_ms", s.workload_ms},
-                      {"workload_ms_per_repeat", runs},
-                      {"passes_per_repeat", passes},
-                      {"latency_p50_us", s.p50_us},
-                      {"latency_p99_us", s.p99_us},
-                      {"bandwidth_mbps", s.mbps},
-                      {"cpu_cores", s.cpu_cores},
-                      {"calls", s.calls},
-                      {"validated", s.validated}};
-}
-
-void PrintCompareJson(const CompareFlags& flags, const tuner::ComparePlan& plan,
-                      const tuner::PairedCompareResult& compared) {
-  const tuner::Workload& workload = plan.workload;
-  const std::optional<tuner::SweepChoice>& choice = plan.choice;
-  ordered_json out;
-  out["workload"] = workload.description;
-  out["layout"] = tuner::LayoutJson(workload);
-  out["messages"] = workload.messages.size();
-  out["workload_bytes"] = workload.total_bytes;
-  out["repeats"] = flags.request.repeats;
-  out["rounds"] = flags.request.rounds;
-  out["duration_s"] = flags.request.duration_s;
-  out["inflight"] = plan.inflight.calls;
-  out["inflight_source"] = plan.inflight.source;
-  out["background_load"] = plan.background_load;
-  out["peer"] = flags.request.peer.empty() ? "loopback" : flags.request.peer;
-  out["default"] = CompareSideJson(compared.baseline);
-  out["tuned"] = CompareSideJson(compared.tuned);
-  // With --sweep: which of its configs this is ("final_remeasurement": the one its
-  // verdict chose; "best_trial": no verdict named one) and its stored trial.
-  out["tuned"]["sweep_winner"] =
-      choice ? ordered_json{{"sweep_id", choice->sweep.id},
-                            {"knobs", tuner::KnobsJson(choice->knobs)},
-                            {"chosen_by",
-                             choice->chosen_by_verdict ? "final_remeasurement" : "best_trial"},
-                            {"trial_id",
-                             choice->trial ? ordered_json(choice->trial->id) : ordered_json()}}
-             : ordered_json();
-  out["speedup"] = compared.speedup;
-  out["paired_speedups"] = compared.paired_speedups;
-  out["paired_speedup"] = tuner::PairedEstimateJson(compared.verdict.estimate);
-  // faster | slower: the interval of the paired median clears 1; within_noise;
-  // too_few_pairs: fewer than tuner::kMinPairsForVerdict repeats.
-  out["verdict"] = tuner::PairedOutcomeName(compared.verdict.outcome);
-  out["consistent"] =
-      !compared.paired_speedups.empty() && (compared.paired_low > 1 || compared.paired_high < 1);
-  std::cout << out.dump(2) << "\n";
 }
 
 // The header: the workload, the inflight, the load, the layout and both sides' sources.
@@ -198,7 +119,7 @@ void PrintCompareVerdict(const CompareFlags& flags, const tuner::PairedCompareRe
               << static_cast<int>(verdict.estimate.achieved_confidence * 100 + 0.5)
               << " % interval " << Fixed(verdict.estimate.low, 3) << "x.."
               << Fixed(verdict.estimate.high, 3) << "x over " << verdict.estimate.count
-              << " pairs: " << PairedOutcomeText(verdict.outcome) << "\n";
+              << " pairs: " << tuner::PairedOutcomeText(verdict.outcome) << "\n";
   }
 }
 
@@ -206,19 +127,13 @@ Status Compare(const CompareFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto planned, PlanAndMeasure(flags, context));
   const auto& [plan, compared] = planned;
   if (flags.json) {
-    PrintCompareJson(flags, plan, compared);
+    std::cout << tuner::CompareJson(flags.request, plan, compared).dump(2) << "\n";
   } else {
     PrintCompareHeader(flags, plan);
     PrintCompareTable(plan, compared);
     PrintCompareVerdict(flags, compared);
   }
-  const tuner::CompareSideSummary& base = compared.baseline.summary;
-  const tuner::CompareSideSummary& tune = compared.tuned.summary;
-  if (!base.validated || !tune.validated) {
-    return Status::Corruption("a replayed call failed validation: " +
-                              (base.validated ? tune.validation_error : base.validation_error));
-  }
-  return Status::Ok();
+  return tuner::CheckCompareValidated(compared);
 }
 
 }  // namespace

@@ -24,41 +24,12 @@ using nlohmann::ordered_json;
 
 struct BenchFlags {
   KnobFlags knobs;
+  tuner::BenchRequest request;  // the payload and how the run goes
   std::string transport = "artune";
-  std::string benchmark = "latency";
-  std::string scheme = "uniform";
-  std::string classes;  // empty: the scheme's default
-  uint32_t buffers = 10;
-  uint64_t small_bytes = 10, medium_bytes = 10 * 1024, large_bytes = 1024 * 1024;
-  std::string size_mode = "fixed";
-  std::string skew = "large";
-  uint64_t seed = 1;
-  double warmup_s = 1;
-  double duration_s = 5;
-  uint32_t inflight = 8;
-  bool no_checksum = false;
-  uint32_t servers = 2;
-  uint32_t clients = 3;
   std::string peer;
   int grpc_threads = 2;
   bool json = false;
 };
-
-Result<tuner::PayloadSpec> SpecFromFlags(const BenchFlags& flags) {
-  tuner::PayloadSpec spec;
-  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, tuner::ParseScheme(flags.scheme));
-  std::string classes = flags.classes;
-  if (classes.empty()) classes = spec.scheme == tuner::Scheme::kRandom ? "S,M,L" : "S";
-  ARTUNE_ASSIGN_OR_RETURN(spec.classes, tuner::ParseClasses(classes));
-  spec.buffer_count = flags.buffers;
-  spec.class_bytes = {flags.small_bytes, flags.medium_bytes, flags.large_bytes};
-  spec.size_mode =
-      flags.size_mode == "random" ? tuner::SizeMode::kRandomInClass : tuner::SizeMode::kFixed;
-  ARTUNE_ASSIGN_OR_RETURN(spec.skew, tuner::ParseSkewWeights(flags.skew));
-  spec.seed = flags.seed;
-  ARTUNE_RETURN_IF_ERROR(tuner::ValidateSpec(spec));
-  return spec;
-}
 
 std::string HumanBytes(uint64_t bytes) {
   std::ostringstream out;
@@ -109,7 +80,7 @@ Result<tuner::TransportRun> RunOne(const std::string& transport_name, const Benc
                                    const transport::Config& config, const tuner::Payload& payload,
                                    tuner::RunOptions options, db::FallbackStore& store,
                                    Context& context) {
-  const std::string label = transport_name + " " + flags.benchmark;
+  const std::string label = transport_name + " " + flags.request.benchmark;
   ProgressLine progress(context);
   if (progress.drawing()) {
     options.progress = [&progress, &label](const tuner::Progress& p) {
@@ -127,7 +98,7 @@ Result<tuner::TransportRun> RunOne(const std::string& transport_name, const Benc
 void PrintHuman(const std::vector<tuner::TransportRun>& runs, const BenchFlags& flags,
                 const tuner::Payload& payload, const tuner::RunOptions& options) {
   const auto& spec = payload.spec();
-  std::cout << "benchmark  " << flags.benchmark;
+  std::cout << "benchmark  " << flags.request.benchmark;
   if (options.kind == tuner::BenchmarkKind::kPs) {
     std::cout << " (" << options.servers << " servers x " << options.clients << " clients)";
   }
@@ -183,22 +154,9 @@ void PrintHuman(const std::vector<tuner::TransportRun>& runs, const BenchFlags& 
 
 Status Bench(const BenchFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-  ARTUNE_ASSIGN_OR_RETURN(tuner::PayloadSpec spec, SpecFromFlags(flags));
-  tuner::RunOptions options;
-  ARTUNE_ASSIGN_OR_RETURN(options.kind, tuner::ParseBenchmark(flags.benchmark));
-  options.warmup_s = flags.warmup_s;
-  options.duration_s = flags.duration_s;
-  options.inflight = flags.inflight;
-  options.server_checksum = !flags.no_checksum;
-  if (flags.no_checksum && options.kind != tuner::BenchmarkKind::kBandwidth) {
-    return Status::InvalidArgument(
-        "--no-checksum is for --benchmark bandwidth (latency and ps echo the payload back "
-        "and the client checks it)");
-  }
-  options.servers = flags.servers;
-  options.clients = flags.clients;
-  ARTUNE_RETURN_IF_ERROR(tuner::ValidateRunOptions(options));
-  ARTUNE_ASSIGN_OR_RETURN(tuner::Payload payload, tuner::GeneratePayload(spec));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::PreparedBench prepared, tuner::PrepareBench(flags.request));
+  const tuner::RunOptions& options = prepared.options;
+  ARTUNE_ASSIGN_OR_RETURN(tuner::Payload payload, tuner::GeneratePayload(prepared.spec));
   // Looked at before measuring: a store that cannot be written is said at once,
   // and the runs are measured and printed all the same.
   ARTUNE_ASSIGN_OR_RETURN(
@@ -218,8 +176,6 @@ Status Bench(const BenchFlags& flags, Context& context) {
     runs.push_back(std::move(run));
   }
 
-  bool validated = true;
-  for (const auto& run : runs) validated = validated && run.result.validated;
   if (flags.json) {
     ordered_json out = tuner::BenchRunsJson(runs, options, payload, flags.peer);
     out["stored"] = !store->not_stored().has_value();
@@ -228,52 +184,47 @@ Status Bench(const BenchFlags& flags, Context& context) {
   } else {
     PrintHuman(runs, flags, payload, options);
   }
-  const Status not_stored = store->NotStoredStatus(
-      runs.size() == 1 ? "the run above was not stored" : "the runs above were not stored");
-  if (!validated) {
-    return Status::Corruption(
-        "a reply failed validation (payload checksum mismatch); the run " +
-        std::string(not_stored.ok() ? "is stored with validated = false"
-                                    : "is marked validated = false; " + not_stored.message()));
-  }
-  return not_stored;
+  return tuner::BenchRunsStatus(runs, *store);
 }
 
 // The payload each call carries: the TF-gRPC-Bench scheme, its buffer classes and
 // sizes, and the seed.
 void AddBenchPayloadFlags(CLI::App& command, BenchFlags& flags) {
   command
-      .add_option("--scheme", flags.scheme,
+      .add_option("--scheme", flags.request.scheme,
                   "uniform (buffers split evenly over --classes), random (>= 2 classes, "
                   "random placement), skew (classes by --skew weights)")
       ->check(CLI::IsMember({"uniform", "random", "skew"}))
       ->capture_default_str();
-  command.add_option("--classes", flags.classes,
+  command.add_option("--classes", flags.request.classes,
                      "Buffer classes: S [1 B,1 KiB), M [1 KiB,1 MiB), L [1 MiB,10 MiB], e.g. "
                      "S,M,L (default: S for uniform, S,M,L for random; skew ignores it)");
-  command.add_option("--buffers", flags.buffers, "Buffers per payload")
+  command.add_option("--buffers", flags.request.buffers, "Buffers per payload")
       ->check(CLI::Range(1u, tuner::kMaxBuffers))
       ->capture_default_str();
-  command.add_option("--small-bytes", flags.small_bytes, "Size of a Small buffer (1..1023)")
+  command
+      .add_option("--small-bytes", flags.request.small_bytes, "Size of a Small buffer (1..1023)")
       ->capture_default_str();
   command
-      .add_option("--medium-bytes", flags.medium_bytes, "Size of a Medium buffer (1024..1048575)")
+      .add_option("--medium-bytes", flags.request.medium_bytes,
+                  "Size of a Medium buffer (1024..1048575)")
       ->capture_default_str();
   command
-      .add_option("--large-bytes", flags.large_bytes, "Size of a Large buffer (1048576..10485760)")
+      .add_option("--large-bytes", flags.request.large_bytes,
+                  "Size of a Large buffer (1048576..10485760)")
       ->capture_default_str();
   command
-      .add_option("--size-mode", flags.size_mode,
+      .add_option("--size-mode", flags.request.size_mode,
                   "fixed (every buffer of a class has the class size) or random (seeded "
                   "uniform sizes over each class's range)")
       ->check(CLI::IsMember({"fixed", "random"}))
       ->capture_default_str();
   command
-      .add_option("--skew", flags.skew,
+      .add_option("--skew", flags.request.skew,
                   "Skew bias: large (S,M,L = 10,30,60), medium (20,60,20), small (60,30,10), "
                   "or three weights S,M,L such as 5,15,80")
       ->capture_default_str();
-  command.add_option("--seed", flags.seed, "Payload seed (same seed, same payload)")
+  command.add_option("--seed", flags.request.seed, "Payload seed (same seed, same payload)")
       ->capture_default_str();
 }
 
@@ -292,25 +243,30 @@ void RegisterBench(CLI::App& root, Context& context) {
       ->check(CLI::IsMember({"artune", "grpc", "both"}))
       ->capture_default_str();
   command
-      ->add_option("--benchmark", flags->benchmark,
+      ->add_option("--benchmark", flags->request.benchmark,
                    "latency (echo, one call at a time), bandwidth (server acknowledges, "
                    "--inflight calls in flight; MB/s), ps (--servers x --clients, every "
                    "client calls every server; RPC/s)")
       ->check(CLI::IsMember({"latency", "bandwidth", "ps"}))
       ->capture_default_str();
   AddBenchPayloadFlags(*command, *flags);
-  command->add_option("--warmup", flags->warmup_s, "Warm-up seconds (calls made, not measured)")
-      ->capture_default_str();
-  command->add_option("--duration", flags->duration_s, "Measured seconds")->capture_default_str();
   command
-      ->add_option("--inflight", flags->inflight,
+      ->add_option("--warmup", flags->request.warmup_s,
+                   "Warm-up seconds (calls made, not measured)")
+      ->capture_default_str();
+  command->add_option("--duration", flags->request.duration_s, "Measured seconds")
+      ->capture_default_str();
+  command
+      ->add_option("--inflight", flags->request.inflight,
                    "Calls in flight: bandwidth per connection, ps per client-server pair")
       ->capture_default_str();
-  command->add_flag("--no-checksum", flags->no_checksum,
+  command->add_flag("--no-checksum", flags->request.no_checksum,
                     "bandwidth: the server counts the bytes instead of checksumming them (as "
                     "ucx_perftest, which checks nothing); replies are validated by length only");
-  command->add_option("--servers", flags->servers, "ps: parameter servers")->capture_default_str();
-  command->add_option("--clients", flags->clients, "ps: clients (workers)")->capture_default_str();
+  command->add_option("--servers", flags->request.servers, "ps: parameter servers")
+      ->capture_default_str();
+  command->add_option("--clients", flags->request.clients, "ps: clients (workers)")
+      ->capture_default_str();
   command
       ->add_option(
           "--peer", flags->peer,

@@ -1,18 +1,16 @@
 // artune captures [--limit N] [--json]: the stored captures of `artune probe`,
 // newest first. artune captures show ID [--json]: one capture's full profile.
 // Both read the store at --db (default: the XDG data directory) and never create it.
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
-#include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/probes/profile_output.h"
+#include "artune/tuner/capture_record.h"
 #include "command.h"
 #include "format.h"
 #include "stored_list.h"
@@ -20,54 +18,14 @@
 namespace artune::cli {
 namespace {
 
-using nlohmann::ordered_json;
-
 struct CapturesOptions {
   bool json = false;
   int limit = 20;
   int64_t show_id = 0;
 };
 
-struct Totals {
-  uint64_t messages = 0;
-  uint64_t bytes = 0;
-  size_t methods = 0;  // distinct method names (both directions count once)
-};
-
-Totals Summarize(const db::CaptureRecord& capture) {
-  Totals totals;
-  std::vector<std::string> names;
-  for (const db::CaptureMethodRow& row : capture.methods) {
-    totals.messages += row.messages;
-    totals.bytes += row.bytes;
-    if (std::find(names.begin(), names.end(), row.method) == names.end()) {
-      names.push_back(row.method);
-    }
-  }
-  totals.methods = names.size();
-  return totals;
-}
-
-ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
-  const Totals totals = Summarize(capture);
-  ordered_json j;
-  j["id"] = capture.id;
-  j["started_at"] = capture.started_at;
-  j["backend"] = capture.backend;
-  j["process"] = capture.process;
-  j["duration_s"] = capture.duration_s;
-  j["lost_events"] = capture.lost_events;
-  j["messages"] = totals.messages;
-  j["bytes"] = totals.bytes;
-  j["methods"] = ordered_json::array();
-  for (const db::CaptureMethodRow& row : capture.methods) {
-    j["methods"].push_back(db::CaptureMethodJson<ordered_json>(row));
-  }
-  return j;
-}
-
 std::vector<std::string> CaptureRow(const db::CaptureRecord& capture) {
-  const Totals totals = Summarize(capture);
+  const tuner::CaptureTotals totals = tuner::SummarizeCapture(capture);
   char duration[32];
   std::snprintf(duration, sizeof duration, "%.1f s", capture.duration_s);
   return {std::to_string(capture.id),
@@ -88,7 +46,7 @@ Status List(const CapturesOptions& options, const Context& context) {
       .kind = "captures",
       .recorder = "probe",
       .list = [](db::Store& store, int limit) { return store.ListCaptures(limit); },
-      .json = CaptureSummaryJson,
+      .json = tuner::CaptureSummaryJson,
       .header = {"ID", "TIME (UTC)", "BACKEND", "PROCESS", "DURATION", "MESSAGES", "BYTES",
                  "METHODS"},
       .right_aligned = {true, false, false, false, true, true, true, true},

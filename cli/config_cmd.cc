@@ -5,7 +5,6 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/transport/protocol.h"
 #include "artune/transport/protocol_ranges.h"
+#include "artune/tuner/config_emit.h"
 #include "command.h"
 #include "format.h"
 #include "knob_flags.h"
@@ -21,11 +21,9 @@
 namespace artune::cli {
 namespace {
 
-using nlohmann::json;
 using transport::Config;
 using transport::FormatBytes;
 using transport::Knob;
-using transport::KnobType;
 using transport::LoadedConfig;
 
 struct ConfigOptions {
@@ -33,45 +31,11 @@ struct ConfigOptions {
   bool json = false;
 };
 
-json KnobValueJson(const Knob& knob, uint64_t value) {
-  if (knob.type == KnobType::kEnum) return transport::FormatKnobValue(knob, value);
-  return value;
-}
-
 Status Show(const ConfigOptions& options) {
   ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
   const auto knobs = transport::Knobs();
   if (options.json) {
-    json knob_array = json::array();
-    for (size_t i = 0; i < knobs.size(); ++i) {
-      const Knob& knob = knobs[i];
-      json entry = {
-          {"name", knob.name},
-          {"value", KnobValueJson(knob, knob.get(loaded.config))},
-          {"text", transport::FormatKnobValue(knob, knob.get(loaded.config))},
-          {"type", transport::KnobTypeName(knob.type)},
-          {"unit", knob.unit},
-          {"default", KnobValueJson(knob, knob.DefaultValue())},
-          {"source", loaded.sources[i].KindName()},
-          {"source_detail", loaded.sources[i].location},
-          {"env", knob.env_name},
-          {"doc", knob.doc},
-          {"live", knob.live},
-      };
-      if (knob.type == KnobType::kEnum) {
-        entry["choices"] = std::vector<std::string>(knob.choices.begin(), knob.choices.end());
-      } else {
-        entry["min"] = knob.min_value;
-        entry["max"] = knob.max_value;
-      }
-      knob_array.push_back(std::move(entry));
-    }
-    const json document = {
-        {"file", loaded.file_path.empty() ? json(nullptr) : json(loaded.file_path)},
-        {"knobs", std::move(knob_array)},
-        {"warnings", loaded.warnings},
-    };
-    std::cout << document.dump(2) << "\n";
+    std::cout << tuner::LoadedConfigJson(loaded).dump(2) << "\n";
     return Status::Ok();
   }
   std::cout << "config file: " << (loaded.file_path.empty() ? "(none)" : loaded.file_path)
@@ -98,28 +62,7 @@ Status Explain(const ConfigOptions& options) {
   const std::vector<uint64_t> sizes = transport::ExampleSliceSizes(config);
 
   if (options.json) {
-    json range_array = json::array();
-    for (const transport::ProtocolRange& row : ranges) {
-      range_array.push_back({{"protocol", transport::ProtocolName(row.protocol)},
-                             {"min_bytes", row.min_bytes},
-                             {"max_bytes", row.max_bytes ? json(*row.max_bytes) : json(nullptr)},
-                             {"how", row.how}});
-    }
-    json example_array = json::array();
-    for (uint64_t bytes : sizes) {
-      const transport::SliceExample example = transport::ExplainSlice(bytes, config);
-      example_array.push_back({{"bytes", bytes},
-                               {"protocol", transport::ProtocolName(example.protocol)},
-                               {"chunks", example.chunks},
-                               {"pipeline_rounds", example.rounds}});
-    }
-    const json document = {
-        {"config", transport::ConfigToMap(config)},
-        {"eager_buffer_bytes", transport::EagerBufferBytes(config)},
-        {"ranges", std::move(range_array)},
-        {"examples", std::move(example_array)},
-    };
-    std::cout << document.dump(2) << "\n";
+    std::cout << tuner::ConfigExplainJson(config).dump(2) << "\n";
     return Status::Ok();
   }
 

@@ -7,13 +7,13 @@
 #include <iomanip>
 #include <iostream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "artune/db/fallback_store.h"
 #include "artune/model/link_model.h"
 #include "artune/model/measure.h"
+#include "artune/model/model_json.h"
 #include "artune/transport/knobs.h"
 #include "command.h"
 #include "format.h"
@@ -24,8 +24,6 @@
 
 namespace artune::cli {
 namespace {
-
-using nlohmann::ordered_json;
 
 struct ModelFlags {
   KnobFlags knobs;
@@ -84,13 +82,7 @@ Status Measure(const ModelFlags& flags, Context& context) {
   const Status not_stored =
       id.ok() ? store->NotStoredStatus("the link model above was not stored") : id.status();
   if (flags.json) {
-    ordered_json out = LinkModelJson(record, true);
-    out["stored"] = not_stored.ok();
-    out["median_spread"] = report.median_spread;
-    out["worst_spread"] = report.worst_spread;
-    out["worst_point"] = report.worst_point;
-    out["unstable_points"] = report.unstable_points;
-    std::cout << out.dump(2) << "\n";
+    std::cout << model::MeasuredLinkModelJson(record, report, not_stored.ok()).dump(2) << "\n";
   } else {
     PrintLinkModel(record);
     std::cout << "\n"
@@ -114,7 +106,7 @@ Status Show(const ModelFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord record, store->GetLinkModel(flags.id));
   if (flags.json) {
-    std::cout << LinkModelJson(record, true).dump(2) << "\n";
+    std::cout << model::LinkModelJson(record, true).dump(2) << "\n";
   } else {
     PrintLinkModel(record);
   }

@@ -6,14 +6,13 @@
 #include <set>
 #include <sstream>
 
+#include "artune/model/model_json.h"
 #include "artune/report/model_report.h"
 #include "artune/transport/knobs.h"
 #include "format.h"
 
 namespace artune::cli {
 namespace {
-
-using nlohmann::ordered_json;
 
 std::string Micros(double seconds) {
   std::ostringstream out;
@@ -22,40 +21,10 @@ std::string Micros(double seconds) {
   return out.str();
 }
 
-ordered_json PointJson(const db::LinkModelPointRow& point) {
-  return {{"protocol", point.protocol},
-          {"polling", point.polling},
-          {"chunk_size", point.chunk_size},
-          {"pipeline_depth", point.pipeline_depth},
-          {"size", point.size},
-          {"inflight", point.inflight},
-          {"median_s", point.median_s},
-          {"low_s", point.low_s},
-          {"high_s", point.high_s},
-          {"rounds", point.rounds},
-          {"slices", point.slices}};
-}
-
 }  // namespace
 
 std::string PercentText(double fraction) {
   return std::to_string(static_cast<int>(fraction * 100 + 0.5)) + " %";
-}
-
-ordered_json LinkModelJson(const db::LinkModelRecord& model, bool with_points) {
-  ordered_json out = {{"id", model.id},
-                      {"created_at", model.created_at},
-                      {"host", model.host},
-                      {"peer", model.peer},
-                      {"fabric", model.fabric},
-                      {"rounds", model.rounds},
-                      {"duration_s", model.duration_s},
-                      {"points", model.points.size()}};
-  if (with_points) {
-    out["points"] = ordered_json::array();
-    for (const auto& point : model.points) out["points"].push_back(PointJson(point));
-  }
-  return out;
 }
 
 // One table per protocol group: a row per size, per inflight the median and spread.
@@ -102,7 +71,7 @@ StoredListing<db::LinkModelRecord> LinkModelListing(std::string_view show_one) {
       .kind = "link models",
       .recorder = "model measure",
       .list = [](db::Store& store, int limit) { return store.ListLinkModels(limit); },
-      .json = [](const db::LinkModelRecord& record) { return LinkModelJson(record, false); },
+      .json = [](const db::LinkModelRecord& record) { return model::LinkModelJson(record, false); },
       .header = {"ID", "CREATED", "FABRIC", "PEER", "POINTS", "ROUNDS", "SECONDS"},
       .right_aligned = {true, false, false, false, true, true, true},
       .row =

@@ -1,10 +1,10 @@
 // How a stored link model prints, shared by `artune model list|show` and
-// `artune results --models|--model ID` (one style for both): the JSON object of a
-// model, the table of its points per protocol group, and the listing of stored
-// models. Pure over the records; writes to std::cout.
+// `artune results --models|--model ID` (one style for both): the table of its
+// points per protocol group, and the listing of stored models (its JSON is the
+// model room's: artune/model/model_json.h). Pure over the records; writes to
+// std::cout.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -13,21 +13,17 @@
 
 namespace artune::cli {
 
-// {id, created_at, host, peer, fabric, rounds, duration_s, points}: `points` the
-// count, or with_points the array of every point.
-nlohmann::ordered_json LinkModelJson(const db::LinkModelRecord& model, bool with_points);
-
 // A heading line, then one table per protocol group (protocol, chunk size and
 // depth, polling): a row per size, a column per calls in flight, the median time
 // per call in microseconds and the spread over its samples.
 void PrintLinkModel(const db::LinkModelRecord& model);
 
-// The stored models, newest first, for PrintStoredListing; `show_one` is the
-// command that shows one in full, for the footer ("model show ID" or
-// "results --model ID").
 // "37 %": a fraction as a whole percentage.
 std::string PercentText(double fraction);
 
+// The stored models, newest first, for PrintStoredListing; `show_one` is the
+// command that shows one in full, for the footer ("model show ID" or
+// "results --model ID").
 StoredListing<db::LinkModelRecord> LinkModelListing(std::string_view show_one);
 
 }  // namespace artune::cli

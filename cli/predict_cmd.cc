@@ -6,13 +6,12 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "artune/db/fallback_store.h"
 #include "artune/model/link_model.h"
+#include "artune/model/model_json.h"
 #include "artune/model/predict.h"
-#include "artune/transport/knobs.h"
 #include "artune/tuner/search_space.h"
 #include "artune/tuner/sweep_plan.h"
 #include "command.h"
@@ -21,8 +20,6 @@
 
 namespace artune::cli {
 namespace {
-
-using nlohmann::ordered_json;
 
 struct PredictFlags {
   KnobFlags knobs;
@@ -42,87 +39,6 @@ std::string PercentText(double fraction) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(1) << fraction * 100 << " %";
   return out.str();
-}
-
-// Calls in flight the pass keeps: the plan's, else the capture's (capped as the
-// sweep caps it), else the sweep's default; never more than the pass has messages
-// (a pass ends when all its calls have completed).
-double PassInflight(const tuner::SweepPlan& plan, const tuner::Workload& workload) {
-  uint32_t inflight = plan.inflight;
-  if (inflight == 0) {
-    inflight = workload.captured_inflight > 0
-                   ? std::min(workload.captured_inflight, tuner::kMaxCapturedInflight)
-                   : tuner::kDefaultSweepInflight;
-  }
-  return static_cast<double>(
-      std::min<uint64_t>(inflight, std::max<size_t>(1, workload.messages.size())));
-}
-
-db::PredictionRecord ToRecord(const model::Prediction& prediction, const db::LinkModelRecord& model,
-                              const tuner::Workload& workload, const tuner::SearchSpace& space) {
-  db::PredictionRecord record;
-  record.model_id = model.id;
-  record.workload = workload.description;
-  record.search_space = space.Canonical();
-  record.inflight = prediction.inflight;
-  record.configs = static_cast<uint32_t>(prediction.ranked.size());
-  record.best_knobs = db::TrialKnobKey(prediction.best().knobs);
-  record.best_s = prediction.best().cost.seconds;
-  record.default_knobs = db::TrialKnobKey(prediction.default_config.knobs);
-  record.default_s = prediction.default_config.cost.seconds;
-  for (const model::DecidingTerm& term : prediction.deciding) {
-    record.summary += (record.summary.empty() ? "" : "\n") + term.text;
-  }
-  record.config = transport::ConfigToMap(prediction.best().config);
-  return record;
-}
-
-ordered_json TermsJson(const model::PassCost& cost) {
-  ordered_json terms = ordered_json::array();
-  for (const auto& [bucket, term] : cost.terms) {
-    ordered_json protocols = ordered_json::object();
-    for (const auto& [protocol, units] : term.protocols) {
-      protocols[std::string(transport::ProtocolName(protocol))] = units;
-    }
-    terms.push_back({{"bucket", model::BucketLabel(bucket)},
-                     {"seconds", term.seconds},
-                     {"units", term.units},
-                     {"protocols", protocols}});
-  }
-  return terms;
-}
-
-void PrintJson(const db::PredictionRecord& record, const model::Prediction& prediction,
-               const Status& not_stored, double compute_s) {
-  ordered_json out;
-  out["prediction_id"] = not_stored.ok() ? ordered_json(record.id) : ordered_json(nullptr);
-  out["stored"] = not_stored.ok();
-  out["link_model_id"] = record.model_id;
-  out["workload"] = record.workload;
-  out["search_space"] = record.search_space;
-  out["inflight"] = record.inflight;
-  out["compute_s"] = compute_s;
-  out["best"] = {{"knobs", prediction.best().knobs},
-                 {"predicted_s", record.best_s},
-                 {"terms", TermsJson(prediction.best().cost)}};
-  out["default"] = {{"knobs", prediction.default_config.knobs},
-                    {"predicted_s", record.default_s},
-                    {"terms", TermsJson(prediction.default_config.cost)}};
-  out["margin"] = prediction.margin;
-  out["deciding"] = ordered_json::array();
-  for (const model::DecidingTerm& term : prediction.deciding) {
-    out["deciding"].push_back({{"from", model::BucketLabel(term.first_bucket)},
-                               {"best_protocols", term.best_protocols},
-                               {"default_protocols", term.default_protocols},
-                               {"saving_s", term.saving_s},
-                               {"share_of_pass", term.share_of_pass},
-                               {"text", term.text}});
-  }
-  out["configs"] = ordered_json::array();
-  for (const model::ConfigPrediction& config : prediction.ranked) {
-    out["configs"].push_back({{"knobs", config.knobs}, {"predicted_s", config.cost.seconds}});
-  }
-  std::cout << out.dump(2) << "\n";
 }
 
 void PrintHuman(const db::PredictionRecord& record, const model::Prediction& prediction,
@@ -173,19 +89,21 @@ Status RunPredict(const PredictFlags& flags, Context& context) {
                           model::ChooseStoredModel(*store, flags.model_id));
   ARTUNE_ASSIGN_OR_RETURN(const model::LinkModel link_model, model::FromRecord(model_record));
   ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload, tuner::WorkloadOf(flags.plan, *store));
-  const double inflight = PassInflight(flags.plan, workload);
+  const double inflight = model::PassInflight(flags.plan, workload);
   const auto start = std::chrono::steady_clock::now();
   ARTUNE_ASSIGN_OR_RETURN(const model::Prediction prediction,
                           model::Predict(link_model, workload, space, loaded.config, inflight));
   const double compute_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  db::PredictionRecord record = ToRecord(prediction, model_record, workload, space);
+  db::PredictionRecord record =
+      model::PredictionRecordOf(prediction, model_record, workload, space);
   auto id = store->InsertPrediction(record);
   if (id.ok()) record.id = *id;
   const Status not_stored =
       id.ok() ? store->NotStoredStatus("the prediction above was not stored") : id.status();
   if (flags.json) {
-    PrintJson(record, prediction, not_stored, compute_s);
+    std::cout << model::PredictionJson(record, prediction, not_stored.ok(), compute_s).dump(2)
+              << "\n";
   } else {
     PrintHuman(record, prediction, model_record, not_stored, compute_s, flags.top);
   }

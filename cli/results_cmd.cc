@@ -24,7 +24,9 @@
 #include "artune/cluster/cluster_records.h"
 #include "artune/db/record_json.h"
 #include "artune/db/store.h"
+#include "artune/model/model_json.h"
 #include "artune/transport/knobs.h"
+#include "artune/tuner/bench_record.h"
 #include "artune/tuner/sweep_choice.h"
 #include "artune/tuner/sweep_view.h"
 #include "artune/tuner/trial_json.h"
@@ -52,31 +54,6 @@ struct ResultsOptions {
   std::string goal = "worst-link";
 };
 
-ordered_json RunJson(const db::BenchRun& run) {
-  ordered_json j;
-  j["id"] = run.id;
-  j["started_at"] = run.started_at;
-  j["host"] = run.host;
-  j["peer"] = run.peer;
-  j["transport"] = run.transport;
-  j["benchmark"] = run.benchmark;
-  j["scheme"] = run.scheme;
-  j["fabric"] = run.fabric;
-  j["payload_bytes"] = run.payload_bytes;
-  j["duration_s"] = run.duration_s;
-  j["rpcs"] = run.rpcs;
-  j["latency_us"] = {{"p50", run.latency.p50_us},
-                     {"p99", run.latency.p99_us},
-                     {"mean", run.latency.mean_us},
-                     {"stddev", run.latency.stddev_us}};
-  j["bandwidth_mbps"] = run.bandwidth_mbps;
-  j["rpcs_per_s"] = run.rpcs_per_s;
-  j["validated"] = run.validated;
-  j["config"] = run.config;
-  j["parameters"] = run.parameters;
-  return j;
-}
-
 std::vector<std::string> RunRow(const db::BenchRun& run) {
   return {std::to_string(run.id),
           ShortTime(run.started_at),
@@ -99,7 +76,7 @@ Status List(const ResultsOptions& options, const Context& context) {
       .kind = "bench runs",
       .recorder = "bench",
       .list = [](db::Store& store, int limit) { return store.ListBenchRuns(limit); },
-      .json = RunJson,
+      .json = tuner::StoredBenchRunJson,
       .header = {"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK", "SCHEME", "PAYLOAD", "P50 µs",
                  "P99 µs", "MB/s", "RPC/s", "VALIDATED"},
       .right_aligned = {true, false, false, false, false, true, true, true, true, true, false},
@@ -112,7 +89,7 @@ Status Show(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::BenchRun run, store->GetBenchRun(options.show_id));
   if (options.json) {
-    std::cout << RunJson(run).dump(2) << "\n";
+    std::cout << tuner::StoredBenchRunJson(run).dump(2) << "\n";
     return Status::Ok();
   }
   std::cout << "Bench run " << run.id << "\n";
@@ -147,16 +124,6 @@ Status Show(const ResultsOptions& options, const Context& context) {
 }
 
 // ---- sweeps ---------------------------------------------------------------
-
-ordered_json SweepJson(const db::SweepRecord& sweep) {
-  ordered_json j = {{"id", sweep.id}};
-  for (const auto& [name, field] : db::kSweepTextFields) j[name] = sweep.*field;
-  // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
-  j["background_load"] = sweep.background_load;
-  j["verdict"] = sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
-                               : ordered_json();
-  return j;
-}
 
 // The default measured again at the end and what the sweep concluded from it.
 void PrintVerdict(const db::SweepRecord& sweep, std::ostream& out) {
@@ -211,7 +178,8 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
   }
   if (options.json) {
     ordered_json j = {{"sweeps", ordered_json::array()}};
-    for (const db::SweepRecord& sweep : sweeps) j["sweeps"].push_back(SweepJson(sweep));
+    for (const db::SweepRecord& sweep : sweeps)
+      j["sweeps"].push_back(tuner::SweepRecordJson(sweep));
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
@@ -229,37 +197,6 @@ Status ListSweeps(const ResultsOptions& options, const Context& context) {
   }
   PrintTable(rows, {true, false, false, false, false, false, false, false, false}, std::cout);
   return Status::Ok();
-}
-
-ordered_json HeatmapJson(const tuner::SweepView& view) {
-  if (!view.heatmap()) return nullptr;
-  ordered_json cells = ordered_json::array();
-  for (const std::string& eager : view.eagers) {
-    ordered_json row = ordered_json::array();
-    for (const std::string& chunk : view.chunks) {
-      const db::TrialRecord* cell = tuner::HeatmapCell(view.trials, view.best, eager, chunk);
-      row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
-                        ? ordered_json(cell->objective)
-                        : ordered_json(nullptr));
-    }
-    cells.push_back(row);
-  }
-  return {{"rows", "eager_threshold"},    {"columns", "chunk_size"}, {"row_values", view.eagers},
-          {"column_values", view.chunks}, {"held", view.held},       {"cells", cells}};
-}
-
-void PrintSweepJson(const tuner::SweepView& view, std::optional<int64_t> cluster_id) {
-  ordered_json j;
-  j["sweep"] = SweepJson(view.sweep);
-  // The cluster run this sweep measured a link of; null for a sweep of its own.
-  j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
-  j["trials"] = ordered_json::array();
-  for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(tuner::TrialJson(trial));
-  j["best"] = tuner::PickJson(view.best);
-  j["default"] = tuner::PickJson(view.default_trial);
-  tuner::AddVerdictJson(j, view.sweep.verdict);
-  j["heatmap"] = HeatmapJson(view);
-  std::cout << j.dump(2) << "\n";
 }
 
 // The lines above the trial table: what was swept, how, under which load.
@@ -391,7 +328,7 @@ Status ShowSweep(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(const std::optional<int64_t> cluster_id,
                           tuner::FindClusterOfSweep(*store, view.sweep.id));
   if (options.json) {
-    PrintSweepJson(view, cluster_id);
+    std::cout << tuner::SweepViewJson(view, cluster_id).dump(2) << "\n";
     return Status::Ok();
   }
   PrintSweepHeader(view, cluster_id);
@@ -408,7 +345,7 @@ Status ShowLinkModel(const ResultsOptions& options, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model, store->GetLinkModel(options.model_id));
   if (options.json) {
-    std::cout << LinkModelJson(model, true).dump(2) << "\n";
+    std::cout << model::LinkModelJson(model, true).dump(2) << "\n";
     return Status::Ok();
   }
   PrintLinkModel(model);

@@ -14,6 +14,7 @@
 #include "artune/base/time.h"
 #include "artune/db/fallback_store.h"
 #include "artune/model/link_model.h"
+#include "artune/watch/watch_request.h"
 #include "artune/watch/watcher.h"
 #include "command.h"
 #include "format.h"
@@ -26,39 +27,10 @@ namespace {
 using nlohmann::ordered_json;
 
 struct WatchFlags {
-  watch::LiveLinkOptions link;
-  watch::WatchPolicy policy;
-  std::vector<std::string> axes;
-  int64_t model_id = 0;  // 0: the newest
-  uint32_t replay_messages = 32;
-  double interval_s = 5;
-  double duration_s = 0;
-  int64_t min_gap_s = 60;
-  bool dry_run = false;
-  int limit = 20;
+  watch::WatchRequest request;  // `watch run`
+  int limit = 20;               // `watch list`
   bool json = false;
 };
-
-ordered_json EventJson(const db::WatchEventRecord& event) {
-  return {{"id", event.id},
-          {"at", event.at},
-          {"servers", event.servers},
-          {"action", db::WatchActionName(event.action)},
-          {"reason", event.reason},
-          {"drift", event.drift},
-          {"window_messages", event.window_slices},
-          {"in_force", event.in_force_knobs},
-          {"candidate", event.candidate_knobs},
-          {"predicted_margin", event.predicted_margin},
-          {"paired",
-           {{"median", event.paired_median},
-            {"low", event.paired_low},
-            {"high", event.paired_high},
-            {"pairs", event.pairs},
-            {"verdict", event.verdict}}},
-          {"profile", ordered_json::parse(event.profile_json.empty() ? "{}" : event.profile_json,
-                                          nullptr, /*allow_exceptions=*/false)}};
-}
 
 // Waits up to `seconds` for SIGINT or SIGTERM (blocked, so they queue): false once
 // one came.
@@ -70,41 +42,29 @@ bool WaitUnlessStopped(const sigset_t& stop_signals, double seconds) {
 }
 
 Status Run(const WatchFlags& flags, Context& context) {
-  watch::WatchPolicy policy = flags.policy;
-  policy.min_gap = std::chrono::seconds(flags.min_gap_s);
-  ARTUNE_RETURN_IF_ERROR(watch::ValidateWatchPolicy(policy));
-  if (!(flags.interval_s > 0)) return Status::InvalidArgument("--interval must be above 0");
-  ARTUNE_ASSIGN_OR_RETURN(const tuner::SearchSpace space, tuner::ParseSearchSpace(flags.axes));
+  ARTUNE_ASSIGN_OR_RETURN(const watch::WatcherOptions options,
+                          watch::MakeWatcherOptions(flags.request));
   ARTUNE_ASSIGN_OR_RETURN(
       std::unique_ptr<db::FallbackStore> store,
       db::FallbackStore::Open(db::ResolveDatabasePath(context.globals.db_path), std::cerr));
   ARTUNE_ASSIGN_OR_RETURN(const db::LinkModelRecord model_record,
-                          model::ChooseStoredModel(*store, flags.model_id));
+                          model::ChooseStoredModel(*store, flags.request.model_id));
   ARTUNE_ASSIGN_OR_RETURN(model::LinkModel link_model, model::FromRecord(model_record));
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<watch::WatchedLink> link,
-                          watch::OpenLiveLink(flags.link));
-
-  watch::WatcherOptions options;
-  options.policy = policy;
-  options.space = space;
-  options.replay_messages = flags.replay_messages;
-  options.inflight = flags.link.inflight;
-  options.dry_run = flags.dry_run;
-  for (const std::string& server : flags.link.servers) {
-    options.servers_text += (options.servers_text.empty() ? "" : ",") + server;
-  }
+                          watch::OpenLiveLink(flags.request.link));
   watch::Watcher watcher(*link, std::move(link_model), options);
 
   const sigset_t stop_signals = BlockStopSignals();
   if (!flags.json) {
-    std::cerr << "artune watch: " << options.servers_text << ", A/B at " << flags.link.ab_peer
-              << ", link model " << model_record.id << (flags.dry_run ? ", dry run" : "")
-              << "; a decision once " << policy.min_window_messages
+    std::cerr << "artune watch: " << options.servers_text << ", A/B at "
+              << flags.request.link.ab_peer << ", link model " << model_record.id
+              << (flags.request.dry_run ? ", dry run" : "") << "; a decision once "
+              << options.policy.min_window_messages
               << " messages have been carried (Ctrl-C stops)\n";
   }
   watch::WatchLoop loop;
-  loop.interval_s = flags.interval_s;
-  loop.duration_s = flags.duration_s;
+  loop.interval_s = flags.request.interval_s;
+  loop.duration_s = flags.request.duration_s;
   loop.wait = [&stop_signals](double seconds) { return WaitUnlessStopped(stop_signals, seconds); };
   loop.on_error = [](const Status& status) {
     std::cerr << "artune watch: " << status.ToString() << " (trying again next interval)\n";
@@ -115,7 +75,7 @@ Status Run(const WatchFlags& flags, Context& context) {
     auto id = store->InsertWatchEvent(event);
     if (id.ok()) event.id = *id;
     if (flags.json) {
-      ordered_json out = EventJson(event);
+      ordered_json out = watch::WatchEventJson(event);
       out["stored"] = id.ok();
       std::cout << out.dump() << std::endl;
     } else {
@@ -141,7 +101,7 @@ Status List(const WatchFlags& flags, Context& context) {
       "watch decisions",
       "watch run",
       [](db::Store& store, int limit) { return store.ListWatchEvents(limit); },
-      EventJson,
+      watch::WatchEventJson,
       {"ID", "AT", "ACTION", "DRIFT", "IN FORCE", "CANDIDATE", "A/B", "REASON"},
       {true, false, false, true, false, false, true, false},
       [](const db::WatchEventRecord& event) {
@@ -160,58 +120,59 @@ Status List(const WatchFlags& flags, Context& context) {
 }
 
 void AddRunFlags(CLI::App& run, WatchFlags& flags) {
-  run.add_option("--server", flags.link.servers,
+  run.add_option("--server", flags.request.link.servers,
                  "Control address of a relay (or `artune serve`) whose traffic is watched and "
                  "whose live knobs a decision pushes; repeatable (every relay of the job)")
       ->check(HostPortValidator())
       ->required();
-  run.add_option("--ab-peer", flags.link.ab_peer,
+  run.add_option("--ab-peer", flags.request.link.ab_peer,
                  "host:port of an `artune serve` at the far end of the watched link: a "
                  "predicted config is measured there against the one in force before a push")
       ->check(HostPortValidator())
       ->required();
-  run.add_option("--link-model", flags.model_id,
+  run.add_option("--link-model", flags.request.model_id,
                  "Stored link model of the watched link (`artune model list`); default: the "
                  "newest");
-  run.add_option("--knob", flags.axes,
+  run.add_option("--knob", flags.request.axes,
                  "A knob axis to search, as `artune sweep --knob`; repeatable. Default: "
                  "eager_threshold=256B..256KiB:x2 and chunk_size=16KiB..4MiB:x2");
-  run.add_option("--interval", flags.interval_s, "Seconds between counter readings")
+  run.add_option("--interval", flags.request.interval_s, "Seconds between counter readings")
       ->capture_default_str();
-  run.add_option("--duration", flags.duration_s, "Stop after this many seconds (0: at Ctrl-C)")
+  run.add_option("--duration", flags.request.duration_s,
+                 "Stop after this many seconds (0: at Ctrl-C)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  run.add_option("--window-messages", flags.policy.min_window_messages,
+  run.add_option("--window-messages", flags.request.policy.min_window_messages,
                  "Messages carried before a window is judged")
       ->capture_default_str();
-  run.add_option("--drift", flags.policy.drift_threshold,
+  run.add_option("--drift", flags.request.policy.drift_threshold,
                  "Share of the bytes that must have moved between size buckets, against the "
                  "profile the config in force was chosen for, to predict again")
       ->capture_default_str();
-  run.add_option("--min-margin", flags.policy.min_margin,
+  run.add_option("--min-margin", flags.request.policy.min_margin,
                  "Predicted saving of the in-force config's pass below which nothing is measured")
       ->capture_default_str();
-  run.add_option("--min-gap", flags.min_gap_s, "Seconds at least between two changes")
+  run.add_option("--min-gap", flags.request.min_gap_s, "Seconds at least between two changes")
       ->capture_default_str();
-  run.add_option("--max-changes-per-hour", flags.policy.max_changes_per_hour,
+  run.add_option("--max-changes-per-hour", flags.request.policy.max_changes_per_hour,
                  "Changes (pushes and roll-backs) at most within any hour")
       ->capture_default_str();
-  run.add_option("--ab-repeats", flags.link.ab_repeats,
+  run.add_option("--ab-repeats", flags.request.link.ab_repeats,
                  "Pairs of the A/B (6 or more for a verdict beyond noise)")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  run.add_option("--ab-duration", flags.link.ab_duration_s, "Seconds per A/B measurement")
+  run.add_option("--ab-duration", flags.request.link.ab_duration_s, "Seconds per A/B measurement")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  run.add_option("--inflight", flags.link.inflight,
+  run.add_option("--inflight", flags.request.link.inflight,
                  "Calls in flight of the A/B replay and of the prediction")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  run.add_option("--replay-messages", flags.replay_messages,
+  run.add_option("--replay-messages", flags.request.replay_messages,
                  "Messages of the replay list built from a window's profile")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  run.add_flag("--dry-run", flags.dry_run,
+  run.add_flag("--dry-run", flags.request.dry_run,
                "Decide, measure and store, but never push (a decision to push is stored as "
                "hold)");
   run.add_flag("--json", flags.json, "One JSON object per decision, one per line");

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "artune/tuner/tf_workload.h"
 #include "command.h"
@@ -53,30 +52,9 @@ Status Workload(const WorkloadFlags& flags, Context& context) {
   if (options.progress) std::fprintf(stderr, "\r\033[K");
   ARTUNE_ASSIGN_OR_RETURN(tuner::TfWorkloadResult result, std::move(run));
 
-  uint64_t small = 0;
-  for (const tuner::TensorSpec& tensor : options.variables) small += tensor.bytes() <= 1024;
+  const uint64_t small = tuner::SmallVariableCount(options.variables);
   if (flags.json) {
-    nlohmann::ordered_json out;
-    out["model"] = "resnet50";
-    out["scale"] = flags.scale;
-    out["variables"] = options.variables.size();
-    out["small_variables"] = small;  // <= 1 KiB: sent in the header slice
-    out["model_bytes"] = result.model_bytes;
-    out["parameter_servers"] = flags.parameter_servers;
-    out["workers"] = flags.workers;
-    out["addresses"] = result.parameter_server_addresses;
-    out["steps"] = result.steps;
-    out["recv_tensor_calls"] = result.recv_tensor_calls;
-    out["tensor_bytes"] = result.tensor_bytes;
-    out["duration_s"] = result.duration_s;
-    out["steps_per_s"] = result.steps_per_s;
-    out["tensor_mbps"] = result.tensor_mbps;
-    out["step_ms"] = {{"p50", result.step_ms.p50},   {"p99", result.step_ms.p99},
-                      {"mean", result.step_ms.mean}, {"min", result.step_ms.min},
-                      {"max", result.step_ms.max},   {"samples", result.step_ms.count}};
-    out["validated"] = result.validated;
-    if (!result.validated) out["validation_error"] = result.validation_error;
-    std::cout << out.dump(2) << "\n";
+    std::cout << tuner::TfWorkloadJson(options, result, flags.scale).dump(2) << "\n";
   } else {
     std::cout << "model      ResNet-50" << (flags.scale < 1 ? " (scaled)" : "") << ", "
               << options.variables.size() << " variables (" << small << " <= 1 KiB), "
@@ -92,11 +70,7 @@ Status Workload(const WorkloadFlags& flags, Context& context) {
               << "validated  " << (result.validated ? "yes" : "NO: " + result.validation_error)
               << "\n";
   }
-  if (!result.validated) {
-    return Status::Corruption("a RecvTensor response failed validation: " +
-                              result.validation_error);
-  }
-  return Status::Ok();
+  return tuner::TfWorkloadStatus(result);
 }
 
 }  // namespace

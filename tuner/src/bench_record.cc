@@ -65,4 +65,29 @@ db::BenchRun MakeBenchRunRecord(const BenchTransport& transport, const std::stri
   return run;
 }
 
+nlohmann::ordered_json StoredBenchRunJson(const db::BenchRun& run) {
+  nlohmann::ordered_json j;
+  j["id"] = run.id;
+  j["started_at"] = run.started_at;
+  j["host"] = run.host;
+  j["peer"] = run.peer;
+  j["transport"] = run.transport;
+  j["benchmark"] = run.benchmark;
+  j["scheme"] = run.scheme;
+  j["fabric"] = run.fabric;
+  j["payload_bytes"] = run.payload_bytes;
+  j["duration_s"] = run.duration_s;
+  j["rpcs"] = run.rpcs;
+  j["latency_us"] = {{"p50", run.latency.p50_us},
+                     {"p99", run.latency.p99_us},
+                     {"mean", run.latency.mean_us},
+                     {"stddev", run.latency.stddev_us}};
+  j["bandwidth_mbps"] = run.bandwidth_mbps;
+  j["rpcs_per_s"] = run.rpcs_per_s;
+  j["validated"] = run.validated;
+  j["config"] = run.config;
+  j["parameters"] = run.parameters;
+  return j;
+}
+
 }  // namespace artune::tuner

@@ -183,4 +183,48 @@ ordered_json BenchRunsJson(const std::vector<TransportRun>& runs, const RunOptio
   return out;
 }
 
+Result<PreparedBench> PrepareBench(const BenchRequest& request) {
+  PreparedBench prepared;
+  PayloadSpec& spec = prepared.spec;
+  ARTUNE_ASSIGN_OR_RETURN(spec.scheme, ParseScheme(request.scheme));
+  std::string classes = request.classes;
+  if (classes.empty()) classes = spec.scheme == Scheme::kRandom ? "S,M,L" : "S";
+  ARTUNE_ASSIGN_OR_RETURN(spec.classes, ParseClasses(classes));
+  spec.buffer_count = request.buffers;
+  spec.class_bytes = {request.small_bytes, request.medium_bytes, request.large_bytes};
+  spec.size_mode = request.size_mode == "random" ? SizeMode::kRandomInClass : SizeMode::kFixed;
+  ARTUNE_ASSIGN_OR_RETURN(spec.skew, ParseSkewWeights(request.skew));
+  spec.seed = request.seed;
+  ARTUNE_RETURN_IF_ERROR(ValidateSpec(spec));
+  RunOptions& options = prepared.options;
+  ARTUNE_ASSIGN_OR_RETURN(options.kind, ParseBenchmark(request.benchmark));
+  options.warmup_s = request.warmup_s;
+  options.duration_s = request.duration_s;
+  options.inflight = request.inflight;
+  options.server_checksum = !request.no_checksum;
+  if (request.no_checksum && options.kind != BenchmarkKind::kBandwidth) {
+    return Status::InvalidArgument(
+        "--no-checksum is for --benchmark bandwidth (latency and ps echo the payload back "
+        "and the client checks it)");
+  }
+  options.servers = request.servers;
+  options.clients = request.clients;
+  ARTUNE_RETURN_IF_ERROR(ValidateRunOptions(options));
+  return prepared;
+}
+
+Status BenchRunsStatus(const std::vector<TransportRun>& runs, db::FallbackStore& store) {
+  bool validated = true;
+  for (const auto& run : runs) validated = validated && run.result.validated;
+  const Status not_stored = store.NotStoredStatus(
+      runs.size() == 1 ? "the run above was not stored" : "the runs above were not stored");
+  if (!validated) {
+    return Status::Corruption(
+        "a reply failed validation (payload checksum mismatch); the run " +
+        std::string(not_stored.ok() ? "is stored with validated = false"
+                                    : "is marked validated = false; " + not_stored.message()));
+  }
+  return not_stored;
+}
+
 }  // namespace artune::tuner

@@ -1,6 +1,10 @@
 #include "artune/tuner/capture_record.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "artune/base/time.h"
+#include "artune/db/record_json.h"
 #include "artune/probes/http2_decoder.h"
 #include "artune/probes/profile_output.h"
 
@@ -33,6 +37,38 @@ db::CaptureRecord CaptureRecordFromProfile(
     record.methods.push_back(std::move(row));
   }
   return record;
+}
+
+CaptureTotals SummarizeCapture(const db::CaptureRecord& capture) {
+  CaptureTotals totals;
+  std::vector<std::string> names;
+  for (const db::CaptureMethodRow& row : capture.methods) {
+    totals.messages += row.messages;
+    totals.bytes += row.bytes;
+    if (std::find(names.begin(), names.end(), row.method) == names.end()) {
+      names.push_back(row.method);
+    }
+  }
+  totals.methods = names.size();
+  return totals;
+}
+
+nlohmann::ordered_json CaptureSummaryJson(const db::CaptureRecord& capture) {
+  const CaptureTotals totals = SummarizeCapture(capture);
+  nlohmann::ordered_json j;
+  j["id"] = capture.id;
+  j["started_at"] = capture.started_at;
+  j["backend"] = capture.backend;
+  j["process"] = capture.process;
+  j["duration_s"] = capture.duration_s;
+  j["lost_events"] = capture.lost_events;
+  j["messages"] = totals.messages;
+  j["bytes"] = totals.bytes;
+  j["methods"] = nlohmann::ordered_json::array();
+  for (const db::CaptureMethodRow& row : capture.methods) {
+    j["methods"].push_back(db::CaptureMethodJson<nlohmann::ordered_json>(row));
+  }
+  return j;
 }
 
 }  // namespace artune::tuner

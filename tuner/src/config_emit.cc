@@ -11,6 +11,8 @@
 #include <system_error>
 
 #include "artune/transport/knobs.h"
+#include "artune/transport/protocol.h"
+#include "artune/transport/protocol_ranges.h"
 
 namespace artune::tuner {
 namespace {
@@ -52,6 +54,13 @@ Status SyncDirectory(const std::string& directory) {
     return Status::FromErrno("cannot sync directory " + directory, saved_errno);
   }
   return Status::Ok();
+}
+
+// A knob's value as `config show --json` gives it: the name of an enum's choice,
+// else the number.
+nlohmann::json KnobValueJson(const Knob& knob, uint64_t value) {
+  if (knob.type == KnobType::kEnum) return transport::FormatKnobValue(knob, value);
+  return value;
 }
 
 }  // namespace
@@ -204,6 +213,118 @@ nlohmann::ordered_json KnobChangesJson(const std::vector<KnobChange>& changes) {
                      {"changed", change.changed}});
   }
   return array;
+}
+
+std::vector<std::string> EnvironmentShadows(const std::vector<KnobChange>& changes,
+                                            const transport::LoadedConfig& in_force) {
+  std::vector<std::string> warnings;
+  for (const KnobChange& change : changes) {
+    const transport::KnobSource& source = in_force.SourceOf(change.name);
+    if (change.changed && source.kind == transport::KnobSource::Kind::kEnvironment) {
+      warnings.push_back(source.location + " in the environment overrides " + change.name +
+                         " from the file; unset it for the applied value to take effect");
+    }
+  }
+  return warnings;
+}
+
+Status CheckLiveSettings(const std::vector<KnobSetting>& settings) {
+  // A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
+  // Knob::live): pushing one would change nothing, so say how to change it instead.
+  for (const KnobSetting& setting : settings) {
+    const transport::Knob* knob = transport::FindKnob(setting.name);
+    if (knob == nullptr || knob->live) continue;
+    return Status::InvalidArgument(
+        "--live: " + setting.name + " is set when a transport starts, and a running server " +
+        "keeps its own (from " + setting.origin + "); write it to the server's config " +
+        "(artune apply config --set " + setting.name + "=" + setting.value +
+        " --output FILE) and restart `artune serve` or `artune relay` with it");
+  }
+  return Status::Ok();
+}
+
+Result<transport::LoadedConfig> LoadConfigInForce() {
+  transport::ConfigLoadOptions load_options;
+  std::error_code exists_error;
+  const std::string default_path = transport::DefaultConfigPath();
+  load_options.use_default_path =
+      !default_path.empty() && std::filesystem::exists(default_path, exists_error);
+  Result<transport::LoadedConfig> loaded = transport::LoadConfig(load_options);
+  if (!loaded.ok()) {
+    return loaded.status().WithContext(
+        "the config in force cannot be loaded (fix or remove the file, or unset the ARTUNE_* "
+        "variable it names)");
+  }
+  return loaded;
+}
+
+Result<std::string> DefaultConfigPathOrError() {
+  std::string path = transport::DefaultConfigPath();
+  if (path.empty()) {
+    return Status::InvalidArgument(
+        "no default config path: HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are all unset; "
+        "give --output FILE");
+  }
+  return path;
+}
+
+nlohmann::json LoadedConfigJson(const transport::LoadedConfig& loaded) {
+  using nlohmann::json;
+  const auto knobs = transport::Knobs();
+  json knob_array = json::array();
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    const Knob& knob = knobs[i];
+    json entry = {
+        {"name", knob.name},
+        {"value", KnobValueJson(knob, knob.get(loaded.config))},
+        {"text", transport::FormatKnobValue(knob, knob.get(loaded.config))},
+        {"type", transport::KnobTypeName(knob.type)},
+        {"unit", knob.unit},
+        {"default", KnobValueJson(knob, knob.DefaultValue())},
+        {"source", loaded.sources[i].KindName()},
+        {"source_detail", loaded.sources[i].location},
+        {"env", knob.env_name},
+        {"doc", knob.doc},
+        {"live", knob.live},
+    };
+    if (knob.type == KnobType::kEnum) {
+      entry["choices"] = std::vector<std::string>(knob.choices.begin(), knob.choices.end());
+    } else {
+      entry["min"] = knob.min_value;
+      entry["max"] = knob.max_value;
+    }
+    knob_array.push_back(std::move(entry));
+  }
+  return {
+      {"file", loaded.file_path.empty() ? json(nullptr) : json(loaded.file_path)},
+      {"knobs", std::move(knob_array)},
+      {"warnings", loaded.warnings},
+  };
+}
+
+nlohmann::json ConfigExplainJson(const Config& config) {
+  using nlohmann::json;
+  json range_array = json::array();
+  for (const transport::ProtocolRange& row : transport::ProtocolRanges(config)) {
+    range_array.push_back({{"protocol", transport::ProtocolName(row.protocol)},
+                           {"min_bytes", row.min_bytes},
+                           {"max_bytes", row.max_bytes ? json(*row.max_bytes) : json(nullptr)},
+                           {"how", row.how}});
+  }
+  json example_array = json::array();
+  for (uint64_t bytes : transport::ExampleSliceSizes(config)) {
+    const transport::SliceExample example = transport::ExplainSlice(bytes, config);
+    example_array.push_back({{"bytes", bytes},
+                             {"protocol", transport::ProtocolName(example.protocol)},
+                             {"chunks", example.chunks},
+                             {"pipeline_rounds", example.rounds}});
+  }
+  return {
+      {"config", transport::ConfigToMap(config)},
+      {"eager_buffer_bytes", transport::EagerBufferBytes(config)},
+      {"ranges", std::move(range_array)},
+      {"examples", std::move(example_array)},
+  };
 }
 
 }  // namespace artune::tuner

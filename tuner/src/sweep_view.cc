@@ -3,11 +3,15 @@
 #include <algorithm>
 #include <utility>
 
+#include "artune/db/record_json.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/sweep_choice.h"
+#include "artune/tuner/trial_json.h"
 
 namespace artune::tuner {
 namespace {
+
+using nlohmann::ordered_json;
 
 // The distinct values a knob takes over the trials, in numeric order.
 std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
@@ -28,6 +32,23 @@ std::vector<std::string> AxisValues(const std::vector<db::TrialRecord>& trials,
   std::vector<std::string> names;
   for (auto& [number, text] : values) names.push_back(std::move(text));
   return names;
+}
+
+ordered_json HeatmapJson(const SweepView& view) {
+  if (!view.heatmap()) return nullptr;
+  ordered_json cells = ordered_json::array();
+  for (const std::string& eager : view.eagers) {
+    ordered_json row = ordered_json::array();
+    for (const std::string& chunk : view.chunks) {
+      const db::TrialRecord* cell = HeatmapCell(view.trials, view.best, eager, chunk);
+      row.push_back(cell != nullptr && cell->status == db::TrialStatus::kOk
+                        ? ordered_json(cell->objective)
+                        : ordered_json(nullptr));
+    }
+    cells.push_back(row);
+  }
+  return {{"rows", "eager_threshold"},    {"columns", "chunk_size"}, {"row_values", view.eagers},
+          {"column_values", view.chunks}, {"held", view.held},       {"cells", cells}};
 }
 
 }  // namespace
@@ -72,6 +93,30 @@ const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
     if (matches) return &trial;
   }
   return nullptr;
+}
+
+ordered_json SweepRecordJson(const db::SweepRecord& sweep) {
+  ordered_json j = {{"id", sweep.id}};
+  for (const auto& [name, field] : db::kSweepTextFields) j[name] = sweep.*field;
+  // CPU hogs beside its measurements (`artune sweep --background-load`); 0: none.
+  j["background_load"] = sweep.background_load;
+  j["verdict"] = sweep.verdict ? ordered_json(std::string(db::VerdictName(sweep.verdict->verdict)))
+                               : ordered_json();
+  return j;
+}
+
+ordered_json SweepViewJson(const SweepView& view, std::optional<int64_t> cluster_id) {
+  ordered_json j;
+  j["sweep"] = SweepRecordJson(view.sweep);
+  // The cluster run this sweep measured a link of; null for a sweep of its own.
+  j["cluster_id"] = cluster_id ? ordered_json(*cluster_id) : ordered_json();
+  j["trials"] = ordered_json::array();
+  for (const db::TrialRecord& trial : view.trials) j["trials"].push_back(TrialJson(trial));
+  j["best"] = PickJson(view.best);
+  j["default"] = PickJson(view.default_trial);
+  AddVerdictJson(j, view.sweep.verdict);
+  j["heatmap"] = HeatmapJson(view);
+  return j;
 }
 
 }  // namespace artune::tuner

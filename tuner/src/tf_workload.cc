@@ -134,4 +134,40 @@ Result<TfWorkloadResult> RunTfWorkload(const TfWorkloadOptions& options) {
   return result;
 }
 
+uint64_t SmallVariableCount(const std::vector<TensorSpec>& variables) {
+  uint64_t small = 0;
+  for (const TensorSpec& tensor : variables) small += tensor.bytes() <= 1024;
+  return small;
+}
+
+nlohmann::ordered_json TfWorkloadJson(const TfWorkloadOptions& options,
+                                      const TfWorkloadResult& result, double scale) {
+  nlohmann::ordered_json out;
+  out["model"] = "resnet50";
+  out["scale"] = scale;
+  out["variables"] = options.variables.size();
+  out["small_variables"] = SmallVariableCount(options.variables);
+  out["model_bytes"] = result.model_bytes;
+  out["parameter_servers"] = options.parameter_servers;
+  out["workers"] = options.workers;
+  out["addresses"] = result.parameter_server_addresses;
+  out["steps"] = result.steps;
+  out["recv_tensor_calls"] = result.recv_tensor_calls;
+  out["tensor_bytes"] = result.tensor_bytes;
+  out["duration_s"] = result.duration_s;
+  out["steps_per_s"] = result.steps_per_s;
+  out["tensor_mbps"] = result.tensor_mbps;
+  out["step_ms"] = {{"p50", result.step_ms.p50},   {"p99", result.step_ms.p99},
+                    {"mean", result.step_ms.mean}, {"min", result.step_ms.min},
+                    {"max", result.step_ms.max},   {"samples", result.step_ms.count}};
+  out["validated"] = result.validated;
+  if (!result.validated) out["validation_error"] = result.validation_error;
+  return out;
+}
+
+Status TfWorkloadStatus(const TfWorkloadResult& result) {
+  if (result.validated) return Status::Ok();
+  return Status::Corruption("a RecvTensor response failed validation: " + result.validation_error);
+}
+
 }  // namespace artune::tuner

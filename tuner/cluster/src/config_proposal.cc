@@ -5,6 +5,8 @@
 namespace artune::tuner {
 namespace {
 
+using nlohmann::ordered_json;
+
 // The cluster's winner as settings, or its groups' winners (cluster_choice.h).
 Status CollectClusterSettings(const ProposalRequest& request, const StoreOpener& open_store,
                               ConfigProposal& proposal) {
@@ -165,6 +167,45 @@ Result<ConfigProposal> ProposeConfig(const ProposalRequest& request,
     proposal.idle_busy_polling_warning = IdleBusyPollingWarning(proposal.settings, *read_sweep);
   }
   return proposal;
+}
+
+ordered_json ProposalWinnerJson(const ConfigProposal& proposal) {
+  if (proposal.cluster_id && !proposal.winner.empty()) {
+    return {{"knobs", proposal.winner},
+            {"chosen_by", "cluster"},
+            {"how", proposal.winner_how},
+            {"trial_id", nullptr}};
+  }
+  if (!proposal.sweep_id) return nullptr;
+  return {{"knobs", proposal.winner},
+          {"chosen_by", proposal.winner_chosen_by_verdict ? "final_remeasurement" : "best_trial"},
+          {"how", proposal.winner_how},
+          {"trial_id",
+           proposal.winner_trial_id ? ordered_json(*proposal.winner_trial_id) : ordered_json()}};
+}
+
+void AddProposalJson(ordered_json& out, const ConfigProposal& proposal) {
+  out["sweep_id"] = proposal.sweep_id ? ordered_json(*proposal.sweep_id) : ordered_json();
+  out["cluster_id"] = proposal.cluster_id ? ordered_json(*proposal.cluster_id) : ordered_json();
+  out["prediction_id"] =
+      proposal.prediction_id ? ordered_json(*proposal.prediction_id) : ordered_json();
+  out["objective"] =
+      proposal.objective_name.empty() ? ordered_json() : ordered_json(proposal.objective_name);
+  out["objective_value"] = proposal.objective ? ordered_json(*proposal.objective) : ordered_json();
+  out["verdict"] = proposal.verdict.empty() ? ordered_json() : ordered_json(proposal.verdict);
+  out["winner"] = ProposalWinnerJson(proposal);
+}
+
+void AddProposalWarningsJson(ordered_json& out, const ConfigProposal& proposal,
+                             const std::vector<std::string>& warnings) {
+  out["warnings"] = warnings;
+  if (!proposal.verdict_warning.empty()) out["warnings"].push_back(proposal.verdict_warning);
+  // True when the config takes polling = busy from a sweep measured without
+  // --background-load (the warning says why that matters).
+  out["busy_polling_measured_idle"] = !proposal.idle_busy_polling_warning.empty();
+  if (!proposal.idle_busy_polling_warning.empty()) {
+    out["warnings"].push_back(proposal.idle_busy_polling_warning);
+  }
 }
 
 }  // namespace artune::tuner

@@ -97,4 +97,39 @@ nlohmann::ordered_json BenchRunsJson(const std::vector<TransportRun>& runs,
                                      const RunOptions& options, const Payload& payload,
                                      const std::string& peer);
 
+// What `artune bench` asks for besides its knobs and where it runs: the payload
+// (scheme, classes, sizes, seed) and how the run goes.
+struct BenchRequest {
+  std::string benchmark = "latency";  // ParseBenchmark text
+  std::string scheme = "uniform";
+  std::string classes;  // empty: the scheme's default (S,M,L for random, else S)
+  uint32_t buffers = 10;
+  uint64_t small_bytes = 10, medium_bytes = 10 * 1024, large_bytes = 1024 * 1024;
+  std::string size_mode = "fixed";  // or "random" (in class)
+  std::string skew = "large";
+  uint64_t seed = 1;
+  double warmup_s = 1;
+  double duration_s = 5;
+  uint32_t inflight = 8;
+  bool no_checksum = false;  // bandwidth only: the server skips checking
+  uint32_t servers = 2;
+  uint32_t clients = 3;
+};
+
+struct PreparedBench {
+  PayloadSpec spec;
+  RunOptions options;
+};
+
+// The request's payload spec and run options, checked. Errors (kInvalidArgument),
+// in this order: the scheme's, classes' and skew's parsers and ValidateSpec, the
+// benchmark's name, --no-checksum with a benchmark that echoes the payload,
+// ValidateRunOptions.
+Result<PreparedBench> PrepareBench(const BenchRequest& request);
+
+// What a bench of `runs` ends with: kCorruption when a reply failed validation
+// (saying whether the run is stored with validated = false), else the store's
+// NotStoredStatus.
+Status BenchRunsStatus(const std::vector<TransportRun>& runs, db::FallbackStore& store);
+
 }  // namespace artune::tuner

@@ -1,8 +1,12 @@
 // Between the probes' Profile and the store's plain CaptureRecord: `artune probe`
-// stores with it, `artune captures` reads back with ProfileFromJson.
+// stores with it, `artune captures` reads back with ProfileFromJson and lists the
+// records with their totals (CaptureSummaryJson).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -19,5 +23,18 @@ namespace artune::tuner {
 db::CaptureRecord CaptureRecordFromProfile(
     const probes::Profile& profile, const std::string& process,
     std::optional<std::chrono::system_clock::time_point> started_at = std::nullopt);
+
+// A capture's totals over its method rows.
+struct CaptureTotals {
+  uint64_t messages = 0;
+  uint64_t bytes = 0;
+  size_t methods = 0;  // distinct method names (both directions count once)
+};
+CaptureTotals SummarizeCapture(const db::CaptureRecord& capture);
+
+// A stored capture in `artune captures --json`: id, started_at, backend, process,
+// duration_s, lost_events, the totals (messages, bytes) and its method rows
+// (db::CaptureMethodJson).
+nlohmann::ordered_json CaptureSummaryJson(const db::CaptureRecord& capture);
 
 }  // namespace artune::tuner

@@ -91,4 +91,37 @@ std::string RenderConfig(const transport::Config& config, ConfigFormat format,
 // file is removed and the target is untouched.
 Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
+// The config in force, as `artune config show` sees it: defaults, file, ARTUNE_*.
+// A file named by ARTUNE_CONFIG that does not exist yet is the one `apply config`
+// creates: the config in force is then the defaults and the environment. Errors:
+// LoadConfig's, saying to fix or remove the file or unset the variable it names.
+Result<transport::LoadedConfig> LoadConfigInForce();
+
+// The default config path (transport::DefaultConfigPath), or kInvalidArgument
+// saying to give --output FILE when HOME, XDG_CONFIG_HOME and ARTUNE_CONFIG are
+// all unset.
+Result<std::string> DefaultConfigPathOrError();
+
+// Knobs set by ARTUNE_* variables still win over the file at load time: one
+// warning per changed knob that `in_force` takes from the environment.
+std::vector<std::string> EnvironmentShadows(const std::vector<KnobChange>& changes,
+                                            const transport::LoadedConfig& in_force);
+
+// A running server keeps its own fabric, idle_timeout_ms and verbs_* values (not
+// Knob::live): pushing one would change nothing. kInvalidArgument for the first
+// such setting, saying how to change it instead (write a file, restart the
+// server); Ok when every setting is live.
+Status CheckLiveSettings(const std::vector<KnobSetting>& settings);
+
+// `artune config show --json`: {file (null when none was read), knobs: [{name,
+// value, text, type, unit, default, source, source_detail, env, doc, live, and
+// choices or min and max}] in knob-table order, warnings}. Unordered JSON: keys
+// print sorted, as they always have.
+nlohmann::json LoadedConfigJson(const transport::LoadedConfig& loaded);
+
+// `artune config explain --json`: {config, eager_buffer_bytes, ranges: [{protocol,
+// min_bytes, max_bytes (null: unbounded), how}], examples: [{bytes, protocol,
+// chunks, pipeline_rounds}]} (transport/protocol_ranges.h).
+nlohmann::json ConfigExplainJson(const transport::Config& config);
+
 }  // namespace artune::tuner

@@ -1,12 +1,13 @@
 // One stored sweep as `artune results --sweep` shows it: its records, the chosen
 // config against the search's best and the default, and the eager_threshold x
-// chunk_size heatmap derived from its trials. The CLI reads it and prints it (as
-// text or JSON); which cluster run the sweep belongs to is the cluster room's
-// (FindClusterOfSweep).
+// chunk_size heatmap derived from its trials, and its JSON (SweepViewJson). The
+// CLI reads it and prints it; which cluster run the sweep belongs to is the
+// cluster room's (FindClusterOfSweep).
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,5 +44,17 @@ Result<SweepView> ReadSweepView(db::Store& store, int64_t sweep_id);
 const db::TrialRecord* HeatmapCell(const std::vector<db::TrialRecord>& trials,
                                    const std::optional<db::TrialRecord>& best,
                                    const std::string& eager, const std::string& chunk);
+
+// A stored sweep in `results --sweeps --json` and under "sweep" below: id, the
+// text fields (db::kSweepTextFields), background_load and verdict (its name, or
+// null without a stored verdict).
+nlohmann::ordered_json SweepRecordJson(const db::SweepRecord& sweep);
+
+// `results --sweep ID --json`: sweep (SweepRecordJson), cluster_id (the cluster run
+// the sweep measured a link of; null for a sweep of its own), trials (TrialJson),
+// best (the chosen config) and default (PickJson), the verdict (AddVerdictJson) and
+// heatmap ({rows, columns, row_values, column_values, held, cells}; null without
+// both axes).
+nlohmann::ordered_json SweepViewJson(const SweepView& view, std::optional<int64_t> cluster_id);
 
 }  // namespace artune::tuner

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -91,5 +92,18 @@ struct TfWorkloadResult {
 // everything down and returns the summary. Errors: kInvalidArgument (options),
 // kUnavailable (a server cannot listen), kTimeout / kIoError (a call failed).
 Result<TfWorkloadResult> RunTfWorkload(const TfWorkloadOptions& options);
+
+// Variables of at most 1 KiB: sent in the header slice.
+uint64_t SmallVariableCount(const std::vector<TensorSpec>& variables);
+
+// `artune workload --json`: model, scale, variables, small_variables, model_bytes,
+// parameter_servers, workers, addresses, steps, recv_tensor_calls, tensor_bytes,
+// duration_s, steps_per_s, tensor_mbps, step_ms {p50, p99, mean, min, max,
+// samples}, validated and, when not, validation_error.
+nlohmann::ordered_json TfWorkloadJson(const TfWorkloadOptions& options,
+                                      const TfWorkloadResult& result, double scale);
+
+// kCorruption naming the validation error when a RecvTensor response failed it.
+Status TfWorkloadStatus(const TfWorkloadResult& result);
 
 }  // namespace artune::tuner

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +65,19 @@ struct ConfigProposal {
 // (kNotFound "no sweep to apply" when there is none), ReadSweepChoice's,
 // ReadClusterChoice's, kInvalidArgument for a setting that is not NAME=VALUE.
 Result<ConfigProposal> ProposeConfig(const ProposalRequest& request, const StoreOpener& open_store);
+
+// The JSON of `apply config` (and `--live`) saying where the knobs came from.
+// ProposalWinnerJson: null when no sweep or cluster was read; else {knobs,
+// chosen_by: "final_remeasurement" | "best_trial" | "cluster", how, trial_id (null
+// when no stored trial has the knobs)}.
+nlohmann::ordered_json ProposalWinnerJson(const ConfigProposal& proposal);
+// Adds sweep_id, cluster_id, prediction_id, objective, objective_value, verdict and
+// winner (each null when not read).
+void AddProposalJson(nlohmann::ordered_json& out, const ConfigProposal& proposal);
+// Adds warnings (`warnings`, then the proposal's verdict and idle-busy-polling
+// warnings) and busy_polling_measured_idle: true when the config takes polling =
+// busy from a sweep measured without --background-load.
+void AddProposalWarningsJson(nlohmann::ordered_json& out, const ConfigProposal& proposal,
+                             const std::vector<std::string>& warnings);
 
 }  // namespace artune::tuner
