@@ -155,7 +155,10 @@ void RelayImpl::SendData(Conn& conn, std::span<const std::byte> bytes,
   auto owned = std::make_shared<Chunk>(std::move(*chunk));
   const Toward self = conn.self;
   const uint64_t session = conn.session, id = conn.id;
-  StartCall(*conn.peer, kDataMethod, owned->slices, owned, transport::CallOptions{},
+  // One-way: the far relay sends nothing back per chunk (a response would wake
+  // this relay's client thread only to say the bytes arrived; Ack is the send
+  // credit). A failure shows as the connection to the peer failing.
+  StartCall(*conn.peer, kDataMethod, owned->slices, owned, transport::CallOptions{.one_way = true},
             [this, self, session, id](Result<transport::Message> reply) {
               if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
             });
@@ -167,7 +170,8 @@ void RelayImpl::SendAck(Conn& conn) {
       EncodeAck({Other(conn.self), conn.session, conn.id, conn.written}));
   const Toward self = conn.self;
   const uint64_t session = conn.session, id = conn.id;
-  StartCall(*conn.peer, kAckMethod, message->request(), message, transport::CallOptions{},
+  StartCall(*conn.peer, kAckMethod, message->request(), message,
+            transport::CallOptions{.one_way = true},
             [this, self, session, id](Result<transport::Message> reply) {
               if (!reply.ok()) Post(ConnFailedEvent{self, session, id, reply.status().ToString()});
             });

@@ -393,11 +393,13 @@ class ClientImpl final : public Client {
                            " calls in flight, max_outstanding); raise it or the timeout"));
       return true;
     }
-    connection->StartCall(method, request, deadline,
-                          [slots = slots_, done = std::move(done)](Result<Message> result) {
-                            slots->Release();
-                            done(std::move(result));
-                          });
+    connection->StartCall(
+        method, request, deadline,
+        [slots = slots_, done = std::move(done)](Result<Message> result) {
+          slots->Release();
+          done(std::move(result));
+        },
+        options.one_way);
     return true;
   }
 

@@ -82,7 +82,11 @@ void Connection::OnIdleWatch() {
   std::lock_guard lock(mutex_);
   if (disconnected_ || closed_) return;
   const auto quiet = std::chrono::steady_clock::now() - last_activity_;
-  if (calls_.empty() && packets_received_ == packets_at_idle_check_ &&
+  // One-way calls handled and not reported yet (fewer than a batch): reported now,
+  // not failed by the close; the close waits for the next round.
+  const bool reported = oneway_to_return_ > 0;
+  if (reported) MaybeReturnCreditsLocked(/*report_every_slot=*/true);
+  if (!reported && calls_.empty() && packets_received_ == packets_at_idle_check_ &&
       quiet >= std::chrono::milliseconds(config_.idle_timeout_ms)) {
     FailLocked(Status::Cancelled("closed the data connection of " + peer() + ": no call for " +
                                  std::to_string(config_.idle_timeout_ms) +
@@ -111,7 +115,7 @@ void Connection::SetConfig(const Config& config, uint32_t epoch) {
 
 size_t Connection::calls_in_flight() const {
   std::lock_guard lock(mutex_);
-  return calls_.size();
+  return calls_.size() + oneway_sent_.size();
 }
 
 void Connection::Close(const Status& why) {
@@ -146,13 +150,14 @@ void Connection::Transition(Call& call, wire::CallState to, std::string_view why
 }
 
 void Connection::StartCall(std::string_view method, std::span<const ConstSlice> request,
-                           std::chrono::steady_clock::time_point deadline, Client::Done done) {
-  Status failed;
+                           std::chrono::steady_clock::time_point deadline, Client::Done done,
+                           bool one_way) {
+  Result<Message> outcome = Status::Internal("call not started");
   {
     std::lock_guard lock(mutex_);
     if (closed_) {
-      failed = close_reason_.ok() ? Status::Unavailable("connection to " + peer() + " is closed")
-                                  : close_reason_;
+      outcome = close_reason_.ok() ? Status::Unavailable("connection to " + peer() + " is closed")
+                                   : close_reason_;
     } else {
       const uint64_t id = next_call_id_++;
       last_activity_ = std::chrono::steady_clock::now();
@@ -162,6 +167,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
       call.state = wire::CallState::kSending;
       call.config = config_;
       call.done = std::move(done);
+      call.one_way = one_way;
       calls_.emplace(id, std::move(owned));
       stats_.CallStarted();
       Status sent = SendMessageLocked(call, wire::Direction::kRequest, method, request);
@@ -170,7 +176,17 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
         ReleaseSentLocked(call);
         calls_.erase(id);
         stats_.CallFailed();
-        failed = sent;
+        outcome = sent;
+      } else if (call.one_way) {
+        if (call.awaiting_fin) {
+          Transition(call, wire::CallState::kAwaitingResponse, "one-way request announced");
+          return;  // read by the server: HandleFin
+        }
+        // In packets: the caller's memory is free; done once the server reports it.
+        oneway_sent_.push_back(std::move(call.done));
+        Transition(call, wire::CallState::kDone, "one-way request sent");
+        MaybeEraseLocked(id);
+        return;
       } else {
         Transition(call, wire::CallState::kAwaitingResponse, "request sent");
         if (timer_ != nullptr) {
@@ -184,7 +200,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
       }
     }
   }
-  if (done) done(failed);
+  if (done) done(std::move(outcome));
 }
 
 void Connection::OnTimeout(uint64_t call_id) {
@@ -257,6 +273,8 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   // The peer may still read what this end announced: keep it until kFin.
   if (call.awaiting_fin && !disconnected_) return;
   for (const auto& transfer : call.in.transfers) LeaveWindowLocked(*transfer);
+  // Erased before its slot is returned: the client may reuse it at once.
+  if (role_ == Role::kServer && call.one_way) ++oneway_to_return_;
   calls_.erase(it);
   last_activity_ = std::chrono::steady_clock::now();
 }
@@ -286,6 +304,7 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
   if (it == calls_.end() || closed_) return;  // the connection died while handling
   Call& call = *it->second;
   Transition(call, wire::CallState::kSending, status.ok() ? "handler done" : "handler failed");
+  if (call.one_way) return FinishOnewayLocked(call, status);
   Status sent;
   if (!status.ok()) {
     stats_.CallFailed();
@@ -316,6 +335,21 @@ void Connection::SendResponse(uint64_t call_id, const Status& status,
   }
 }
 
+void Connection::FinishOnewayLocked(Call& call, const Status& status) {
+  if (!status.ok()) {
+    // Nobody waits for this call's answer: the client learns of the failure as
+    // its connection closing, and its calls in flight fail.
+    stats_.CallFailed();
+    FailLocked(Status(status.code(), "one-way call " + std::to_string(call.id) +
+                                         " failed in the server's handler: " + status.message()));
+    return;
+  }
+  stats_.CallCompleted();
+  Transition(call, wire::CallState::kDone, "one-way: no response");
+  MaybeEraseLocked(call.id);  // counts its slot in oneway_to_return_
+  MaybeReturnCreditsLocked();
+}
+
 // ---------------------------------------------------------------------------
 // Sending.
 
@@ -330,6 +364,8 @@ void Connection::StampHeaderLocked(std::byte* packet, bool credit_packet) {
   credits_to_return_ = 0;
   if (spare_to_return_) header.flags |= wire::kFlagSpareCreditReturned;
   spare_to_return_ = false;
+  header.oneway_done = oneway_to_return_;
+  oneway_to_return_ = 0;
   header.config_epoch = config_epoch_;
   (void)credit_packet;
   std::memcpy(packet, &header, sizeof(header));
@@ -361,12 +397,32 @@ Status Connection::FlushPendingLocked() {
   return Status::Ok();
 }
 
-void Connection::MaybeReturnCreditsLocked() {
+void Connection::MaybeReturnCreditsLocked(bool report_every_slot) {
   const uint32_t threshold = std::max<uint32_t>(1, geometry_.buffer_count / 2);
-  if (credits_to_return_ < threshold || !spare_available_ || closed_) return;
-  Status sent =
-      SendControlLocked(wire::PacketKind::kCredit, wire::Direction::kRequest, 0, Status::Ok());
+  const uint32_t slot_threshold =
+      report_every_slot ? 1 : std::max<uint32_t>(1, geometry_.max_outstanding / 2);
+  const bool slots_owed = oneway_to_return_ >= slot_threshold;
+  if ((credits_to_return_ < threshold && !slots_owed) || closed_) return;
+  Status sent = Status::Ok();
+  if (spare_available_) {
+    sent = SendControlLocked(wire::PacketKind::kCredit, wire::Direction::kRequest, 0, Status::Ok());
+  } else if (slots_owed && pending_.empty() && send_credits_ > 0) {
+    // The spare is out, and the client may hold it until it sends again, which a
+    // client out of call slots never does: the report goes on a regular credit.
+    sent = SendRegularCreditLocked();
+  } else {
+    return;  // the spare, or a credit, comes back with the peer's next packet
+  }
   if (!sent.ok()) FailLocked(sent);
+}
+
+Status Connection::SendRegularCreditLocked() {
+  ARTUNE_ASSIGN_OR_RETURN(Buffer packet, NewPacketLocked());
+  wire::PacketHeader header{};
+  header.kind = static_cast<uint8_t>(wire::PacketKind::kCredit);
+  header.flags = wire::kFlagCreditOnRegular;
+  std::memcpy(packet.data(), &header, sizeof(header));
+  return PostPacketLocked(std::move(packet), sizeof(header), false);
 }
 
 Status Connection::SendControlLocked(wire::PacketKind kind, wire::Direction direction,
@@ -394,7 +450,8 @@ Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std:
   ARTUNE_RETURN_IF_ERROR(MeasureMessageLocked(direction, method, slices));
   const MessagePlan plan = PlanMessage(send_sizes_, call.config);
   MessageHeaders headers{call.id, direction, static_cast<uint32_t>(slices.size()),
-                         static_cast<uint8_t>(method.size())};
+                         static_cast<uint8_t>(method.size()),
+                         call.one_way ? wire::kFlagOneWay : uint8_t{0}};
   for (const EagerPacket& eager : plan.eager_packets) {
     ARTUNE_RETURN_IF_ERROR(SendEagerPacketLocked(eager, slices, method, headers));
   }
@@ -426,6 +483,7 @@ wire::PacketHeader Connection::MessageHeaders::Next(wire::PacketKind kind, uint3
   header.slice_count = slice_count;
   header.entry_count = entries;
   header.method_bytes = method_sent ? 0 : method_bytes;
+  header.flags = flags;
   method_sent = true;
   return header;
 }

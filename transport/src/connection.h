@@ -13,6 +13,16 @@
 // a credit, and a peer that ignores the rule overflows the posted buffers and is
 // dropped by the fabric.
 //
+// One-way calls (kFlagOneWay) get no response; the server returns them like
+// credits: counted in every packet's oneway_done and, when half of max_outstanding
+// are owed, sent in a kCredit packet. The client completes that many of its oldest
+// one-way calls whose request the server has (eager, or rendezvous after its kFin,
+// which comes first on the connection) and frees their slots: so the server never
+// holds more than max_outstanding calls, and one packet ends many calls. When the
+// spare is out, such a report goes on a regular credit (kFlagCreditOnRegular):
+// the client, out of slots, may send nothing that would bring the spare back. A lost
+// count would leak slots until the client stalls (tests/transport test it).
+//
 // Rendezvous reads: a slice's destination is allocated when its reads are posted,
 // not when it is announced. At most kReadWindowBytes of destinations are being
 // read per connection (one slice at a time when a slice is larger); the other
@@ -105,13 +115,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Counts the connection active at `when` (a client: the moment it began to dial,
   // which is before the server's idle watch started).
   void MarkActiveAt(std::chrono::steady_clock::time_point when);
+  // Calls in flight, with a client's one-way calls until the server reports them
+  // handled (a retired connection is closed only once this is 0).
   size_t calls_in_flight() const;
   std::string peer() const { return endpoint_->peer(); }
 
   // Client: sends a request; `done` runs exactly once (maybe before this returns,
-  // on error). `deadline` fails the call with kTimeout.
+  // on error). `deadline` fails the call with kTimeout. A `one_way` call
+  // (CallOptions::one_way) has no deadline: `done` runs with an empty Message once
+  // the server reports it handled (oneway_done), or with the error when the
+  // connection fails first.
   void StartCall(std::string_view method, std::span<const ConstSlice> request,
-                 std::chrono::steady_clock::time_point deadline, Client::Done done);
+                 std::chrono::steady_clock::time_point deadline, Client::Done done,
+                 bool one_way = false);
 
   // Server: sends the response of `call_id` (slices and the Buffers/request that
   // keep them alive), or `status` as an error response when it is not ok.
@@ -163,6 +179,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::shared_ptr<Message> sent_keepalive;
     std::vector<uint32_t> offers;
     bool awaiting_fin = false;
+    bool one_way = false;  // kFlagOneWay: no response (see the header comment)
     Assembly in;
     Status failure;  // the error, once failed
   };
@@ -199,6 +216,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   [[gnu::always_inline]] inline Status TakeFlowControl(const wire::PacketHeader& header);
   // The peer read a message of ours (kFin): releases it. Unknown calls are stale.
   void HandleFin(uint64_t call_id);
+  // The server reported `count` one-way calls handled: their slots go back.
+  Status TakeOnewayDone(uint32_t count, Callbacks& callbacks);
   // The call a data or error packet belongs to (a server starts it); nullptr with
   // an ok status: a late response, dropped.
   [[gnu::always_inline]] inline Status FindIncomingCall(const wire::PacketHeader& header,
@@ -245,6 +264,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     wire::Direction direction = wire::Direction::kRequest;
     uint32_t slice_count = 0;
     uint8_t method_bytes = 0;
+    uint8_t flags = 0;  // on every packet of the message (kFlagOneWay)
     bool method_sent = false;
     wire::PacketHeader Next(wire::PacketKind kind, uint32_t entries);
   };
@@ -264,16 +284,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
                                                  ConstSlice slice);
   Status SendControlLocked(wire::PacketKind kind, wire::Direction direction, uint64_t call_id,
                            const Status& status);
+  // A kCredit packet on a regular credit (kFlagCreditOnRegular).
+  Status SendRegularCreditLocked();
   Result<Buffer> NewPacketLocked();
   void StampHeaderLocked(std::byte* packet, bool credit_packet);
   Status PostPacketLocked(Buffer buffer, uint64_t length, bool credit_packet);
   Status FlushPendingLocked();
-  void MaybeReturnCreditsLocked();
+  // Sends a kCredit packet when half the credits, or half of max_outstanding
+  // one-way calls (with `report_every_slot`: any), are owed to the peer.
+  void MaybeReturnCreditsLocked(bool report_every_slot = false);
 
   // Revokes the call's offers, then lets go of the memory they exposed.
   void ReleaseSentLocked(Call& call);
   void Transition(Call& call, wire::CallState to, std::string_view why);
   void CompleteCallLocked(Call& call, Result<Message> result, Callbacks& callbacks);
+  // Server: a one-way call's handler is over: nothing is sent; its slot is owed to
+  // the client, and an error closes the connection.
+  void FinishOnewayLocked(Call& call, const Status& status);
   void FailCallLocked(Call& call, const Status& status, Callbacks& callbacks);
   // Erases the call when nothing references its memory any more.
   void MaybeEraseLocked(uint64_t call_id);
@@ -316,6 +343,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uint32_t credits_to_return_ = 0;
   bool spare_to_return_ = false;
   std::deque<PendingPacket> pending_;
+  // One-way calls (see the header comment). Client: the `done`s of those whose
+  // request the server has (eager) or has read (kFin), not yet reported handled,
+  // oldest first. Server: how many it handled since its last packet.
+  std::deque<Client::Done> oneway_sent_;
+  uint32_t oneway_to_return_ = 0;
   std::atomic<uint32_t> peer_epoch_{0};
   std::atomic<bool> closed_{false};
   Status close_reason_;

@@ -44,8 +44,10 @@ void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbac
   ++packets_received_;
   bool credit_packet = false;
   if (completion.length >= sizeof(wire::PacketHeader)) {
+    // A credit packet on the spare, unless it says it took a regular credit.
     credit_packet = static_cast<wire::PacketKind>(static_cast<uint8_t>(buffer.data()[0])) ==
-                    wire::PacketKind::kCredit;
+                        wire::PacketKind::kCredit &&
+                    (static_cast<uint8_t>(buffer.data()[2]) & wire::kFlagCreditOnRegular) == 0;
   }
   Status handled = HandlePacket(buffer.data(), completion.length, callbacks);
   if (!handled.ok()) {
@@ -87,6 +89,7 @@ Status Connection::HandlePacket(const std::byte* data, uint64_t length, Callback
   ARTUNE_RETURN_IF_ERROR(CheckPacketShape(header, length));
   const auto kind = static_cast<wire::PacketKind>(header.kind);
   ARTUNE_RETURN_IF_ERROR(TakeFlowControl(header));
+  if (header.oneway_done > 0) ARTUNE_RETURN_IF_ERROR(TakeOnewayDone(header.oneway_done, callbacks));
   if (kind == wire::PacketKind::kCredit) return Status::Ok();
 
   const auto direction = static_cast<wire::Direction>(header.direction);
@@ -171,10 +174,31 @@ void Connection::HandleFin(uint64_t call_id) {
   if (it == calls_.end() || !it->second->awaiting_fin) return;  // stale
   Call& call = *it->second;
   ReleaseSentLocked(call);
+  if (call.one_way && call.state == wire::CallState::kAwaitingResponse) {
+    // The server read the request; done once it reports it handled.
+    Transition(call, wire::CallState::kDone, "one-way request read");
+    oneway_sent_.push_back(std::move(call.done));
+  }
   if (call.state == wire::CallState::kAwaitingFin) {
     Transition(call, wire::CallState::kDone, "peer read the response");
   }
   MaybeEraseLocked(call_id);
+}
+
+Status Connection::TakeOnewayDone(uint32_t count, Callbacks& callbacks) {
+  // The server counts a call only after it has its request (a kFin first when it
+  // read one), and packets arrive in order: `count` of oneway_sent_ are over.
+  if (role_ == Role::kServer || count > oneway_sent_.size()) {
+    return Malformed(peer(), "reported " + std::to_string(count) +
+                                 " one-way calls handled, more than it was sent");
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    stats_.CallCompleted();
+    callbacks.push_back([done = std::move(oneway_sent_.front())]() mutable { done(Message()); });
+    oneway_sent_.pop_front();
+  }
+  last_activity_ = std::chrono::steady_clock::now();
+  return Status::Ok();
 }
 
 Status Connection::FindIncomingCall(const wire::PacketHeader& header, Call*& call) {
@@ -189,6 +213,7 @@ Status Connection::FindIncomingCall(const wire::PacketHeader& header, Call*& cal
       owned->id = header.call_id;
       owned->state = wire::CallState::kReceivingRequest;
       owned->config = config_;
+      owned->one_way = (header.flags & wire::kFlagOneWay) != 0;
       it = calls_.emplace(header.call_id, std::move(owned)).first;
       last_activity_ = std::chrono::steady_clock::now();
       stats_.CallStarted();
@@ -197,9 +222,9 @@ Status Connection::FindIncomingCall(const wire::PacketHeader& header, Call*& cal
                                    " after its request was complete");
     }
   } else {
-    const bool live =
-        it != calls_.end() && (it->second->state == wire::CallState::kAwaitingResponse ||
-                               it->second->state == wire::CallState::kReceivingResponse);
+    const bool live = it != calls_.end() && !it->second->one_way &&
+                      (it->second->state == wire::CallState::kAwaitingResponse ||
+                       it->second->state == wire::CallState::kReceivingResponse);
     if (!live) {
       // A late response (the call timed out or failed): drop it, but let the server
       // release what it announced.
@@ -420,6 +445,13 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
     FailCallLocked(call, reason, callbacks);
   }
   calls_.clear();
+  // One-way calls the server never reported handled fail with it: it may not
+  // have run them.
+  for (auto& done : oneway_sent_) {
+    stats_.CallFailed();
+    callbacks.push_back([done = std::move(done), reason]() mutable { done(reason); });
+  }
+  oneway_sent_.clear();
   reads_.clear();
   waiting_transfers_.clear();
   reading_bytes_ = 0;

@@ -26,7 +26,9 @@ namespace artune::transport::wire {
 static_assert(std::endian::native == std::endian::little, "the wire format is little-endian");
 
 // 2: ConnectParams carries the data ticket; read refusals are one status.
-inline constexpr uint32_t kWireVersion = 2;
+// 3: one-way requests (kFlagOneWay) and their call slots returned in batches
+//    (PacketHeader::oneway_done).
+inline constexpr uint32_t kWireVersion = 3;
 
 // ---------------------------------------------------------------------------
 // Limits (a peer that exceeds one is dropped with kProtocolError).
@@ -58,6 +60,13 @@ enum class Direction : uint8_t { kRequest = 0, kResponse = 1 };
 
 // Flags of PacketHeader::flags.
 inline constexpr uint8_t kFlagSpareCreditReturned = 1;  // see Connection's credit rules
+// A request's packets: the client expects no response (CallOptions::one_way). The
+// server runs the handler, sends nothing back for the call and counts it in
+// oneway_done once it is over.
+inline constexpr uint8_t kFlagOneWay = 2;
+// A kCredit packet sent on one of the regular credits, not the spare: a server's
+// report of one-way calls handled (oneway_done) when the spare is out.
+inline constexpr uint8_t kFlagCreditOnRegular = 4;
 
 struct PacketHeader {
   uint8_t kind;               // PacketKind
@@ -72,7 +81,8 @@ struct PacketHeader {
   int32_t status_code;        // kError: the ErrorCode
   uint32_t config_epoch;      // sender's config epoch (a response with a newer one makes the
                               // client refresh its config through the control plane)
-  uint32_t reserved;
+  uint32_t oneway_done;       // server: one-way calls it finished since its last packet
+                              // (their call slots, returned like credits)
 };
 static_assert(sizeof(PacketHeader) == 40);
 

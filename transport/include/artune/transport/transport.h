@@ -135,8 +135,19 @@ struct HandlerOptions {
 };
 
 struct CallOptions {
-  // 0: the config's timeout_ms.
+  // 0: the config's timeout_ms. Not for one-way calls (they have no deadline).
   std::chrono::milliseconds timeout{0};
+  // A one-way call: the server runs the handler and sends no response, so no
+  // packet comes back per call (the relay's Data, whose sender acts on failures
+  // only). The server reports one-way calls handled in batches (half of
+  // max_outstanding, or with any packet it sends): `done` runs with an empty
+  // Message then (calls are counted, not named: the oldest whose request the
+  // server has), or with the error when the connection fails first. The request
+  // and the call slot are held until then, so at most max_outstanding requests
+  // are ever queued at the server. A handler's error closes the connection (there
+  // is nobody else to tell): the client's calls on it fail. A server of an older
+  // wire version is refused at the handshake.
+  bool one_way = false;
 };
 
 // Per-protocol counters: messages (slices) and bytes, in log2 size buckets.
