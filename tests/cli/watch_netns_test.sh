@@ -14,7 +14,8 @@
 # force, read back over their control planes.
 # (The built-in TF-like workload runs its servers and workers in one process on
 # 127.0.0.1, so it cannot span two hosts; the stock gRPC bench can.)
-# Needs root and iproute2 (ip netns); skips (77) without.
+# Needs root and iproute2 (ip netns); skips (77) without. About 20 s here; every
+# command and wait has its limit, so a run ends within 3 min.
 #   watch_netns_test.sh ARTUNE
 set -uo pipefail
 artune=${1:?usage: watch_netns_test.sh ARTUNE}
@@ -95,7 +96,7 @@ start serve_b "$b" --db "$dir/serve.db" serve --json --servers 1 --transport art
   --listen "$host_b:0"
 serve_b=$(jq -r .base "$dir/serve_b.json")
 
-timeout 120 ip netns exec "$a" "$artune" model measure --peer "$serve_b" --budget 5 \
+timeout 60 ip netns exec "$a" "$artune" model measure --peer "$serve_b" --budget 5 \
   --polling adaptive --inflight 1,4 --json >"$dir/model.json" 2>"$dir/model.err"
 check "a link model of the veth link to B's serve was measured (exit $?)" \
   jq -e '.id > 0 and (.points | length) > 0' "$dir/model.json"
@@ -124,7 +125,7 @@ pids+=("$watcher")
 program() {
   local name=$1
   shift
-  timeout 120 ip netns exec "$a" "$artune" run --relay-port "${relay_b##*:}" \
+  timeout 40 ip netns exec "$a" "$artune" run --relay-port "${relay_b##*:}" \
     --output "$dir/$name.carried.json" -- "$artune" --db "$dir/bench.db" bench \
     --peer "$program_server" --transport grpc --benchmark bandwidth --buffers 1 --warmup 0 \
     --duration 2 --json "$@" >"$dir/$name.out" 2>"$dir/$name.err"
@@ -145,7 +146,7 @@ check "the 4 MiB run exits 0 and went by rendezvous/chunked" jq -e \
 # The watcher decides within a few windows of the drift (the A/B takes seconds).
 for _ in $(seq 300); do
   [[ $(jq -s '[.[] | select(.action != "baseline")] | length' "$dir/watch.jsonl") -ge 1 ]] && break
-  (($(date +%s) - started < 170)) || break
+  (($(date +%s) - started < 150)) || break
   sleep 0.2
 done
 kill -INT "$watcher"
