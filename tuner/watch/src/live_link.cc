@@ -1,6 +1,8 @@
 // The watcher's link to the world: the watched servers' control planes and the A/B
 // peer.
 #include <chrono>
+#include <memory>
+#include <vector>
 
 #include "artune/transport/credentials.h"
 #include "artune/watch/watcher.h"
@@ -34,11 +36,21 @@ class LiveLink final : public WatchedLink {
     return (*client)->config();
   }
 
+  // Every server is reached before any is changed: the relays of a job are on
+  // several hosts, and one that cannot be reached must not leave the others running
+  // a config it does not (each link's protocols are its server's).
   Status Push(const transport::Config& config) override {
+    std::vector<std::unique_ptr<transport::Client>> clients;
     for (const std::string& server : options_.servers) {
       auto client = transport::Client::Connect(transport::Config{}, server, credentials_);
-      if (!client.ok()) return client.status().WithContext("pushing to " + server);
-      ARTUNE_RETURN_IF_ERROR((*client)->Reconfigure(config).WithContext("pushing to " + server));
+      if (!client.ok()) {
+        return client.status().WithContext("pushing to " + server + " (nothing was changed)");
+      }
+      clients.push_back(std::move(*client));
+    }
+    for (size_t i = 0; i < clients.size(); ++i) {
+      ARTUNE_RETURN_IF_ERROR(
+          clients[i]->Reconfigure(config).WithContext("pushing to " + options_.servers[i]));
     }
     return Status::Ok();
   }

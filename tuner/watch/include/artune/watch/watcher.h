@@ -41,7 +41,8 @@ class WatchedLink {
   virtual Result<transport::Stats> ReadCounters() = 0;
   // The config the watched servers run (the first one's; a push sets them all alike).
   virtual Result<transport::Config> ConfigInForce() = 0;
-  // Sets the live knobs of `config` on every watched server.
+  // Sets the live knobs of `config` on every watched server (LiveLink reaches them
+  // all first: one it cannot reach fails the push before any server is changed).
   virtual Status Push(const transport::Config& config) = 0;
   // The paired A/B over the live link: `baseline` against `tuned` replaying `workload`.
   virtual Result<tuner::PairedCompareResult> Compare(const transport::Config& baseline,
