@@ -3,35 +3,25 @@
 namespace artune::dashboard {
 
 HomeSource::HomeSource(std::string database_path, int rows)
-    : database_path_(std::move(database_path)), rows_(rows) {}
+    : store_(std::move(database_path),
+             "no store yet: artune probe, sweep and bench record there (or --db)"),
+      rows_(rows) {}
 
 HomeSource::~HomeSource() = default;
 
 HomePanel HomeSource::Poll() {
   HomePanel panel;
-  panel.store_path = database_path_;
-  if (store_ == nullptr) {
-    Result<std::unique_ptr<db::Store>> opened =
-        db::Store::Open(database_path_, db::OpenMode::kExisting);
-    if (!opened.ok()) {
-      panel.error = opened.status().code() == ErrorCode::kNotFound
-                        ? "no store yet: artune probe, sweep and bench record there (or --db)"
-                        : opened.status().message();
-      return panel;
-    }
-    store_ = std::move(*opened);
-  }
+  panel.store_path = store_.path();
+  db::Store* store = store_.Get(panel.error);
+  if (store == nullptr) return panel;
   // Each read is its own snapshot; a record landing between them shows next poll.
-  Result<db::StoreInfo> info = store_->Info();
-  Result<std::vector<db::SweepRecord>> sweeps = store_->ListSweeps(rows_);
-  Result<std::vector<db::CaptureRecord>> captures = store_->ListCaptures(rows_);
-  Result<std::vector<db::BenchRun>> runs = store_->ListBenchRuns(rows_);
-  for (const Status& status : {info.status(), sweeps.status(), captures.status(), runs.status()}) {
-    if (!status.ok()) {
-      panel.error = status.message();
-      store_.reset();  // reopen next time: the file may have been replaced
-      return panel;
-    }
+  Result<db::StoreInfo> info = store->Info();
+  Result<std::vector<db::SweepRecord>> sweeps = store->ListSweeps(rows_);
+  Result<std::vector<db::CaptureRecord>> captures = store->ListCaptures(rows_);
+  Result<std::vector<db::BenchRun>> runs = store->ListBenchRuns(rows_);
+  if (store_.Failed({info.status(), sweeps.status(), captures.status(), runs.status()},
+                    panel.error)) {
+    return panel;
   }
   panel.row_counts = std::move(info->row_counts);
   panel.sweeps = std::move(*sweeps);

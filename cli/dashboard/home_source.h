@@ -5,10 +5,9 @@
 // Threading: UI thread only.
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include "artune/db/store.h"
+#include "store_follower.h"
 #include "views.h"
 
 namespace artune::dashboard {
@@ -21,9 +20,8 @@ class HomeSource {
   HomePanel Poll();
 
  private:
-  std::string database_path_;
+  StoreFollower store_;
   int rows_;
-  std::unique_ptr<db::Store> store_;
 };
 
 }  // namespace artune::dashboard

@@ -3,33 +3,20 @@
 namespace artune::dashboard {
 
 WatchSource::WatchSource(std::string database_path, int rows)
-    : database_path_(std::move(database_path)), rows_(rows) {}
+    : store_(std::move(database_path),
+             "no store yet: artune watch run records its decisions there (or --db)"),
+      rows_(rows) {}
 
 WatchSource::~WatchSource() = default;
 
 WatchPanel WatchSource::Poll() {
   WatchPanel panel;
-  panel.store_path = database_path_;
-  if (store_ == nullptr) {
-    Result<std::unique_ptr<db::Store>> opened =
-        db::Store::Open(database_path_, db::OpenMode::kExisting);
-    if (!opened.ok()) {
-      panel.error = opened.status().code() == ErrorCode::kNotFound
-                        ? "no store yet: artune watch run records its decisions there (or --db)"
-                        : opened.status().message();
-      return panel;
-    }
-    store_ = std::move(*opened);
-  }
-  Result<db::StoreInfo> info = store_->Info();
-  Result<std::vector<db::WatchEventRecord>> events = store_->ListWatchEvents(rows_);
-  for (const Status& status : {info.status(), events.status()}) {
-    if (!status.ok()) {
-      panel.error = status.message();
-      store_.reset();  // reopen next time: the file may have been replaced
-      return panel;
-    }
-  }
+  panel.store_path = store_.path();
+  db::Store* store = store_.Get(panel.error);
+  if (store == nullptr) return panel;
+  Result<db::StoreInfo> info = store->Info();
+  Result<std::vector<db::WatchEventRecord>> events = store->ListWatchEvents(rows_);
+  if (store_.Failed({info.status(), events.status()}, panel.error)) return panel;
   const auto total = info->row_counts.find("watch_events");
   panel.total = total == info->row_counts.end() ? 0 : total->second;
   panel.events = std::move(*events);

@@ -6,10 +6,9 @@
 // Threading: UI thread only.
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include "artune/db/store.h"
+#include "store_follower.h"
 #include "views.h"
 
 namespace artune::dashboard {
@@ -22,9 +21,8 @@ class WatchSource {
   WatchPanel Poll();
 
  private:
-  std::string database_path_;
+  StoreFollower store_;
   int rows_;
-  std::unique_ptr<db::Store> store_;
 };
 
 }  // namespace artune::dashboard
