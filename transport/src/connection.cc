@@ -152,12 +152,14 @@ void Connection::Transition(Call& call, wire::CallState to, std::string_view why
 void Connection::StartCall(std::string_view method, std::span<const ConstSlice> request,
                            std::chrono::steady_clock::time_point deadline, Client::Done done,
                            bool one_way) {
-  Result<Message> outcome = Status::Internal("call not started");
+  // Set on every path that reaches the end (closed, or the send failed); an OK
+  // Status allocates nothing, which a message would on every call.
+  Status failed;
   {
     std::lock_guard lock(mutex_);
     if (closed_) {
-      outcome = close_reason_.ok() ? Status::Unavailable("connection to " + peer() + " is closed")
-                                   : close_reason_;
+      failed = close_reason_.ok() ? Status::Unavailable("connection to " + peer() + " is closed")
+                                  : close_reason_;
     } else {
       const uint64_t id = next_call_id_++;
       last_activity_ = std::chrono::steady_clock::now();
@@ -176,7 +178,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
         ReleaseSentLocked(call);
         calls_.erase(id);
         stats_.CallFailed();
-        outcome = sent;
+        failed = sent;
       } else if (call.one_way) {
         if (call.awaiting_fin) {
           Transition(call, wire::CallState::kAwaitingResponse, "one-way request announced");
@@ -200,7 +202,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
       }
     }
   }
-  if (done) done(std::move(outcome));
+  if (done) done(std::move(failed));
 }
 
 void Connection::OnTimeout(uint64_t call_id) {
