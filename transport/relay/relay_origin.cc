@@ -125,6 +125,15 @@ void RelayImpl::Answer(int asker, const std::string& host, uint16_t port,
         "); the connection to " + JoinHostPort(host, port) + " is refused");
     reply.verdict = kRedirectRefuse;
   } else {
+    // Nothing answering there (refused, or not in time) is the usual "no relay on
+    // that host" and stays quiet. A peer that answered and still did not take us
+    // (another wire version: builds of two artune versions) is said, once per host
+    // while the answer is remembered: the program's connections now go direct.
+    const ErrorCode code = peer.status().code();
+    if (code != ErrorCode::kUnavailable && code != ErrorCode::kTimeout) {
+      Log("relay: the relay at " + relay + " does not carry for this one (" +
+          peer.status().message() + "); connections to " + host + " go direct");
+    }
     no_relay_[host] = std::chrono::steady_clock::now();  // no relay there: direct
   }
   send(asker, &reply, sizeof reply, MSG_NOSIGNAL);
