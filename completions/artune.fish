@@ -16,7 +16,7 @@ complete -c artune -f -n '__fish_use_subcommand' -a results -d 'List the stored 
 complete -c artune -f -n '__fish_use_subcommand' -a captures -d 'List the stored `artune probe` captures, newest first (`captures show ID` for one)'
 complete -c artune -f -n '__fish_use_subcommand' -a report -d 'Write one self-contained HTML report (charts and tables, no scripts or network references) of a stored capture, sweep, cluster run or link model'
 complete -c artune -f -n '__fish_use_subcommand' -a db -d 'Inspect the SQLite store of runs'
-complete -c artune -f -n '__fish_use_subcommand' -a dashboard -d 'Live terminal dashboard  traffic per gRPC method (a probe it runs), a sweep s progress and heatmap (the store), a transport server s per-protocol counters'
+complete -c artune -f -n '__fish_use_subcommand' -a dashboard -d 'Live terminal dashboard  traffic per gRPC method (a probe it runs), a sweep s progress and heatmap (the store), a transport server s per-protocol counters, artune watch s decisions (the store)'
 complete -c artune -f -n '__fish_use_subcommand' -a devices -d 'List the verbs (RDMA) devices  ports, state, link layer, active MTU, GIDs'
 complete -c artune -n 'true' -l help -s h -d 'Print this help message and exit'
 complete -c artune -n 'true' -l version -d 'Display program version information and exit'
