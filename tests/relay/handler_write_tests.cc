@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "redirect_asker.h"
 #include "redirect_protocol.h"
 #include "relay.h"
 
@@ -91,28 +92,6 @@ uint16_t LocalPort(int fd) {
   return ntohs(address.sin_port);
 }
 
-// Asks the origin relay's control socket where a connection to 127.0.0.1:port goes.
-uint16_t CarriedPort(const std::string& control_socket, uint16_t port) {
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strcpy(address.sun_path, control_socket.c_str());
-  SetTimeouts(fd, 20);
-  RedirectRequest request;
-  request.family = AF_INET;
-  request.port_be = htons(port);
-  const in_addr loopback{htonl(INADDR_LOOPBACK)};
-  std::memcpy(request.address, &loopback, sizeof loopback);
-  RedirectReply reply;
-  const bool asked = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                     send(fd, &request, sizeof request, 0) == sizeof request &&
-                     recv(fd, &reply, sizeof reply, 0) == sizeof reply;
-  close(fd);
-  EXPECT_TRUE(asked);
-  EXPECT_EQ(reply.verdict, kRedirectCarry);
-  return ntohs(reply.port_be);
-}
-
 int ConnectLoopback(uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in address{};
@@ -171,7 +150,7 @@ class RelayHandlerWrite : public ::testing::Test {
     auto origin = Relay::Start(origin_options);
     ASSERT_TRUE(origin.ok()) << origin.status().ToString();
     origin_ = std::move(*origin);
-    carried_ = CarriedPort(control, ntohs(address.sin_port));
+    carried_ = testing::CarriedPort(control, ntohs(address.sin_port));
   }
 
   void TearDown() override {

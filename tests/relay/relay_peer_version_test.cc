@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "control.grpc.pb.h"
+#include "redirect_asker.h"
 #include "redirect_protocol.h"
 #include "relay.h"
 
@@ -32,29 +33,6 @@ class OtherVersionControl final : public transport::control::Control::Service {
                         "wire version 3 not supported; this server speaks 2");
   }
 };
-
-// Asks the origin's control socket where a connection to 127.0.0.1:port goes.
-RedirectReply Ask(const std::string& control_socket, uint16_t port) {
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  timeval wait{20, 0};  // bounds the test should the relay never answer
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strcpy(address.sun_path, control_socket.c_str());
-  RedirectRequest request;
-  request.family = AF_INET;
-  request.port_be = htons(port);
-  const in_addr loopback{htonl(INADDR_LOOPBACK)};
-  std::memcpy(request.address, &loopback, sizeof loopback);
-  RedirectReply reply;
-  reply.verdict = -1;
-  const bool asked = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                     send(fd, &request, sizeof request, 0) == sizeof request &&
-                     recv(fd, &reply, sizeof reply, 0) == sizeof reply;
-  close(fd);
-  EXPECT_TRUE(asked);
-  return reply;
-}
 
 TEST(RelayPeerVersion, ARelayThatRefusesTheHandshakeIsSaidAndTheConnectionGoesDirect) {
   OtherVersionControl service;
@@ -80,9 +58,9 @@ TEST(RelayPeerVersion, ARelayThatRefusesTheHandshakeIsSaidAndTheConnectionGoesDi
   auto origin = Relay::Start(options);
   ASSERT_TRUE(origin.ok()) << origin.status().ToString();
 
-  EXPECT_EQ(Ask(options.control_socket, 50051).verdict, kRedirectDirect);
+  EXPECT_EQ(testing::Ask(options.control_socket, 50051).verdict, kRedirectDirect);
   // Remembered: the second question is answered without a handshake or a line.
-  EXPECT_EQ(Ask(options.control_socket, 50052).verdict, kRedirectDirect);
+  EXPECT_EQ(testing::Ask(options.control_socket, 50052).verdict, kRedirectDirect);
   (*origin)->Shutdown();
   other->Shutdown();
 

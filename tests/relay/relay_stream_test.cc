@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "redirect_asker.h"
 #include "redirect_protocol.h"
 #include "relay.h"
 
@@ -33,28 +34,6 @@ void SetTimeouts(int fd) {
 
 uint16_t PortOf(const std::string& address) {
   return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
-
-// Asks the origin relay's control socket where a connection to 127.0.0.1:port goes.
-uint16_t CarriedPort(const std::string& control_socket, uint16_t port) {
-  const int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strcpy(address.sun_path, control_socket.c_str());
-  SetTimeouts(fd);
-  RedirectRequest request;
-  request.family = AF_INET;
-  request.port_be = htons(port);
-  const in_addr loopback{htonl(INADDR_LOOPBACK)};
-  std::memcpy(request.address, &loopback, sizeof loopback);
-  RedirectReply reply;
-  const bool asked = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                     send(fd, &request, sizeof request, 0) == sizeof request &&
-                     recv(fd, &reply, sizeof reply, 0) == sizeof reply;
-  close(fd);
-  EXPECT_TRUE(asked);
-  EXPECT_EQ(reply.verdict, kRedirectCarry);
-  return ntohs(reply.port_be);
 }
 
 int ConnectLoopback(uint16_t port) {
@@ -112,7 +91,7 @@ TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
   auto origin = Relay::Start(origin_options);
   ASSERT_TRUE(origin.ok()) << origin.status().ToString();
 
-  const int client = ConnectLoopback(CarriedPort(control, ntohs(address.sin_port)));
+  const int client = ConnectLoopback(testing::CarriedPort(control, ntohs(address.sin_port)));
   // Writes of 1 B to 300 KiB (below and above the handler's 64 KiB), random bytes.
   std::mt19937 random(22);
   Bytes sent;
@@ -207,22 +186,13 @@ TEST(RelayStream, AHungPeerRelayDelaysNoOtherDestination) {
   ASSERT_TRUE(origin.ok()) << origin.status().ToString();
 
   // Ask about 127.0.0.2 and leave the question pending: the origin dials the hung relay.
-  const int asker = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  sockaddr_un unix_address{};
-  unix_address.sun_family = AF_UNIX;
-  std::strcpy(unix_address.sun_path, control.c_str());
-  SetTimeouts(asker);
-  RedirectRequest request;
-  request.family = AF_INET;
-  request.port_be = htons(9);
-  std::memcpy(request.address, &hung_address.sin_addr, sizeof hung_address.sin_addr);
-  ASSERT_EQ(connect(asker, reinterpret_cast<sockaddr*>(&unix_address), sizeof unix_address), 0);
-  ASSERT_EQ(send(asker, &request, sizeof request, 0), static_cast<ssize_t>(sizeof request));
+  const int asker = testing::SendQuestion(control, hung_address.sin_addr, 9);
+  ASSERT_GE(asker, 0);
   const int dialled = accept(hung, nullptr, nullptr);
   ASSERT_GE(dialled, 0) << "the origin never dialled the relay on 127.0.0.2";
 
   // Meanwhile a connection to 127.0.0.1 is carried, both ways.
-  const int client = ConnectLoopback(CarriedPort(control, ntohs(address.sin_port)));
+  const int client = ConnectLoopback(testing::CarriedPort(control, ntohs(address.sin_port)));
   const char hello[] = "carried while another relay hangs";
   ASSERT_EQ(send(client, hello, sizeof hello, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof hello));
   char echoed[sizeof hello] = {};
