@@ -19,6 +19,25 @@ constexpr int kHomeRows = 12;
 // Decisions take two or three rows each: enough for a tall terminal.
 constexpr int kWatchRows = 40;
 
+// The views read from the store, polled together once a kSweepPollInterval.
+struct StoreViews {
+  std::optional<SweepSource> sweep;
+  std::optional<HomeSource> home;
+  std::optional<WatchSource> watch;
+
+  explicit StoreViews(const DashboardOptions& options) {
+    if (options.sweep) sweep.emplace(options.database_path, *options.sweep);
+    if (options.home) home.emplace(options.database_path, kHomeRows);
+    if (options.watch) watch.emplace(options.database_path, kWatchRows);
+  }
+  bool any() const { return sweep || home || watch; }
+  void Poll(Frame& frame) {
+    if (sweep) frame.sweep = sweep->Poll();
+    if (home) frame.home = home->Poll();
+    if (watch) frame.watch = watch->Poll();
+  }
+};
+
 }  // namespace
 
 Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
@@ -29,7 +48,6 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
   TransportModel transport;
   std::unique_ptr<ProbeSource> probe;
   std::unique_ptr<TransportSource> transport_source;
-  std::optional<SweepSource> sweep_source;
   if (options.probe) {
     ARTUNE_ASSIGN_OR_RETURN(probe,
                             ProbeSource::Start(*options.probe, options.server_port, traffic));
@@ -37,11 +55,7 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
   if (!options.server.empty()) {
     transport_source = TransportSource::Start(options.server, options.poll_interval, transport);
   }
-  if (options.sweep) sweep_source.emplace(options.database_path, *options.sweep);
-  std::optional<HomeSource> home_source;
-  if (options.home) home_source.emplace(options.database_path, kHomeRows);
-  std::optional<WatchSource> watch_source;
-  if (options.watch) watch_source.emplace(options.database_path, kWatchRows);
+  StoreViews store_views(options);
 
   DashboardResult result;
   {
@@ -62,11 +76,8 @@ Result<DashboardResult> RunDashboard(const DashboardOptions& options) {
         break;
       }
       const Clock::time_point now = Clock::now();
-      if ((sweep_source || home_source || watch_source) &&
-          now - last_sweep_poll >= kSweepPollInterval) {
-        if (sweep_source) frame.sweep = sweep_source->Poll();
-        if (home_source) frame.home = home_source->Poll();
-        if (watch_source) frame.watch = watch_source->Poll();
+      if (store_views.any() && now - last_sweep_poll >= kSweepPollInterval) {
+        store_views.Poll(frame);
         last_sweep_poll = now;
         dirty = true;
       }
