@@ -173,11 +173,13 @@ echo "in force: A $after_a"
 echo "in force: B $after_b"
 check "both relays answer with their config in force" test -n "$after_a" -a -n "$after_b"
 check "both relays end with the same config in force" test "$after_a" = "$after_b"
-action=$(jq -r '.action // ""' <<<"${decision:-null}")
-if [[ $action == push ]]; then
+# The watcher may decide again between the first decision and SIGINT; what is in
+# force at the end is the last push's candidate, or what was there before if none.
+last_push=$(jq -c -s '[.[] | select(.action == "push")][-1] // empty' "$dir/watch.jsonl")
+if [[ -n $last_push ]]; then
   # The candidate as knob=value;... against the config read back.
   candidate=$(jq -c '.candidate | split(";") | map(split("=") | {(.[0]): .[1]}) | add' \
-    <<<"$decision")
+    <<<"$last_push")
   for relay in a b; do
     after=after_$relay
     check "the pushed candidate is in force at relay $relay ($candidate)" \
@@ -185,9 +187,9 @@ if [[ $action == push ]]; then
       <<<"${!after:-null}"
   done
   check "a push was measured faster beyond noise" jq -e '.paired.verdict == "faster"' \
-    <<<"$decision"
+    <<<"$last_push"
 else
-  check "a $action left both relays as they were" test "$after_b" = "$before_b"
+  check "decisions without a push left both relays as they were" test "$after_b" = "$before_b"
 fi
 in_a watch list --json >"$dir/list.json"
 check "watch list shows every decision with its evidence, newest first" \
