@@ -4,6 +4,7 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -295,6 +296,9 @@ void RelayImpl::Post(Event event) {
 
 void RelayImpl::Loop() {
   loop_thread_of = this;
+  // Told apart from the transport's threads (artune-shm, ...) in top -H, perf and
+  // bench/relay-percall --threads; every thread would show the program's name.
+  pthread_setname_np(pthread_self(), "artune-relay");
   epoll_event events[64];
   while (!stopping_.load()) {
     const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
