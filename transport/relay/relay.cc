@@ -298,7 +298,8 @@ void RelayImpl::Loop() {
   loop_thread_of = this;
   // Told apart from the transport's threads (artune-shm, ...) in top -H, perf and
   // bench/relay-percall --threads; every thread would show the program's name.
-  pthread_setname_np(pthread_self(), "artune-relay");
+  // Not "artune-...": that prefix is the transport's (tests tell its threads by it).
+  pthread_setname_np(pthread_self(), "relay-loop");
   epoll_event events[64];
   while (!stopping_.load()) {
     const int ready = epoll_wait(epoll_fd_, events, 64, static_cast<int>(kLoopTick.count()));
