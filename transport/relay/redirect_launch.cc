@@ -1,0 +1,102 @@
+// Launching a program under the connect() interposer (redirect_launch.h).
+#include "redirect_launch.h"
+
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redirect_protocol.h"
+
+extern char** environ;
+
+namespace artune::relay {
+namespace {
+
+constexpr const char* kRedirectLibraryName = "libartune_relay_redirect.so";
+
+std::atomic<pid_t> child_pid{0};
+
+// SIGINT/SIGTERM go to the command, which decides; artune run waits for it.
+void ForwardSignal(int signal) {
+  const pid_t pid = child_pid.load();
+  if (pid > 0) kill(pid, signal);
+}
+
+}  // namespace
+
+Result<std::string> FindRedirectLibrary() {
+  std::vector<std::filesystem::path> candidates;
+  if (const char* path = std::getenv("ARTUNE_RELAY_REDIRECT_LIBRARY"); path && path[0] != '\0') {
+    candidates.emplace_back(path);
+  }
+  std::error_code error;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    candidates.push_back(executable.parent_path() / kRedirectLibraryName);
+    candidates.push_back(executable.parent_path().parent_path() / "lib" / "artune" /
+                         kRedirectLibraryName);
+  }
+#ifdef ARTUNE_RELAY_REDIRECT_BUILD_PATH
+  candidates.emplace_back(ARTUNE_RELAY_REDIRECT_BUILD_PATH);
+#endif
+  std::string tried;
+  for (const auto& candidate : candidates) {
+    if (access(candidate.c_str(), R_OK) == 0) return std::filesystem::absolute(candidate).string();
+    tried += (tried.empty() ? "" : ", ") + candidate.string();
+  }
+  return Status::NotFound(std::string(kRedirectLibraryName) + " not found (tried: " + tried +
+                          "): build the artune_relay_redirect target, or point "
+                          "ARTUNE_RELAY_REDIRECT_LIBRARY at the library");
+}
+
+Result<int> RunRedirected(const std::vector<std::string>& command, const std::string& library,
+                          const std::string& socket_path) {
+  std::vector<std::string> environment;
+  std::string preload = library;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view variable(*entry);
+    if (variable.starts_with("LD_PRELOAD=")) {
+      if (variable.size() > 11) preload += ":" + std::string(variable.substr(11));
+    } else if (!variable.starts_with(std::string(kRedirectSocketEnv) + "=")) {
+      environment.emplace_back(variable);
+    }
+  }
+  environment.push_back("LD_PRELOAD=" + preload);
+  environment.push_back(std::string(kRedirectSocketEnv) + "=" + socket_path);
+  std::vector<char*> argv, envp;
+  for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
+  argv.push_back(nullptr);
+  for (std::string& variable : environment) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+
+  struct sigaction forward {};
+  forward.sa_handler = ForwardSignal;
+  sigemptyset(&forward.sa_mask);
+  sigaction(SIGINT, &forward, nullptr);
+  sigaction(SIGTERM, &forward, nullptr);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  if (error != 0) {
+    return Status::NotFound("cannot run " + command[0] + ": " + std::strerror(error));
+  }
+  child_pid.store(pid);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return Status::FromErrno("waiting for " + command[0], errno);
+  }
+  child_pid.store(0);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return 128 + WTERMSIG(status);
+}
+
+}  // namespace artune::relay
