@@ -25,13 +25,13 @@
 #include "artune/db/record_json.h"
 #include "artune/db/store.h"
 #include "artune/model/model_json.h"
+#include "artune/report/bench_text.h"
 #include "artune/report/sweep_text.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/bench_record.h"
 #include "artune/tuner/sweep_view.h"
 #include "artune/tuner/trial_json.h"
 #include "command.h"
-#include "format.h"
 #include "model_text.h"
 #include "results_cluster.h"
 #include "stored_list.h"
@@ -54,20 +54,6 @@ struct ResultsOptions {
   std::string goal = "worst-link";
 };
 
-std::vector<std::string> RunRow(const db::BenchRun& run) {
-  return {std::to_string(run.id),
-          ShortTime(run.started_at),
-          run.transport,
-          run.benchmark,
-          run.scheme,
-          FormatHumanBytes(run.payload_bytes),
-          FormatNumber(run.latency.p50_us, 1),
-          FormatNumber(run.latency.p99_us, 1),
-          FormatNumber(run.bandwidth_mbps, 1),
-          FormatNumber(run.rpcs_per_s, 0),
-          run.validated ? "yes" : "NO"};
-}
-
 Status List(const ResultsOptions& options, const Context& context) {
   const StoredListing<db::BenchRun> listing = {
       .noun = "runs",
@@ -80,7 +66,7 @@ Status List(const ResultsOptions& options, const Context& context) {
       .header = {"ID", "TIME (UTC)", "TRANSPORT", "BENCHMARK", "SCHEME", "PAYLOAD", "P50 µs",
                  "P99 µs", "MB/s", "RPC/s", "VALIDATED"},
       .right_aligned = {true, false, false, false, false, true, true, true, true, true, false},
-      .row = RunRow,
+      .row = report::StoredBenchRunRow,
   };
   return PrintStoredListing(listing, options.limit, options.json, context);
 }
@@ -92,34 +78,7 @@ Status Show(const ResultsOptions& options, const Context& context) {
     std::cout << tuner::StoredBenchRunJson(run).dump(2) << "\n";
     return Status::Ok();
   }
-  std::cout << "Bench run " << run.id << "\n";
-  const std::string latency = "p50 " + FormatNumber(run.latency.p50_us, 2) + " µs, p99 " +
-                              FormatNumber(run.latency.p99_us, 2) + " µs, mean " +
-                              FormatNumber(run.latency.mean_us, 2) + " µs, stddev " +
-                              FormatNumber(run.latency.stddev_us, 2) + " µs";
-  std::vector<std::vector<std::string>> summary = {
-      {"  started", run.started_at},
-      {"  host", run.host},
-      {"  peer", run.peer},
-      {"  transport", run.transport + (run.fabric.empty() ? "" : " over " + run.fabric)},
-      {"  benchmark", run.benchmark},
-      {"  scheme", run.scheme},
-      {"  payload",
-       FormatHumanBytes(run.payload_bytes) + " (" + std::to_string(run.payload_bytes) + " bytes)"},
-      {"  duration", FormatNumber(run.duration_s, 2) + " s, " + std::to_string(run.rpcs) + " RPCs"},
-      {"  latency", latency},
-      {"  bandwidth", FormatNumber(run.bandwidth_mbps, 1) + " MB/s"},
-      {"  throughput", FormatNumber(run.rpcs_per_s, 1) + " RPC/s"},
-      {"  validated", run.validated ? "yes (every response checksum matched)" : "NO"},
-  };
-  PrintTable(summary, {}, std::cout);
-  for (const auto& [title, pairs] :
-       {std::pair{"Config", &run.config}, std::pair{"Parameters", &run.parameters}}) {
-    std::cout << title << (pairs->empty() ? ": (none)\n" : ":\n");
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& [key, value] : *pairs) rows.push_back({"  " + key, value});
-    PrintTable(rows, {}, std::cout);
-  }
+  report::PrintStoredBenchRun(run, std::cout);
   return Status::Ok();
 }
 

@@ -3,7 +3,9 @@
 
 #include <iomanip>
 #include <sstream>
+#include <utility>
 
+#include "artune/report/text_table.h"
 #include "artune/tuner/payload.h"
 
 namespace artune::report {
@@ -79,6 +81,67 @@ void PrintBenchText(const std::vector<tuner::TransportRun>& runs, const std::str
       out << run.transport << ": validation failed: " << run.result.validation_error << "\n";
     }
   }
+}
+
+std::vector<std::string> StoredBenchRunRow(const db::BenchRun& run) {
+  return {std::to_string(run.id),
+          ShortTime(run.started_at),
+          run.transport,
+          run.benchmark,
+          run.scheme,
+          FormatHumanBytes(run.payload_bytes),
+          FormatNumber(run.latency.p50_us, 1),
+          FormatNumber(run.latency.p99_us, 1),
+          FormatNumber(run.bandwidth_mbps, 1),
+          FormatNumber(run.rpcs_per_s, 0),
+          run.validated ? "yes" : "NO"};
+}
+
+void PrintStoredBenchRun(const db::BenchRun& run, std::ostream& out) {
+  out << "Bench run " << run.id << "\n";
+  const std::string latency = "p50 " + FormatNumber(run.latency.p50_us, 2) + " µs, p99 " +
+                              FormatNumber(run.latency.p99_us, 2) + " µs, mean " +
+                              FormatNumber(run.latency.mean_us, 2) + " µs, stddev " +
+                              FormatNumber(run.latency.stddev_us, 2) + " µs";
+  std::vector<std::vector<std::string>> summary = {
+      {"  started", run.started_at},
+      {"  host", run.host},
+      {"  peer", run.peer},
+      {"  transport", run.transport + (run.fabric.empty() ? "" : " over " + run.fabric)},
+      {"  benchmark", run.benchmark},
+      {"  scheme", run.scheme},
+      {"  payload",
+       FormatHumanBytes(run.payload_bytes) + " (" + std::to_string(run.payload_bytes) + " bytes)"},
+      {"  duration", FormatNumber(run.duration_s, 2) + " s, " + std::to_string(run.rpcs) + " RPCs"},
+      {"  latency", latency},
+      {"  bandwidth", FormatNumber(run.bandwidth_mbps, 1) + " MB/s"},
+      {"  throughput", FormatNumber(run.rpcs_per_s, 1) + " RPC/s"},
+      {"  validated", run.validated ? "yes (every response checksum matched)" : "NO"},
+  };
+  PrintTable(summary, {}, out);
+  for (const auto& [title, pairs] :
+       {std::pair{"Config", &run.config}, std::pair{"Parameters", &run.parameters}}) {
+    out << title << (pairs->empty() ? ": (none)\n" : ":\n");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [key, value] : *pairs) rows.push_back({"  " + key, value});
+    PrintTable(rows, {}, out);
+  }
+}
+
+void PrintTfWorkloadText(const tuner::TfWorkloadOptions& options,
+                         const tuner::TfWorkloadResult& result, double scale, std::ostream& out) {
+  const uint64_t small = tuner::SmallVariableCount(options.variables);
+  out << "model      ResNet-50" << (scale < 1 ? " (scaled)" : "") << ", "
+      << options.variables.size() << " variables (" << small << " <= 1 KiB), "
+      << FormatHumanBytes(result.model_bytes) << "\n"
+      << "cluster    " << options.parameter_servers << " parameter server(s), " << options.workers
+      << " worker(s) on 127.0.0.1, gRPC\n"
+      << std::fixed << std::setprecision(2) << "steps      " << result.steps << " in "
+      << result.duration_s << " s (" << result.steps_per_s << " steps/s)\n"
+      << "step time  p50 " << result.step_ms.p50 << " ms, p99 " << result.step_ms.p99 << " ms\n"
+      << "RecvTensor " << result.recv_tensor_calls << " calls, " << result.tensor_mbps
+      << " MB/s of tensors\n"
+      << "validated  " << (result.validated ? "yes" : "NO: " + result.validation_error) << "\n";
 }
 
 }  // namespace artune::report
