@@ -72,4 +72,21 @@ void PrintKnobChanges(const std::vector<tuner::KnobChange>& changes,
   out << changed << " of " << changes.size() << " knobs change\n";
 }
 
+void PrintVerbsDevices(const std::vector<transport::VerbsDevice>& devices, std::ostream& out) {
+  for (const transport::VerbsDevice& device : devices) {
+    out << device.name << "  (verbs_device=" << device.position << ", node GUID "
+        << device.node_guid << ")\n";
+    for (const transport::VerbsPort& port : device.ports) {
+      out << "  port " << port.number << "  " << port.state << "  " << port.link_layer
+          << "  active MTU " << port.active_mtu << " (max " << port.max_mtu << ")\n";
+      for (const transport::VerbsGid& gid : port.gids) {
+        out << "    GID[" << gid.index << "]  " << gid.gid;
+        if (!gid.type.empty()) out << "  " << gid.type;
+        if (!gid.netdev.empty()) out << "  " << gid.netdev;
+        out << "\n";
+      }
+    }
+  }
+}
+
 }  // namespace artune::report

@@ -1,7 +1,8 @@
 // The transport's config as text, for `artune config show` and `config explain`:
 // every knob of the knob table with its value and where it came from, and which
 // protocol serves each slice size under a config (transport/protocol_ranges.h, the
-// code the transport runs); and, for `artune apply config`, a config's changes.
+// code the transport runs); for `artune apply config`, a config's changes; for
+// `artune devices`, the verbs devices the verbs_device knob picks from.
 // Prints to the stream given; no errors.
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include "artune/transport/config.h"
 #include "artune/transport/config_loader.h"
+#include "artune/transport/devices.h"
 #include "artune/tuner/config_emit.h"
 
 namespace artune::report {
@@ -27,5 +29,9 @@ void PrintConfigExplain(const transport::Config& config, std::ostream& out);
 // source, the new value and whether it changes; then how many change.
 void PrintKnobChanges(const std::vector<tuner::KnobChange>& changes,
                       const std::string& in_force_label, std::ostream& out);
+
+// Per device: its name, verbs_device number and node GUID; per port: state, link
+// layer and MTUs; per GID: index, GID, type and netdev.
+void PrintVerbsDevices(const std::vector<transport::VerbsDevice>& devices, std::ostream& out);
 
 }  // namespace artune::report
