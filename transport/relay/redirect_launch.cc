@@ -3,26 +3,23 @@
 
 #include <signal.h>
 #include <spawn.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "artune/base/helper_library.h"
 #include "redirect_protocol.h"
 
 extern char** environ;
 
 namespace artune::relay {
 namespace {
-
-constexpr const char* kRedirectLibraryName = "libartune_relay_redirect.so";
 
 std::atomic<pid_t> child_pid{0};
 
@@ -35,28 +32,13 @@ void ForwardSignal(int signal) {
 }  // namespace
 
 Result<std::string> FindRedirectLibrary() {
-  std::vector<std::filesystem::path> candidates;
-  if (const char* path = std::getenv("ARTUNE_RELAY_REDIRECT_LIBRARY"); path && path[0] != '\0') {
-    candidates.emplace_back(path);
-  }
-  std::error_code error;
-  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(executable.parent_path() / kRedirectLibraryName);
-    candidates.push_back(executable.parent_path().parent_path() / "lib" / "artune" /
-                         kRedirectLibraryName);
-  }
 #ifdef ARTUNE_RELAY_REDIRECT_BUILD_PATH
-  candidates.emplace_back(ARTUNE_RELAY_REDIRECT_BUILD_PATH);
+  const char* build_path = ARTUNE_RELAY_REDIRECT_BUILD_PATH;
+#else
+  const char* build_path = "";
 #endif
-  std::string tried;
-  for (const auto& candidate : candidates) {
-    if (access(candidate.c_str(), R_OK) == 0) return std::filesystem::absolute(candidate).string();
-    tried += (tried.empty() ? "" : ", ") + candidate.string();
-  }
-  return Status::NotFound(std::string(kRedirectLibraryName) + " not found (tried: " + tried +
-                          "): build the artune_relay_redirect target, or point "
-                          "ARTUNE_RELAY_REDIRECT_LIBRARY at the library");
+  return FindHelperLibrary({"libartune_relay_redirect.so", "ARTUNE_RELAY_REDIRECT_LIBRARY",
+                            "artune_relay_redirect", build_path});
 }
 
 Result<int> RunRedirected(const std::vector<std::string>& command, const std::string& library,
