@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+extern char** environ;
+
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -41,6 +44,25 @@ Result<std::string> FindHelperLibrary(const HelperLibrary& library,
   return Status::NotFound(library.file_name + " not found (tried: " + tried + "): build the " +
                           library.target + " target, or point " + library.environment +
                           " at the library");
+}
+
+std::vector<std::string> EnvironmentWithPreload(const std::string& library,
+                                                const std::string& variable,
+                                                const std::string& value) {
+  std::vector<std::string> environment;
+  std::string preload = library;
+  const std::string replaced = variable + "=";
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view setting(*entry);
+    if (setting.starts_with("LD_PRELOAD=")) {
+      if (setting.size() > 11) preload += ":" + std::string(setting.substr(11));
+    } else if (!setting.starts_with(replaced)) {
+      environment.emplace_back(setting);
+    }
+  }
+  environment.push_back("LD_PRELOAD=" + preload);
+  environment.push_back(replaced + value);
+  return environment;
 }
 
 }  // namespace artune

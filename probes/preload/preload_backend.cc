@@ -28,8 +28,6 @@
 #include "preload/shm_ring.h"
 #include "src/syscall_flows.h"
 
-extern char** environ;
-
 namespace artune::probes {
 namespace {
 
@@ -303,20 +301,8 @@ class PreloadBackend final : public CaptureBackend {
     ARTUNE_ASSIGN_OR_RETURN(const std::string library, FindPreloadLibrary(options_.library_path));
     ARTUNE_RETURN_IF_ERROR(ring_.Create(options_));
 
-    std::vector<std::string> environment;
-    std::string preload_value = library;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      const std::string_view variable(*entry);
-      if (variable.starts_with("LD_PRELOAD=")) {
-        // Keep what the user preloads; ours goes first so it wraps libc, not them.
-        if (variable.size() > 11) preload_value += ":" + std::string(variable.substr(11));
-      } else if (!variable.starts_with(std::string(preload::kRingEnvironmentVariable) + "=")) {
-        environment.emplace_back(variable);
-      }
-    }
-    environment.push_back("LD_PRELOAD=" + preload_value);
-    environment.push_back(std::string(preload::kRingEnvironmentVariable) +
-                          "=fd:" + std::to_string(ring_.fd()));
+    std::vector<std::string> environment = EnvironmentWithPreload(
+        library, preload::kRingEnvironmentVariable, "fd:" + std::to_string(ring_.fd()));
 
     std::vector<char*> argv;
     for (auto& argument : options_.command) argv.push_back(argument.data());

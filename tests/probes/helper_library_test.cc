@@ -6,10 +6,12 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace artune {
 namespace {
@@ -93,6 +95,34 @@ TEST_F(HelperLibraryTest, NotFoundNamesEveryPathTheTargetAndTheVariable) {
                                 "point ARTUNE_HELPER_LIBRARY_TEST at the library"),
             std::string::npos)
       << message;
+}
+
+// The program's environment: ours first in LD_PRELOAD, the caller's preloads after
+// it, the variable set once to the new value, every other variable kept.
+TEST(EnvironmentWithPreload, PutsTheLibraryFirstAndSetsTheVariableOnce) {
+  const char* old_preload = std::getenv("LD_PRELOAD");
+  const std::string saved = old_preload == nullptr ? "" : old_preload;
+  setenv("LD_PRELOAD", "/user/preload.so", 1);
+  setenv(kVariable, "old", 1);
+  setenv("ARTUNE_HELPER_LIBRARY_KEPT", "yes", 1);
+  const std::vector<std::string> environment =
+      EnvironmentWithPreload("/ours/helper.so", kVariable, "new");
+  unsetenv(kVariable);
+  unsetenv("ARTUNE_HELPER_LIBRARY_KEPT");
+  if (old_preload == nullptr) {
+    unsetenv("LD_PRELOAD");
+  } else {
+    setenv("LD_PRELOAD", saved.c_str(), 1);
+  }
+  const auto count = [&](const std::string& prefix) {
+    return std::count_if(environment.begin(), environment.end(),
+                         [&](const std::string& entry) { return entry.starts_with(prefix); });
+  };
+  EXPECT_EQ(count("LD_PRELOAD="), 1);
+  EXPECT_EQ(count("LD_PRELOAD=/ours/helper.so:/user/preload.so"), 1);
+  EXPECT_EQ(count(std::string(kVariable) + "="), 1);
+  EXPECT_EQ(count(std::string(kVariable) + "=new"), 1);
+  EXPECT_EQ(count("ARTUNE_HELPER_LIBRARY_KEPT=yes"), 1);
 }
 
 }  // namespace

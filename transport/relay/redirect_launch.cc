@@ -10,13 +10,10 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "artune/base/helper_library.h"
 #include "redirect_protocol.h"
-
-extern char** environ;
 
 namespace artune::relay {
 namespace {
@@ -43,18 +40,8 @@ Result<std::string> FindRedirectLibrary() {
 
 Result<int> RunRedirected(const std::vector<std::string>& command, const std::string& library,
                           const std::string& socket_path) {
-  std::vector<std::string> environment;
-  std::string preload = library;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view variable(*entry);
-    if (variable.starts_with("LD_PRELOAD=")) {
-      if (variable.size() > 11) preload += ":" + std::string(variable.substr(11));
-    } else if (!variable.starts_with(std::string(kRedirectSocketEnv) + "=")) {
-      environment.emplace_back(variable);
-    }
-  }
-  environment.push_back("LD_PRELOAD=" + preload);
-  environment.push_back(std::string(kRedirectSocketEnv) + "=" + socket_path);
+  std::vector<std::string> environment =
+      EnvironmentWithPreload(library, kRedirectSocketEnv, socket_path);
   std::vector<char*> argv, envp;
   for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
