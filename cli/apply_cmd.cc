@@ -20,13 +20,13 @@
 #include "artune/cluster/cluster_choice.h"
 #include "artune/cluster/config_proposal.h"
 #include "artune/db/store.h"
+#include "artune/report/config_text.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
 #include "artune/tuner/config_emit.h"
 #include "artune/tuner/sweep_choice.h"
 #include "command.h"
-#include "format.h"
 
 namespace artune::cli {
 namespace {
@@ -61,19 +61,6 @@ Result<Target> ChooseTarget(const ApplyFlags& flags) {
   return Target::kDefaultFile;
 }
 
-void PrintDiff(const std::vector<tuner::KnobChange>& changes, const std::string& in_force_label,
-               std::ostream& out) {
-  std::vector<std::vector<std::string>> rows = {{"KNOB", in_force_label, "SOURCE", "NEW", ""}};
-  size_t changed = 0;
-  for (const tuner::KnobChange& change : changes) {
-    rows.push_back({change.name, change.current, change.current_source, change.proposed,
-                    change.changed ? "changed" : ""});
-    changed += change.changed ? 1 : 0;
-  }
-  PrintTable(rows, {}, out);
-  out << changed << " of " << changes.size() << " knobs change\n";
-}
-
 Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal) {
   ARTUNE_RETURN_IF_ERROR(tuner::CheckLiveSettings(proposal.settings));
   // The handshake returns the server's config (its values win), which is the base.
@@ -104,7 +91,7 @@ Status ApplyLive(const ApplyFlags& flags, const tuner::ConfigProposal& proposal)
     std::cout << out.dump(2) << "\n";
     return Status::Ok();
   }
-  PrintDiff(changes, "SERVER", std::cout);
+  report::PrintKnobChanges(changes, "SERVER", std::cout);
   std::cout << (flags.dry_run ? "dry run: nothing pushed to " : "pushed live to ") << flags.live
             << (flags.dry_run ? "" : "; new messages use it, calls in flight finish as before")
             << "\n";
@@ -202,7 +189,7 @@ Status ApplyConfig(const ApplyFlags& flags, Context& context) {
     for (const std::string& line : proposal.origin_lines) report << "from " << line << "\n";
     report << "config in force: " << (in_force.file_path.empty() ? "(no file)" : in_force.file_path)
            << "\n\n";
-    PrintDiff(changes, "IN FORCE", report);
+    report::PrintKnobChanges(changes, "IN FORCE", report);
     if (writing) {
       report << "wrote " << path << " (" << tuner::ConfigFormatName(format) << ")\n";
     } else if (flags.dry_run) {

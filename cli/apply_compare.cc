@@ -6,18 +6,13 @@
 #include "apply_compare.h"
 
 #include <cstdio>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 #include <utility>
 
-#include "artune/transport/knobs.h"
+#include "artune/report/compare_text.h"
 #include "artune/tuner/compare_plan.h"
 #include "artune/tuner/compare_report.h"
 #include "artune/tuner/paired_compare.h"
-#include "artune/tuner/stats.h"
-#include "artune/tuner/workload.h"
-#include "format.h"
 
 namespace artune::cli {
 namespace {
@@ -27,12 +22,6 @@ struct CompareFlags {
   tuner::CompareRequest request;
   bool json = false;
 };
-
-std::string Fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
 
 // Plans and measures both sides, interleaved; progress on stderr when the context
 // shows it.
@@ -57,81 +46,13 @@ Result<std::pair<tuner::ComparePlan, tuner::PairedCompareResult>> PlanAndMeasure
   return std::make_pair(std::move(plan), std::move(*measured));
 }
 
-// The header: the workload, the inflight, the load, the layout and both sides' sources.
-void PrintCompareHeader(const CompareFlags& flags, const tuner::ComparePlan& plan) {
-  const tuner::Workload& workload = plan.workload;
-  std::cout << "workload  " << workload.description << ": " << workload.messages.size()
-            << " messages, " << FormatHumanBytes(workload.total_bytes) << " per pass; "
-            << flags.request.repeats << " repeats x " << flags.request.rounds << "+ passes over "
-            << flags.request.duration_s << "+ s each, interleaved\n"
-            << "inflight  " << plan.inflight.calls << " calls (" << plan.inflight.text << ")\n";
-  if (!flags.request.peer.empty()) {
-    std::cout << "peer      artune serve at " << flags.request.peer
-              << ": one connection, each side's config pushed live to both ends in turn\n";
-  }
-  if (plan.background_load > 0) {
-    std::cout << "load      " << plan.background_load << " CPU hog"
-              << (plan.background_load == 1 ? "" : "s")
-              << " beside the measurement (--background-load)\n";
-  }
-  for (const std::string& line : tuner::DescribeLayout(workload)) {
-    std::cout << "layout    " << line << "\n";
-  }
-  std::cout << "default   " << plan.baseline.source << "\n"
-            << "tuned     " << plan.tuned.source << "\n\n";
-}
-
-// The side-by-side table: the knobs that differ (and the two size thresholds
-// always), then what each side measured.
-void PrintCompareTable(const tuner::ComparePlan& plan, const tuner::PairedCompareResult& compared) {
-  const tuner::CompareSideSummary& base = compared.baseline.summary;
-  const tuner::CompareSideSummary& tune = compared.tuned.summary;
-  std::vector<std::vector<std::string>> rows = {{"", "DEFAULT", "TUNED"}};
-  for (const transport::Knob& knob : transport::Knobs()) {
-    const uint64_t a = knob.get(plan.baseline.config), b = knob.get(plan.tuned.config);
-    if (a == b && knob.name != "eager_threshold" && knob.name != "chunk_size") continue;
-    rows.push_back({std::string(knob.name), transport::FormatKnobValue(knob, a),
-                    transport::FormatKnobValue(knob, b)});
-  }
-  rows.push_back({"fabric in use", compared.baseline.fabric, compared.tuned.fabric});
-  rows.push_back({"workload pass (ms)", Fixed(base.workload_ms, 2), Fixed(tune.workload_ms, 2)});
-  rows.push_back({"call p50 (us)", Fixed(base.p50_us, 1), Fixed(tune.p50_us, 1)});
-  rows.push_back({"call p99 (us)", Fixed(base.p99_us, 1), Fixed(tune.p99_us, 1)});
-  rows.push_back({"bandwidth (MB/s)", Fixed(base.mbps, 1), Fixed(tune.mbps, 1)});
-  rows.push_back({"cpu (cores)", Fixed(base.cpu_cores, 2), Fixed(tune.cpu_cores, 2)});
-  rows.push_back({"calls", std::to_string(base.calls), std::to_string(tune.calls)});
-  rows.push_back({"validated", base.validated ? "yes" : "NO", tune.validated ? "yes" : "NO"});
-  PrintTable(rows, {false, true, true}, std::cout);
-}
-
-// The speedup line and the paired verdict under it.
-void PrintCompareVerdict(const CompareFlags& flags, const tuner::PairedCompareResult& compared) {
-  const tuner::PairedVerdict& verdict = compared.verdict;
-  std::cout << "\ntuned vs default: workload pass " << Fixed(compared.speedup, 2) << "x "
-            << (compared.speedup >= 1 ? "faster" : "slower") << " (median of "
-            << flags.request.repeats << "; paired repeats " << Fixed(compared.paired_low, 2)
-            << "x.." << Fixed(compared.paired_high, 2) << "x)\n";
-  if (verdict.outcome == tuner::PairedOutcome::kTooFewPairs) {
-    std::cout << "  " << flags.request.repeats << " repeat(s) only: too few to tell a config from "
-              << "noise; use --repeats " << tuner::kMinPairsForVerdict << " or more\n";
-  } else {
-    std::cout << "  paired: median " << Fixed(verdict.estimate.median, 3) << "x, "
-              << static_cast<int>(verdict.estimate.achieved_confidence * 100 + 0.5)
-              << " % interval " << Fixed(verdict.estimate.low, 3) << "x.."
-              << Fixed(verdict.estimate.high, 3) << "x over " << verdict.estimate.count
-              << " pairs: " << tuner::PairedOutcomeText(verdict.outcome) << "\n";
-  }
-}
-
 Status Compare(const CompareFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto planned, PlanAndMeasure(flags, context));
   const auto& [plan, compared] = planned;
   if (flags.json) {
     std::cout << tuner::CompareJson(flags.request, plan, compared).dump(2) << "\n";
   } else {
-    PrintCompareHeader(flags, plan);
-    PrintCompareTable(plan, compared);
-    PrintCompareVerdict(flags, compared);
+    report::PrintCompareText(flags.request, plan, compared, std::cout);
   }
   return tuner::CheckCompareValidated(compared);
 }

@@ -1,15 +1,14 @@
 // artune bench: the TF-gRPC-Bench benchmarks (P2P latency, P2P bandwidth, PS
 // throughput) over the embedded transport and stock gRPC, side by side; every run
 // validated and stored. Flags and printing over the tuner's runs (artune/tuner/bench_run.h).
-#include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "artune/db/fallback_store.h"
 #include "artune/db/store.h"
+#include "artune/report/bench_text.h"
 #include "artune/tuner/bench_run.h"
 #include "artune/tuner/benchmark.h"
 #include "command.h"
@@ -30,18 +29,6 @@ struct BenchFlags {
   int grpc_threads = 2;
   bool json = false;
 };
-
-std::string HumanBytes(uint64_t bytes) {
-  std::ostringstream out;
-  if (bytes >= 1024 * 1024) {
-    out << std::fixed << std::setprecision(2) << bytes / (1024.0 * 1024.0) << " MiB";
-  } else if (bytes >= 1024) {
-    out << std::fixed << std::setprecision(1) << bytes / 1024.0 << " KiB";
-  } else {
-    out << bytes << " B";
-  }
-  return out.str();
-}
 
 // Says on stderr what a bench run does as it goes on: its servers and outcome with
 // --verbose, and the knobs a peer kept.
@@ -95,63 +82,6 @@ Result<tuner::TransportRun> RunOne(const std::string& transport_name, const Benc
   return tuner::RunBenchTransport(target, config, payload, options, store, printer);
 }
 
-void PrintHuman(const std::vector<tuner::TransportRun>& runs, const BenchFlags& flags,
-                const tuner::Payload& payload, const tuner::RunOptions& options) {
-  const auto& spec = payload.spec();
-  std::cout << "benchmark  " << flags.request.benchmark;
-  if (options.kind == tuner::BenchmarkKind::kPs) {
-    std::cout << " (" << options.servers << " servers x " << options.clients << " clients)";
-  }
-  std::cout << "\npayload    " << tuner::SchemeName(spec.scheme) << ", " << payload.buffer_count()
-            << " buffers";
-  if (spec.scheme == tuner::Scheme::kSkew) {
-    std::cout << ", weights S,M,L " << tuner::FormatSkewWeights(spec.skew);
-  } else {
-    std::cout << " of " << tuner::FormatClasses(spec.classes);
-  }
-  std::cout << ", " << HumanBytes(payload.total_bytes()) << " per call (seed " << spec.seed
-            << ")\npeer       " << (flags.peer.empty() ? "loopback" : flags.peer) << "\n\n";
-  std::cout << std::left << std::setw(10) << "transport" << std::setw(7) << "fabric" << std::right
-            << std::setw(10) << "calls" << std::setw(11) << "p50 us" << std::setw(11) << "p99 us"
-            << std::setw(11) << "mean us" << std::setw(11) << "stddev" << std::setw(11) << "MB/s"
-            << std::setw(11) << "RPC/s" << std::setw(7) << "cores" << std::setw(11) << "RPC/core"
-            << std::setw(11) << "validated" << std::setw(7) << "run"
-            << "\n";
-  for (const tuner::TransportRun& run : runs) {
-    const auto& r = run.result;
-    std::cout << std::left << std::setw(10) << run.transport << std::setw(7)
-              << (run.fabric.empty() ? "-" : run.fabric) << std::right << std::setw(10) << r.rpcs
-              << std::fixed << std::setprecision(1) << std::setw(11) << r.latency_us.p50
-              << std::setw(11) << r.latency_us.p99 << std::setw(11) << r.latency_us.mean
-              << std::setw(11) << r.latency_us.stddev << std::setw(11) << r.bandwidth_mbps
-              << std::setw(11) << r.rpcs_per_s << std::setprecision(2) << std::setw(7)
-              << run.cores() << std::setprecision(0) << std::setw(11) << run.rpcs_per_core()
-              << std::setprecision(1) << std::setw(11) << (r.validated ? "yes" : "NO")
-              << std::setw(7) << (run.run_id > 0 ? std::to_string(run.run_id) : "-") << "\n";
-  }
-  if (runs.size() == 2) {
-    tuner::Speedups s = tuner::CompareRuns(runs[0].result, runs[1].result);
-    std::cout << std::setprecision(2) << "\nartune vs grpc: p50 latency " << s.latency_p50
-              << "x lower, bandwidth " << s.bandwidth << "x, RPC/s " << s.rpcs_per_s << "x\n";
-  }
-  for (const tuner::TransportRun& run : runs) {
-    if (run.peer_cpu_cores >= 0) {
-      std::cout << std::setprecision(2) << run.transport << " cores: " << run.result.cpu_cores
-                << " this process (measured phase) + " << run.peer_cpu_cores
-                << " the peer's (whole run, warm-up included)\n";
-    } else if (!flags.peer.empty()) {
-      std::cout << run.transport
-                << " cores: this process only (the peer's CPU time is not known: stock gRPC, "
-                   "or a peer of an earlier version)\n";
-    }
-  }
-  for (const tuner::TransportRun& run : runs) {
-    if (!run.result.validated) {
-      std::cout << run.transport << ": validation failed: " << run.result.validation_error << "\n";
-    }
-  }
-}
-
 Status Bench(const BenchFlags& flags, Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
   ARTUNE_ASSIGN_OR_RETURN(const tuner::PreparedBench prepared, tuner::PrepareBench(flags.request));
@@ -182,7 +112,7 @@ Status Bench(const BenchFlags& flags, Context& context) {
     if (store->not_stored()) out["not_stored"] = store->not_stored()->message();
     std::cout << out.dump(2) << "\n";
   } else {
-    PrintHuman(runs, flags, payload, options);
+    report::PrintBenchText(runs, flags.request.benchmark, flags.peer, payload, options, std::cout);
   }
   return tuner::BenchRunsStatus(runs, *store);
 }

@@ -2,28 +2,19 @@
 // value, source, range and doc) and which protocol serves each size range under it.
 // Both are computed from the knob table and protocol.h, the same code the transport
 // runs, so what is printed is what the transport does.
-#include <iomanip>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
-#include <vector>
 
+#include "artune/report/config_text.h"
 #include "artune/transport/config_loader.h"
-#include "artune/transport/knobs.h"
-#include "artune/transport/protocol.h"
-#include "artune/transport/protocol_ranges.h"
 #include "artune/tuner/config_emit.h"
 #include "command.h"
-#include "format.h"
 #include "knob_flags.h"
 
 namespace artune::cli {
 namespace {
 
-using transport::Config;
-using transport::FormatBytes;
-using transport::Knob;
 using transport::LoadedConfig;
 
 struct ConfigOptions {
@@ -33,62 +24,21 @@ struct ConfigOptions {
 
 Status Show(const ConfigOptions& options) {
   ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
-  const auto knobs = transport::Knobs();
   if (options.json) {
     std::cout << tuner::LoadedConfigJson(loaded).dump(2) << "\n";
-    return Status::Ok();
+  } else {
+    report::PrintConfigShow(loaded, std::cout);
   }
-  std::cout << "config file: " << (loaded.file_path.empty() ? "(none)" : loaded.file_path)
-            << "\n\n";
-  std::vector<std::vector<std::string>> rows = {
-      {"KNOB", "VALUE", "UNIT", "SOURCE", "RANGE", "DOC"}};
-  for (size_t i = 0; i < knobs.size(); ++i) {
-    const Knob& knob = knobs[i];
-    rows.push_back({std::string(knob.name) + (knob.live ? "" : " *"),
-                    transport::FormatKnobValue(knob, knob.get(loaded.config)),
-                    std::string(knob.unit), loaded.sources[i].ToString(),
-                    transport::FormatKnobRange(knob), std::string(knob.doc)});
-  }
-  PrintTable(rows, {}, std::cout);
-  std::cout << "\n* set when the transport starts: a running server keeps its own value "
-               "(`apply config --live` and sweep trials cannot change it)\n";
   return Status::Ok();
 }
 
 Status Explain(const ConfigOptions& options) {
   ARTUNE_ASSIGN_OR_RETURN(const LoadedConfig loaded, LoadConfigFromFlags(options.knobs));
-  const Config& config = loaded.config;
-  const std::vector<transport::ProtocolRange> ranges = transport::ProtocolRanges(config);
-  const std::vector<uint64_t> sizes = transport::ExampleSliceSizes(config);
-
   if (options.json) {
-    std::cout << tuner::ConfigExplainJson(config).dump(2) << "\n";
-    return Status::Ok();
+    std::cout << tuner::ConfigExplainJson(loaded.config).dump(2) << "\n";
+  } else {
+    report::PrintConfigExplain(loaded.config, std::cout);
   }
-
-  std::cout << "Protocol per slice size under eager_threshold="
-            << FormatBytes(config.eager_threshold)
-            << " chunk_size=" << FormatBytes(config.chunk_size)
-            << " pipeline_depth=" << config.pipeline_depth
-            << " coalesce_limit=" << FormatBytes(config.coalesce_limit) << "\n\n";
-  std::vector<std::vector<std::string>> range_rows = {{"SLICE SIZE", "PROTOCOL", "HOW"}};
-  for (const transport::ProtocolRange& row : ranges) {
-    range_rows.push_back({transport::FormatProtocolRange(row),
-                          std::string(transport::ProtocolName(row.protocol)), row.how});
-  }
-  PrintTable(range_rows, {}, std::cout);
-
-  std::cout << "\nExamples (one slice of each size):\n\n";
-  std::vector<std::vector<std::string>> example_rows = {
-      {"SIZE", "BYTES", "PROTOCOL", "CHUNKS", "PIPELINE ROUNDS"}};
-  for (uint64_t bytes : sizes) {
-    const transport::SliceExample example = transport::ExplainSlice(bytes, config);
-    example_rows.push_back({FormatBytes(bytes), std::to_string(bytes),
-                            std::string(transport::ProtocolName(example.protocol)),
-                            example.chunks == 0 ? "-" : std::to_string(example.chunks),
-                            example.rounds == 0 ? "-" : std::to_string(example.rounds)});
-  }
-  PrintTable(example_rows, {}, std::cout);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "artune/report/config_text.h"
 #include "artune/transport/devices.h"
 #include "command.h"
 
@@ -41,23 +42,6 @@ ordered_json ToJson(const std::vector<transport::VerbsDevice>& devices) {
   return out;
 }
 
-void PrintText(const std::vector<transport::VerbsDevice>& devices) {
-  for (const transport::VerbsDevice& device : devices) {
-    std::cout << device.name << "  (verbs_device=" << device.position << ", node GUID "
-              << device.node_guid << ")\n";
-    for (const transport::VerbsPort& port : device.ports) {
-      std::cout << "  port " << port.number << "  " << port.state << "  " << port.link_layer
-                << "  active MTU " << port.active_mtu << " (max " << port.max_mtu << ")\n";
-      for (const transport::VerbsGid& gid : port.gids) {
-        std::cout << "    GID[" << gid.index << "]  " << gid.gid;
-        if (!gid.type.empty()) std::cout << "  " << gid.type;
-        if (!gid.netdev.empty()) std::cout << "  " << gid.netdev;
-        std::cout << "\n";
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void RegisterDevices(CLI::App& root, Context& context) {
@@ -82,7 +66,7 @@ void RegisterDevices(CLI::App& root, Context& context) {
       if (*json) {
         std::cout << ToJson(devices).dump(2) << "\n";
       } else {
-        PrintText(devices);
+        report::PrintVerbsDevices(devices, std::cout);
       }
       return Status::Ok();
     });

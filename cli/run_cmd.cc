@@ -1,15 +1,9 @@
 // artune run: runs a command unchanged with its TCP connections to hosts where an
 // `artune relay` answers carried over the embedded transport (transport/relay/relay.h),
 // and writes what was carried. The command's exit code is artune run's.
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,16 +12,12 @@
 #include "artune/transport/credentials.h"
 #include "command.h"
 #include "knob_flags.h"
-#include "relay/redirect_protocol.h"
+#include "relay/redirect_launch.h"
 #include "relay/relay.h"
 #include "relay/relay_wire.h"
 
-extern char** environ;
-
 namespace artune::cli {
 namespace {
-
-constexpr const char* kRedirectLibraryName = "libartune_relay_redirect.so";
 
 struct RunFlags {
   KnobFlags knobs;
@@ -35,80 +25,6 @@ struct RunFlags {
   std::string output;
   std::vector<std::string> command;
 };
-
-std::atomic<pid_t> child_pid{0};
-
-// SIGINT/SIGTERM go to the command, which decides; artune run waits for it.
-void ForwardSignal(int signal) {
-  const pid_t pid = child_pid.load();
-  if (pid > 0) kill(pid, signal);
-}
-
-Result<std::string> FindRedirectLibrary() {
-  std::vector<std::filesystem::path> candidates;
-  if (const char* path = std::getenv("ARTUNE_RELAY_REDIRECT_LIBRARY"); path && path[0] != '\0') {
-    candidates.emplace_back(path);
-  }
-  std::error_code error;
-  const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (!error) {
-    candidates.push_back(executable.parent_path() / kRedirectLibraryName);
-    candidates.push_back(executable.parent_path().parent_path() / "lib" / "artune" /
-                         kRedirectLibraryName);
-  }
-#ifdef ARTUNE_RELAY_REDIRECT_BUILD_PATH
-  candidates.emplace_back(ARTUNE_RELAY_REDIRECT_BUILD_PATH);
-#endif
-  std::string tried;
-  for (const auto& candidate : candidates) {
-    if (access(candidate.c_str(), R_OK) == 0) return std::filesystem::absolute(candidate).string();
-    tried += (tried.empty() ? "" : ", ") + candidate.string();
-  }
-  return Status::NotFound(std::string(kRedirectLibraryName) + " not found (tried: " + tried +
-                          "): build the artune_relay_redirect target, or point "
-                          "ARTUNE_RELAY_REDIRECT_LIBRARY at the library");
-}
-
-// The command's exit code: its own, or 128 + the signal that ended it (as a shell).
-Result<int> SpawnAndWait(const std::vector<std::string>& command, const std::string& library,
-                         const std::string& socket_path) {
-  std::vector<std::string> environment;
-  std::string preload = library;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    const std::string_view variable(*entry);
-    if (variable.starts_with("LD_PRELOAD=")) {
-      if (variable.size() > 11) preload += ":" + std::string(variable.substr(11));
-    } else if (!variable.starts_with(std::string(relay::kRedirectSocketEnv) + "=")) {
-      environment.emplace_back(variable);
-    }
-  }
-  environment.push_back("LD_PRELOAD=" + preload);
-  environment.push_back(std::string(relay::kRedirectSocketEnv) + "=" + socket_path);
-  std::vector<char*> argv, envp;
-  for (const std::string& argument : command) argv.push_back(const_cast<char*>(argument.c_str()));
-  argv.push_back(nullptr);
-  for (std::string& variable : environment) envp.push_back(variable.data());
-  envp.push_back(nullptr);
-
-  struct sigaction forward {};
-  forward.sa_handler = ForwardSignal;
-  sigemptyset(&forward.sa_mask);
-  sigaction(SIGINT, &forward, nullptr);
-  sigaction(SIGTERM, &forward, nullptr);
-  pid_t pid = 0;
-  const int error = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
-  if (error != 0) {
-    return Status::NotFound("cannot run " + command[0] + ": " + std::strerror(error));
-  }
-  child_pid.store(pid);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return Status::FromErrno("waiting for " + command[0], errno);
-  }
-  child_pid.store(0);
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + WTERMSIG(status);
-}
 
 nlohmann::ordered_json CarriedJson(const relay::RelayCounters& counters) {
   static constexpr const char* kNames[] = {"eager", "coalesced", "rendezvous", "chunked"};
@@ -128,7 +44,7 @@ Status Run(const RunFlags& flags, int& exit_code) {
     return Status::InvalidArgument("artune run needs a command: artune run -- CMD ARGS");
   }
   ARTUNE_ASSIGN_OR_RETURN(auto loaded, LoadConfigFromFlags(flags.knobs));
-  ARTUNE_ASSIGN_OR_RETURN(const std::string library, FindRedirectLibrary());
+  ARTUNE_ASSIGN_OR_RETURN(const std::string library, relay::FindRedirectLibrary());
   // The interposer's socket lives in a directory only this user can enter.
   std::string directory = (std::filesystem::temp_directory_path() / "artune-run-XXXXXX").string();
   if (mkdtemp(directory.data()) == nullptr) {
@@ -147,7 +63,7 @@ Status Run(const RunFlags& flags, int& exit_code) {
     return started.status();
   }
   std::unique_ptr<relay::Relay> relay = std::move(*started);
-  Result<int> code = SpawnAndWait(flags.command, library, socket_path);
+  Result<int> code = relay::RunRedirected(flags.command, library, socket_path);
   const relay::RelayCounters counters = relay->counters();
   relay->Shutdown();
   std::error_code ignored;

@@ -3,12 +3,11 @@
 // variable every step). Something real to probe, and to time under two configs.
 // Thin over artune/tuner/tf_workload.h.
 #include <cstdio>
-#include <iomanip>
 #include <iostream>
 
+#include "artune/report/bench_text.h"
 #include "artune/tuner/tf_workload.h"
 #include "command.h"
-#include "format.h"
 
 namespace artune::cli {
 namespace {
@@ -52,23 +51,10 @@ Status Workload(const WorkloadFlags& flags, Context& context) {
   if (options.progress) std::fprintf(stderr, "\r\033[K");
   ARTUNE_ASSIGN_OR_RETURN(tuner::TfWorkloadResult result, std::move(run));
 
-  const uint64_t small = tuner::SmallVariableCount(options.variables);
   if (flags.json) {
     std::cout << tuner::TfWorkloadJson(options, result, flags.scale).dump(2) << "\n";
   } else {
-    std::cout << "model      ResNet-50" << (flags.scale < 1 ? " (scaled)" : "") << ", "
-              << options.variables.size() << " variables (" << small << " <= 1 KiB), "
-              << FormatHumanBytes(result.model_bytes) << "\n"
-              << "cluster    " << flags.parameter_servers << " parameter server(s), "
-              << flags.workers << " worker(s) on 127.0.0.1, gRPC\n"
-              << std::fixed << std::setprecision(2) << "steps      " << result.steps << " in "
-              << result.duration_s << " s (" << result.steps_per_s << " steps/s)\n"
-              << "step time  p50 " << result.step_ms.p50 << " ms, p99 " << result.step_ms.p99
-              << " ms\n"
-              << "RecvTensor " << result.recv_tensor_calls << " calls, " << result.tensor_mbps
-              << " MB/s of tensors\n"
-              << "validated  " << (result.validated ? "yes" : "NO: " + result.validation_error)
-              << "\n";
+    report::PrintTfWorkloadText(options, result, flags.scale, std::cout);
   }
   return tuner::TfWorkloadStatus(result);
 }

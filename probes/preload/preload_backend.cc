@@ -20,15 +20,13 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "artune/base/helper_library.h"
 #include "preload/shm_ring.h"
 #include "src/syscall_flows.h"
-
-extern char** environ;
 
 namespace artune::probes {
 namespace {
@@ -303,20 +301,8 @@ class PreloadBackend final : public CaptureBackend {
     ARTUNE_ASSIGN_OR_RETURN(const std::string library, FindPreloadLibrary(options_.library_path));
     ARTUNE_RETURN_IF_ERROR(ring_.Create(options_));
 
-    std::vector<std::string> environment;
-    std::string preload_value = library;
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      const std::string_view variable(*entry);
-      if (variable.starts_with("LD_PRELOAD=")) {
-        // Keep what the user preloads; ours goes first so it wraps libc, not them.
-        if (variable.size() > 11) preload_value += ":" + std::string(variable.substr(11));
-      } else if (!variable.starts_with(std::string(preload::kRingEnvironmentVariable) + "=")) {
-        environment.emplace_back(variable);
-      }
-    }
-    environment.push_back("LD_PRELOAD=" + preload_value);
-    environment.push_back(std::string(preload::kRingEnvironmentVariable) +
-                          "=fd:" + std::to_string(ring_.fd()));
+    std::vector<std::string> environment = EnvironmentWithPreload(
+        library, preload::kRingEnvironmentVariable, "fd:" + std::to_string(ring_.fd()));
 
     std::vector<char*> argv;
     for (auto& argument : options_.command) argv.push_back(argument.data());
@@ -538,42 +524,16 @@ class PreloadBackend final : public CaptureBackend {
   BackendCounters counters_;
 };
 
-bool IsReadableFile(const std::filesystem::path& path) { return access(path.c_str(), R_OK) == 0; }
-
 }  // namespace
 
 Result<std::string> FindPreloadLibrary(const std::string& explicit_path) {
-  std::vector<std::filesystem::path> candidates;
-  if (!explicit_path.empty()) {
-    candidates.emplace_back(explicit_path);
-  } else {
-    if (const char* from_environment = std::getenv("ARTUNE_PRELOAD_LIBRARY");
-        from_environment != nullptr && from_environment[0] != '\0') {
-      candidates.emplace_back(from_environment);
-    }
-    std::error_code error;
-    const auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
-    if (!error) {
-      candidates.push_back(executable.parent_path() / kLibraryName);
-      candidates.push_back(executable.parent_path().parent_path() / "lib" / "artune" /
-                           kLibraryName);
-    }
 #ifdef ARTUNE_PRELOAD_BUILD_PATH
-    candidates.emplace_back(ARTUNE_PRELOAD_BUILD_PATH);
+  const char* build_path = ARTUNE_PRELOAD_BUILD_PATH;
+#else
+  const char* build_path = "";
 #endif
-  }
-  std::string tried;
-  for (const auto& candidate : candidates) {
-    if (IsReadableFile(candidate)) {
-      std::error_code error;
-      const auto absolute = std::filesystem::absolute(candidate, error);
-      return error ? candidate.string() : absolute.string();
-    }
-    tried += (tried.empty() ? "" : ", ") + candidate.string();
-  }
-  return Status::NotFound(std::string(kLibraryName) + " not found (tried: " + tried +
-                          "): build the artune_preload target, or point ARTUNE_PRELOAD_LIBRARY "
-                          "at the library");
+  return FindHelperLibrary({kLibraryName, "ARTUNE_PRELOAD_LIBRARY", "artune_preload", build_path},
+                           explicit_path);
 }
 
 Result<std::unique_ptr<CaptureBackend>> CreatePreloadBackend(const PreloadOptions& options) {

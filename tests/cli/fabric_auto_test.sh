@@ -11,20 +11,10 @@ set -uo pipefail
 artune=${1:?usage: fabric_auto_test.sh ARTUNE}
 [[ -x $artune ]] || { echo "FAIL: $artune is not an executable"; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-fabric-auto-XXXXXX")
+# shellcheck source=tests/cli/serve_test_lib.sh
+source "$(dirname "$0")/serve_test_lib.sh"
+serve_test_begin fabric-auto
 chmod 0777 "$dir"
-server_pid=
-cleanup() {
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-failures=0
-check() {  # description, then the command; passes when it exits 0
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
 
 export XDG_CONFIG_HOME=$dir/config
 unset ARTUNE_FABRIC

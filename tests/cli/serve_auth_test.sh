@@ -12,19 +12,9 @@ set -uo pipefail
 artune=${1:?usage: serve_auth_test.sh ARTUNE}
 [[ -x $artune ]] || { echo "FAIL: $artune is not an executable"; exit 1; }
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-serve-auth-XXXXXX")
-server_pid=
-cleanup() {
-  [[ -n $server_pid ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-failures=0
-check() {  # description, then the command; passes when it exits 0
-  local what=$1
-  shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
+# shellcheck source=tests/cli/serve_test_lib.sh
+source "$(dirname "$0")/serve_test_lib.sh"
+serve_test_begin serve-auth
 
 # Starts `artune serve ARGS... --json` in the background (in `runner`, if set) and
 # waits up to 20 s for its JSON line in $dir/serve.json.

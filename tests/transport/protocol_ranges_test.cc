@@ -8,17 +8,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "protocol_test_util.h"
+
 namespace artune::transport {
 namespace {
-
-Config MakeConfig(uint64_t eager_threshold, uint64_t chunk_size, uint64_t coalesce_limit) {
-  Config config;
-  config.eager_threshold = eager_threshold;
-  config.chunk_size = chunk_size;
-  config.coalesce_limit = coalesce_limit;
-  config.pipeline_depth = 4;
-  return config;
-}
 
 TEST(ProtocolRangesTest, EveryProtocolWithBoundsAtTheKnobs) {
   const Config config = MakeConfig(16 << 10, 512 << 10, 4 << 10);

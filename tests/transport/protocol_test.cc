@@ -9,17 +9,10 @@
 #include <vector>
 
 #include "artune/transport/knobs.h"
+#include "protocol_test_util.h"
 
 namespace artune::transport {
 namespace {
-
-Config MakeConfig(uint64_t eager_threshold, uint64_t chunk_size, uint64_t coalesce_limit) {
-  Config config;
-  config.eager_threshold = eager_threshold;
-  config.chunk_size = chunk_size;
-  config.coalesce_limit = coalesce_limit;
-  return config;
-}
 
 TEST(ProtocolTest, NamesAndDescriptionsAreDistinctAndNonEmpty) {
   std::set<std::string_view> names;

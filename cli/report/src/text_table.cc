@@ -1,10 +1,10 @@
-#include "format.h"
+#include "artune/report/text_table.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace artune::cli {
+namespace artune::report {
 
 std::string ShortTime(const std::string& iso8601) {
   if (iso8601.size() < 19 || iso8601[10] != 'T') return iso8601;
@@ -71,4 +71,4 @@ void PrintTable(const std::vector<std::vector<std::string>>& rows,
   }
 }
 
-}  // namespace artune::cli
+}  // namespace artune::report
