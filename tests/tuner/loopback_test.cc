@@ -1,6 +1,5 @@
 // Every benchmark over real loopback servers, for each transport, with tiny
 // durations: runs complete, every reply validated, calls counted. No timing checks.
-#include <grpc/grpc.h>
 #include <gtest/gtest.h>
 
 #include "artune/tuner/bench_record.h"
@@ -115,37 +114,6 @@ TEST_P(LoopbackTest, StoredRecordCarriesConfigAndParameters) {
     EXPECT_EQ(record.config.at("fabric"), "tcp");
   }
   EXPECT_EQ(record.rpcs, 7u);
-}
-
-// Debian's gRPC 1.51 starts a TCP backup poller when a write finds its socket
-// full and lets it wait in rounds of up to 10 s that nothing ends early; the
-// final grpc_shutdown, run when the process's last gRPC object goes, joins it.
-// So a bench whose 6 MiB calls filled the socket often sat 10 s in its last
-// channel's destructor (issue 22). The grpc transport keeps gRPC initialised for
-// the process: after a 6 MiB run and the last channel and server are gone, no
-// grpc_shutdown has run. (ctest runs each test in a process of its own.)
-TEST(GrpcBenchLifetimeTest, LastChannelAndServerGoingRunNoGrpcShutdown) {
-  {
-    auto transport = MakeGrpcBenchTransport();
-    PayloadSpec spec = Uniform(BufferClass::kLarge);
-    spec.buffer_count = 1;
-    spec.class_bytes[static_cast<size_t>(BufferClass::kLarge)] = 6 * 1024 * 1024;
-    auto payload = GeneratePayload(spec);
-    ASSERT_TRUE(payload.ok()) << payload.status().ToString();
-    auto servers = StartLoopbackServers(*transport, 1);
-    ASSERT_TRUE(servers.ok()) << servers.status().ToString();
-    RunOptions options;
-    options.kind = BenchmarkKind::kBandwidth;
-    options.warmup_s = 0;
-    options.duration_s = 0.1;
-    options.inflight = 4;
-    auto result = RunBenchmark(*transport, {(*servers)[0]->address()}, *payload, options);
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_GT(result->rpcs, 0u);
-  }
-  EXPECT_EQ(grpc_is_initialized(), 1)
-      << "gRPC was shut down when the bench's last channel and server went: in gRPC 1.51 "
-         "that can wait up to 10 s for its TCP backup poller";
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, LoopbackTest, ::testing::Values("artune", "grpc"),

@@ -1,7 +1,6 @@
 // The stock gRPC transport under benchmark: generic API on both ends, the payload
 // as a multi-slice grpc::ByteBuffer (one slice per buffer, referencing the payload
 // memory without a copy, as TensorFlow does for tensors over 1 KiB).
-#include <grpc/grpc.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -12,27 +11,10 @@
 #include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/checksum.h"
+#include "grpc_process.h"
 
 namespace artune::tuner {
 namespace {
-
-// Keeps gRPC initialised until the process exits, so that the last channel or
-// server to go never runs gRPC's final cleanup (grpc_shutdown). Debian's gRPC
-// 1.51 starts a TCP backup poller on an executor thread whenever a write finds
-// its socket full (a 6 MiB message often does), and that thread polls in rounds
-// of up to 10 s that nothing ends early; the final grpc_shutdown joins the
-// executor's threads, so a run could sit up to 10 s in its last channel's
-// destructor after its work was done (issue 22, bench/relay.md: direct and
-// relayed alike). Held, the process exits at once; gRPC's threads and memory
-// are the process's until then. Thread-safe, and cheap after the first call.
-void KeepGrpcUntilExit() {
-  // One reference of gRPC's own count, never released.
-  static const bool kept = [] {
-    grpc_init();
-    return true;
-  }();
-  (void)kept;
-}
 
 Status FromGrpc(const grpc::Status& status, std::string_view what) {
   std::string message = std::string(what) + ": " + status.error_message();
