@@ -11,6 +11,7 @@
 #include "artune/transport/credentials.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/checksum.h"
+#include "grpc_process.h"
 
 namespace artune::tuner {
 namespace {
@@ -331,7 +332,9 @@ class GrpcBenchChannel final : public BenchChannel {
 
 class GrpcBenchTransport final : public BenchTransport {
  public:
-  explicit GrpcBenchTransport(const GrpcBenchOptions& options) : options_(options) {}
+  explicit GrpcBenchTransport(const GrpcBenchOptions& options) : options_(options) {
+    KeepGrpcUntilExit();
+  }
 
   std::string_view name() const override { return "grpc"; }
 

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <thread>
 
+#include "grpc_process.h"
 #include "tf_cluster.h"
 
 namespace artune::tuner {
@@ -62,6 +63,7 @@ Status ValidateTfWorkload(const TfWorkloadOptions& options) {
 
 Result<TfWorkloadResult> RunTfWorkload(const TfWorkloadOptions& options) {
   ARTUNE_RETURN_IF_ERROR(ValidateTfWorkload(options));
+  KeepGrpcUntilExit();  // its servers and workers going must not wait in grpc_shutdown
   const tf::Model model = tf::BuildModel(options);
 
   std::vector<std::unique_ptr<tf::ParameterServer>> services;
