@@ -167,6 +167,30 @@ TEST(PlanMessageTest, EmptyMessageHasEmptyPlan) {
   EXPECT_TRUE(plan.rendezvous.empty());
 }
 
+// A plan written into one reused MessagePlan, message after message of other
+// shapes (more packets, fewer, none), equals the plan made afresh.
+TEST(PlanMessageTest, APlanIntoAReusedPlanEqualsAFreshOne) {
+  const Config config = MakeConfig(4096, 65536, 8192);
+  const std::vector<std::vector<uint64_t>> messages = {
+      {100}, {3000, 3000, 3000, 10, 1 << 20, 5000}, {}, {1 << 20}, {10, 10}, {0, 8192, 1}};
+  MessagePlan reused;
+  for (const auto& sizes : messages) {
+    PlanMessage(sizes, config, reused);
+    const MessagePlan fresh = PlanMessage(sizes, config);
+    ASSERT_EQ(reused.eager_packets.size(), fresh.eager_packets.size());
+    for (size_t i = 0; i < fresh.eager_packets.size(); ++i) {
+      EXPECT_EQ(reused.eager_packets[i].slice_indices, fresh.eager_packets[i].slice_indices);
+      EXPECT_EQ(reused.eager_packets[i].payload_bytes, fresh.eager_packets[i].payload_bytes);
+      EXPECT_EQ(reused.eager_packets[i].protocol, fresh.eager_packets[i].protocol);
+    }
+    ASSERT_EQ(reused.rendezvous.size(), fresh.rendezvous.size());
+    for (size_t i = 0; i < fresh.rendezvous.size(); ++i) {
+      EXPECT_EQ(reused.rendezvous[i].slice_index, fresh.rendezvous[i].slice_index);
+      EXPECT_EQ(reused.rendezvous[i].chunk_count, fresh.rendezvous[i].chunk_count);
+    }
+  }
+}
+
 TEST(ChunkRangesTest, CoverTheTransferContiguously) {
   for (uint64_t total : {uint64_t{1}, uint64_t{4095}, uint64_t{4096}, uint64_t{4097},
                          uint64_t{10} << 20, (uint64_t{10} << 20) + 3}) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -106,6 +107,35 @@ TEST(TimerTest, TheFirstDeadlineWakesAnIdleThread) {
   std::this_thread::sleep_for(milliseconds(20));
   timer.Add(Clock::now() + milliseconds(10), fired.Record(1));
   ASSERT_TRUE(fired.WaitFor(1, seconds(10)));
+}
+
+// A deadline added with a target calls it with its cookie; one whose target is
+// gone does nothing; a cancelled one's node is reused by the next Add and still
+// runs the new deadline, not the old one.
+class CountingTarget : public DeadlineTarget {
+ public:
+  explicit CountingTarget(Fired& fired) : fired_(fired) {}
+  void OnDeadline(uint64_t cookie) override { fired_.Record(static_cast<int>(cookie))(); }
+
+ private:
+  Fired& fired_;
+};
+
+TEST(TimerTest, ADeadlineWithATargetCallsItUnlessItIsGone) {
+  Timer timer;
+  Fired fired;
+  auto kept = std::make_shared<CountingTarget>(fired);
+  auto gone = std::make_shared<CountingTarget>(fired);
+  const auto now = Clock::now();
+  timer.Add(now + milliseconds(40), std::weak_ptr<CountingTarget>(gone), 1);
+  // Cancelled: its node is kept and reused by the Add after it.
+  timer.Cancel(timer.Add(now + milliseconds(10), std::weak_ptr<CountingTarget>(kept), 2));
+  timer.Add(now + milliseconds(20), std::weak_ptr<CountingTarget>(kept), 3);
+  timer.Add(now + milliseconds(60), fired.Record(4));
+  gone.reset();
+  ASSERT_TRUE(fired.WaitFor(2, seconds(10)));
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_EQ(fired.order(), (std::vector<int>{3, 4}));
 }
 
 }  // namespace

@@ -55,41 +55,6 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentials(const Credentials& 
   return grpc::SslCredentials(tls);
 }
 
-// Calls in flight, bounded by max_outstanding. Shared with the done wrappers so a
-// late completion never touches a destroyed client.
-class Slots {
- public:
-  explicit Slots(uint32_t limit) : limit_(limit) {}
-  bool Acquire(std::chrono::steady_clock::time_point deadline) {
-    std::unique_lock lock(mutex_);
-    return freed_.wait_until(lock, deadline, [this] { return in_use_ < limit_; }) && ++in_use_ > 0;
-  }
-  bool TryAcquire() {
-    std::lock_guard lock(mutex_);
-    return in_use_ < limit_ && ++in_use_ > 0;
-  }
-  void Release() {
-    {
-      std::lock_guard lock(mutex_);
-      --in_use_;
-    }
-    freed_.notify_one();
-  }
-  void SetLimit(uint32_t limit) {
-    {
-      std::lock_guard lock(mutex_);
-      limit_ = limit;
-    }
-    freed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable freed_;
-  uint32_t limit_;
-  uint32_t in_use_ = 0;
-};
-
 // A pause in a spin loop: lets the sibling hyperthread run and saves power.
 inline void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -150,7 +115,7 @@ class ClientImpl final : public Client {
     fabric_ = std::move(fabric);
     allocator_ = std::make_unique<RegisteredAllocator>(fabric_, kAllocatorLimitBytes);
     timer_ = std::make_unique<Timer>();
-    slots_ = std::make_shared<Slots>(agreed.max_outstanding);
+    slots_ = std::make_shared<CallSlots>(agreed.max_outstanding);
     std::lock_guard lock(mutex_);
     ticket_ = response.data_ticket();
     server_idle_ms_ = response.idle_timeout_ms();
@@ -393,13 +358,7 @@ class ClientImpl final : public Client {
                            " calls in flight, max_outstanding); raise it or the timeout"));
       return true;
     }
-    connection->StartCall(
-        method, request, deadline,
-        [slots = slots_, done = std::move(done)](Result<Message> result) {
-          slots->Release();
-          done(std::move(result));
-        },
-        options.one_way);
+    connection->StartCall(method, request, deadline, std::move(done), options.one_way, slots_);
     return true;
   }
 
@@ -500,7 +459,7 @@ class ClientImpl final : public Client {
   std::unique_ptr<RegisteredAllocator> allocator_;
   StatsRecorder stats_;
   std::unique_ptr<Timer> timer_;
-  std::shared_ptr<Slots> slots_;
+  std::shared_ptr<CallSlots> slots_;
 
   mutable std::mutex mutex_;
   Config config_;

@@ -151,8 +151,9 @@ void Connection::Transition(Call& call, wire::CallState to, std::string_view why
 }
 
 void Connection::StartCall(std::string_view method, std::span<const ConstSlice> request,
-                           std::chrono::steady_clock::time_point deadline, Client::Done done,
-                           bool one_way) {
+                           std::chrono::steady_clock::time_point deadline, Client::Done caller_done,
+                           bool one_way, std::shared_ptr<CallSlots> slots) {
+  CallDone done(std::move(caller_done), std::move(slots));
   // Set on every path that reaches the end (closed, or the send failed); an OK
   // Status allocates nothing, which a message would on every call.
   Status failed;
@@ -164,20 +165,17 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
     } else {
       const uint64_t id = next_call_id_++;
       last_activity_ = std::chrono::steady_clock::now();
-      auto owned = std::make_unique<Call>();
-      Call& call = *owned;
-      call.id = id;
+      Call& call = *AddCallLocked(id)->second;
       call.state = wire::CallState::kSending;
       call.config = config_;
       call.done = std::move(done);
       call.one_way = one_way;
-      calls_.emplace(id, std::move(owned));
       stats_.CallStarted();
       Status sent = SendMessageLocked(call, wire::Direction::kRequest, method, request);
       if (!sent.ok()) {
         done = std::move(call.done);
         ReleaseSentLocked(call);
-        calls_.erase(id);
+        EraseCallLocked(calls_.find(id));
         stats_.CallFailed();
         failed = sent;
       } else if (call.one_way) {
@@ -193,10 +191,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
       } else {
         Transition(call, wire::CallState::kAwaitingResponse, "request sent");
         if (timer_ != nullptr) {
-          std::weak_ptr<Connection> weak = weak_from_this();
-          call.timer_handle = timer_->Add(deadline, [weak, id] {
-            if (auto self = weak.lock()) self->OnTimeout(id);
-          });
+          call.timer_handle = timer_->Add(deadline, weak_from_this(), id);
           call.has_timer = true;
         }
         return;
@@ -207,7 +202,7 @@ void Connection::StartCall(std::string_view method, std::span<const ConstSlice> 
 }
 
 void Connection::OnTimeout(uint64_t call_id) {
-  Client::Done done;
+  CallDone done;
   {
     std::lock_guard lock(mutex_);
     auto it = calls_.find(call_id);
@@ -250,11 +245,7 @@ void Connection::CompleteCallLocked(Call& call, Result<Message> result, Callback
   }
   Transition(call, result.ok() ? wire::CallState::kDone : wire::CallState::kFailed,
              result.ok() ? "response complete" : "error response");
-  if (call.done) {
-    auto shared = std::make_shared<Result<Message>>(std::move(result));
-    callbacks.push_back(
-        [done = std::move(call.done), shared]() mutable { done(std::move(*shared)); });
-  }
+  if (call.done) callbacks.emplace_back(CallEnd{std::move(call.done), std::move(result)});
 }
 
 void Connection::FailCallLocked(Call& call, const Status& status, Callbacks& callbacks) {
@@ -278,8 +269,47 @@ void Connection::MaybeEraseLocked(uint64_t call_id) {
   for (const auto& transfer : call.in.transfers) LeaveWindowLocked(*transfer);
   // Erased before its slot is returned: the client may reuse it at once.
   if (role_ == Role::kServer && call.one_way) ++oneway_to_return_;
-  calls_.erase(it);
+  EraseCallLocked(it);
   last_activity_ = std::chrono::steady_clock::now();
+}
+
+Connection::CallTable::iterator Connection::AddCallLocked(uint64_t id) {
+  if (spare_calls_.empty()) {
+    auto it = calls_.emplace(id, std::make_unique<Call>()).first;
+    it->second->id = id;
+    return it;
+  }
+  CallTable::node_type node = std::move(spare_calls_.back());
+  spare_calls_.pop_back();
+  node.key() = id;
+  node.mapped()->id = id;
+  // Ids are unique (a client numbers its calls; a server adds only ids it lacks).
+  return calls_.insert(std::move(node)).position;
+}
+
+void Connection::EraseCallLocked(CallTable::iterator it) {
+  // Bounded: more than this many in flight at once is rare, and the rest are freed.
+  constexpr size_t kMaxSpareCalls = 64;
+  CallTable::node_type node = calls_.extract(it);
+  node.mapped()->Recycle();
+  if (spare_calls_.size() < kMaxSpareCalls) spare_calls_.push_back(std::move(node));
+}
+
+void Connection::Call::Recycle() {
+  std::vector<Buffer> kept_sent = std::move(sent_owned);
+  std::vector<uint32_t> kept_offers = std::move(offers);
+  std::vector<uint8_t> kept_have = std::move(in.have);
+  std::vector<ConstSlice> kept_slices = std::move(in.slices);
+  // Every other member back to its default, whatever members are added later.
+  *this = Call{};
+  kept_sent.clear();
+  kept_offers.clear();
+  kept_have.clear();
+  kept_slices.clear();
+  sent_owned = std::move(kept_sent);
+  offers = std::move(kept_offers);
+  in.have = std::move(kept_have);
+  in.slices = std::move(kept_slices);
 }
 
 void Connection::ReleaseSentLocked(Call& call) {

@@ -52,11 +52,13 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "allocator.h"
 #include "artune/transport/protocol.h"
 #include "artune/transport/transport.h"
+#include "call_slots.h"
 #include "fabric/fabric.h"
 #include "stats.h"
 #include "timer.h"
@@ -87,7 +89,7 @@ struct IncomingRequest {
   std::shared_ptr<Message> message;
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public std::enable_shared_from_this<Connection>, public DeadlineTarget {
  public:
   using RequestSink = std::function<void(std::shared_ptr<Connection>, IncomingRequest)>;
   using ClosedSink = std::function<void(Connection&, const Status& why)>;
@@ -124,10 +126,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // on error). `deadline` fails the call with kTimeout. A `one_way` call
   // (CallOptions::one_way) has no deadline: `done` runs with an empty Message once
   // the server reports it handled (oneway_done), or with the error when the
-  // connection fails first.
+  // connection fails first. `slots`, when given, gets the call's slot back just
+  // before `done` runs.
   void StartCall(std::string_view method, std::span<const ConstSlice> request,
                  std::chrono::steady_clock::time_point deadline, Client::Done done,
-                 bool one_way = false);
+                 bool one_way = false, std::shared_ptr<CallSlots> slots = nullptr);
 
   // Server: sends the response of `call_id` (slices and the Buffers/request that
   // keep them alive), or `status` as an error response when it is not ok.
@@ -136,6 +139,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Closes the connection; calls in flight fail with `why`.
   void Close(const Status& why);
+
+  // A call's deadline (the timer's cookie is the call id).
+  void OnDeadline(uint64_t call_id) override { OnTimeout(call_id); }
 
  private:
   struct Transfer {
@@ -170,7 +176,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     uint64_t id = 0;
     wire::CallState state = wire::CallState::kSending;
     Config config;  // the values this call runs under
-    Client::Done done;
+    CallDone done;
     Timer::Handle timer_handle{};
     bool has_timer = false;
     // What this end sent: kept until the peer's kFin, and the offers that let the
@@ -182,6 +188,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool one_way = false;  // kFlagOneWay: no response (see the header comment)
     Assembly in;
     Status failure;  // the error, once failed
+
+    // Back to a new call's state, keeping the room its vectors grew (a recycled
+    // call allocates nothing for a message of the same shape).
+    void Recycle();
   };
   struct ReadTarget {
     uint64_t call_id;
@@ -197,7 +207,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     uint64_t length;
     bool credit_packet;
   };
-  using Callbacks = std::vector<std::function<void()>>;
+  // What a completion leaves to run once the mutex is released, in order: a call's
+  // end, a request for the handler, or anything else. The first two have their own
+  // kinds so that queuing them allocates nothing (a lambda holding them would not
+  // fit std::function's inline room).
+  struct CallEnd {
+    CallDone done;
+    Result<Message> result;
+  };
+  using Callback = std::variant<std::function<void()>, CallEnd, IncomingRequest>;
+  using Callbacks = std::vector<Callback>;
+  // Runs them and empties `callbacks` (its room kept).
+  void RunCallbacks(Callbacks& callbacks);
 
   void OnCompletion(const fabric::Completion& completion);
   void OnRecv(const fabric::Completion& completion, Callbacks& callbacks);
@@ -319,11 +340,22 @@ class Connection : public std::enable_shared_from_this<Connection> {
   mutable std::mutex mutex_;
   Config config_;
   uint32_t config_epoch_ = 0;
-  std::unordered_map<uint64_t, std::unique_ptr<Call>> calls_;
+  using CallTable = std::unordered_map<uint64_t, std::unique_ptr<Call>>;
+  CallTable calls_;
+  // Erased calls' table nodes, each with its Call, reused by the next calls: no
+  // allocation per call once as many exist as calls are in flight (bounded by
+  // max_outstanding on a client).
+  std::vector<CallTable::node_type> spare_calls_;
+  // Takes a spare call (or a new one) into calls_ under `id`.
+  CallTable::iterator AddCallLocked(uint64_t id);
+  // Erases the call at `it`, keeping its node for reuse.
+  void EraseCallLocked(CallTable::iterator it);
   uint64_t next_call_id_ = 1;
   // SendMessageLocked's slice sizes, kept so that their room is allocated once per
   // connection, not once per message.
   std::vector<uint64_t> send_sizes_;
+  // And the plan made from them, for the same reason.
+  MessagePlan send_plan_;
   std::unordered_map<uint64_t, ReadTarget> reads_;
   uint64_t next_read_id_ = 1;
   // The read window (see the header comment).
@@ -346,7 +378,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // One-way calls (see the header comment). Client: the `done`s of those whose
   // request the server has (eager) or has read (kFin), not yet reported handled,
   // oldest first. Server: how many it handled since its last packet.
-  std::deque<Client::Done> oneway_sent_;
+  std::deque<CallDone> oneway_sent_;
   uint32_t oneway_to_return_ = 0;
   std::atomic<uint32_t> peer_epoch_{0};
   std::atomic<bool> closed_{false};

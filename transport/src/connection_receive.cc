@@ -18,7 +18,15 @@ Status Malformed(const std::string& peer, const std::string& what) {
 }  // namespace
 
 void Connection::OnCompletion(const fabric::Completion& completion) {
+  // Callback lists reused by the completions of this thread: their room is kept
+  // between completions, so queuing a call's end allocates nothing. A stack, since
+  // a callback may run a call whose completion is handled on this thread too.
+  static thread_local std::vector<Callbacks> spare_callback_lists;
   Callbacks callbacks;
+  if (!spare_callback_lists.empty()) {
+    callbacks = std::move(spare_callback_lists.back());
+    spare_callback_lists.pop_back();
+  }
   {
     std::lock_guard lock(mutex_);
     switch (completion.kind) {
@@ -33,7 +41,21 @@ void Connection::OnCompletion(const fabric::Completion& completion) {
         break;
     }
   }
-  for (auto& callback : callbacks) callback();
+  RunCallbacks(callbacks);
+  spare_callback_lists.push_back(std::move(callbacks));
+}
+
+void Connection::RunCallbacks(Callbacks& callbacks) {
+  for (Callback& callback : callbacks) {
+    if (auto* end = std::get_if<CallEnd>(&callback)) {
+      end->done(std::move(end->result));
+    } else if (auto* request = std::get_if<IncomingRequest>(&callback)) {
+      on_request_(shared_from_this(), std::move(*request));
+    } else {
+      std::get<std::function<void()>>(callback)();
+    }
+  }
+  callbacks.clear();
 }
 
 void Connection::OnRecv(const fabric::Completion& completion, Callbacks& callbacks) {
@@ -194,7 +216,7 @@ Status Connection::TakeOnewayDone(uint32_t count, Callbacks& callbacks) {
   }
   for (uint32_t i = 0; i < count; ++i) {
     stats_.CallCompleted();
-    callbacks.push_back([done = std::move(oneway_sent_.front())]() mutable { done(Message()); });
+    callbacks.emplace_back(CallEnd{std::move(oneway_sent_.front()), Message()});
     oneway_sent_.pop_front();
   }
   last_activity_ = std::chrono::steady_clock::now();
@@ -209,12 +231,11 @@ Status Connection::FindIncomingCall(const wire::PacketHeader& header, Call*& cal
         return Malformed(peer(), "more than " + std::to_string(geometry_.max_outstanding) +
                                      " calls in flight (max_outstanding)");
       }
-      auto owned = std::make_unique<Call>();
-      owned->id = header.call_id;
-      owned->state = wire::CallState::kReceivingRequest;
-      owned->config = config_;
-      owned->one_way = (header.flags & wire::kFlagOneWay) != 0;
-      it = calls_.emplace(header.call_id, std::move(owned)).first;
+      it = AddCallLocked(header.call_id);
+      Call& added = *it->second;
+      added.state = wire::CallState::kReceivingRequest;
+      added.config = config_;
+      added.one_way = (header.flags & wire::kFlagOneWay) != 0;
       last_activity_ = std::chrono::steady_clock::now();
       stats_.CallStarted();
     } else if (it->second->state != wire::CallState::kReceivingRequest) {
@@ -420,11 +441,7 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
   }
   for (const ConstSlice& slice : in.slices) internal::EngineAccess::AddSlice(*in.message, slice);
   Transition(call, wire::CallState::kHandling, "request complete");
-  IncomingRequest request{call.id, std::move(in.method), std::move(in.message)};
-  callbacks.push_back(
-      [sink = on_request_, self = shared_from_this(), request = std::move(request)]() mutable {
-        sink(std::move(self), std::move(request));
-      });
+  callbacks.emplace_back(IncomingRequest{call.id, std::move(in.method), std::move(in.message)});
 }
 
 void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
@@ -449,7 +466,7 @@ void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {
   // have run them.
   for (auto& done : oneway_sent_) {
     stats_.CallFailed();
-    callbacks.push_back([done = std::move(done), reason]() mutable { done(reason); });
+    callbacks.emplace_back(CallEnd{std::move(done), reason});
   }
   oneway_sent_.clear();
   reads_.clear();

@@ -103,7 +103,8 @@ Status Connection::SendControlLocked(wire::PacketKind kind, wire::Direction dire
 Status Connection::SendMessageLocked(Call& call, wire::Direction direction, std::string_view method,
                                      std::span<const ConstSlice> slices) {
   ARTUNE_RETURN_IF_ERROR(MeasureMessageLocked(direction, method, slices));
-  const MessagePlan plan = PlanMessage(send_sizes_, call.config);
+  PlanMessage(send_sizes_, call.config, send_plan_);
+  const MessagePlan& plan = send_plan_;
   MessageHeaders headers{call.id, direction, static_cast<uint32_t>(slices.size()),
                          static_cast<uint8_t>(method.size()),
                          call.one_way ? wire::kFlagOneWay : uint8_t{0}};

@@ -62,14 +62,20 @@ Protocol ChooseSliceProtocol(uint64_t size, const Config& config) {
 
 MessagePlan PlanMessage(std::span<const uint64_t> slice_sizes, const Config& config) {
   MessagePlan plan;
-  // Whether plan.eager_packets.back() may still accept slices (no packet yet: no).
-  bool have_open_packet = false;
+  PlanMessage(slice_sizes, config, plan);
+  return plan;
+}
+
+void PlanMessage(std::span<const uint64_t> slice_sizes, const Config& config, MessagePlan& plan) {
+  plan.rendezvous.clear();
+  // Packets in use; those past it keep their index vectors' room for later plans.
+  size_t packets = 0;
   for (size_t i = 0; i < slice_sizes.size(); ++i) {
     const uint64_t size = slice_sizes[i];
     const uint32_t index = static_cast<uint32_t>(i);
     const Protocol protocol = ChooseSliceProtocol(size, config);
     if (protocol == Protocol::kEager) {
-      EagerPacket* open = have_open_packet ? &plan.eager_packets.back() : nullptr;
+      EagerPacket* open = packets > 0 ? &plan.eager_packets[packets - 1] : nullptr;
       const bool fits = open != nullptr && config.coalesce_limit > 0 &&
                         open->payload_bytes + size <= config.coalesce_limit &&
                         open->slice_indices.size() < kMaxSlicesPerEagerPacket;
@@ -78,12 +84,12 @@ MessagePlan PlanMessage(std::span<const uint64_t> slice_sizes, const Config& con
         open->payload_bytes += size;
         open->protocol = Protocol::kCoalescedEager;
       } else {
-        EagerPacket packet;
+        if (packets == plan.eager_packets.size()) plan.eager_packets.emplace_back();
+        EagerPacket& packet = plan.eager_packets[packets++];
+        packet.slice_indices.clear();
         packet.slice_indices.push_back(index);
         packet.payload_bytes = size;
         packet.protocol = Protocol::kEager;
-        plan.eager_packets.push_back(std::move(packet));
-        have_open_packet = true;
       }
       continue;
     }
@@ -101,7 +107,7 @@ MessagePlan PlanMessage(std::span<const uint64_t> slice_sizes, const Config& con
     }
     plan.rendezvous.push_back(transfer);
   }
-  return plan;
+  plan.eager_packets.resize(packets);
 }
 
 std::vector<ChunkRange> ChunkRanges(uint64_t total, uint64_t chunk_size) {

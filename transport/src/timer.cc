@@ -3,7 +3,7 @@
 
 namespace artune::transport {
 
-Timer::Timer() : thread_([this] { Run(); }) {}
+Timer::Timer() : thread_([this] { Run(); }) { spare_.reserve(kSpareNodes); }
 
 Timer::~Timer() {
   {
@@ -15,12 +15,29 @@ Timer::~Timer() {
 }
 
 Timer::Handle Timer::Add(Clock::time_point deadline, std::function<void()> action) {
+  return AddEntry(deadline, Entry{std::move(action), {}, 0});
+}
+
+Timer::Handle Timer::Add(Clock::time_point deadline, std::weak_ptr<DeadlineTarget> target,
+                         uint64_t cookie) {
+  return AddEntry(deadline, Entry{nullptr, std::move(target), cookie});
+}
+
+Timer::Handle Timer::AddEntry(Clock::time_point deadline, Entry entry) {
   bool wake = false;
   Handle handle{deadline, 0};
   {
     std::lock_guard lock(mutex_);
     handle.second = next_sequence_++;
-    pending_.emplace(handle, std::move(action));
+    if (spare_.empty()) {
+      pending_.emplace(handle, std::move(entry));
+    } else {
+      Pending::node_type node = std::move(spare_.back());
+      spare_.pop_back();
+      node.key() = handle;
+      node.mapped() = std::move(entry);
+      pending_.insert(std::move(node));
+    }
     wake = deadline < wakes_at_;
     // Set here, not by the thread once it runs: further Adds before it does must
     // not wake it again.
@@ -32,7 +49,10 @@ Timer::Handle Timer::Add(Clock::time_point deadline, std::function<void()> actio
 
 void Timer::Cancel(const Handle& handle) {
   std::lock_guard lock(mutex_);
-  pending_.erase(handle);
+  Pending::node_type node = pending_.extract(handle);
+  if (node.empty() || spare_.size() >= kSpareNodes) return;
+  node.mapped() = Entry{};  // lets go of what the action or the target held
+  spare_.push_back(std::move(node));
 }
 
 void Timer::Run() {
@@ -52,10 +72,14 @@ void Timer::Run() {
       wake_.wait_until(lock, deadline);
       continue;
     }
-    std::function<void()> action = std::move(first->second);
+    Entry entry = std::move(first->second);
     pending_.erase(first);
     lock.unlock();
-    action();
+    if (entry.action) {
+      entry.action();
+    } else if (auto target = entry.target.lock()) {
+      target->OnDeadline(entry.cookie);
+    }
     lock.lock();
   }
 }

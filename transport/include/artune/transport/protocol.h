@@ -52,6 +52,10 @@ struct MessagePlan {
   std::vector<RendezvousTransfer> rendezvous;
 };
 MessagePlan PlanMessage(std::span<const uint64_t> slice_sizes, const Config& config);
+// The same plan written into `plan`, reusing the room of its vectors: a sender
+// that plans every message into one MessagePlan allocates nothing per message of
+// a shape it has sent before.
+void PlanMessage(std::span<const uint64_t> slice_sizes, const Config& config, MessagePlan& plan);
 
 // Offsets and lengths of the chunks of a rendezvous transfer of `total` bytes.
 struct ChunkRange {
