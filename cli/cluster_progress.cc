@@ -91,6 +91,14 @@ Status ClusterProgress::FinishedModels(db::Store& store) {
       link["seconds"] = found != link_seconds_.end() ? nlohmann::ordered_json(found->second)
                                                      : nlohmann::ordered_json();
     }
+    // The run's summary as the other cluster runs give it (bench/cluster-run reads it).
+    out["ranks"] = schedule_->ranks;
+    out["pairs"] = schedule_->spec;
+    out["measurement"] = measurement_;
+    out["rounds"] = schedule_->rounds.size();
+    out["scheduled_links"] = schedule_->links();
+    out["stored_links"] = data.links.size();
+    out["failed"] = failed;
     out["measured"] = measured_;
     out["resumed"] = resumed_;
     out["seconds"] = elapsed;

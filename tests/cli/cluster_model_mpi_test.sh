@@ -2,8 +2,8 @@
 # artune sweep --mpi --strategy model on one machine as on a cluster: 4 ranks under
 # mpirun, each in its own network namespace and hostname (cluster_netns_lib.sh),
 # --pairs all (6 links in 3 rounds), every link measuring its link model in a short
-# budget instead of a sweep. The path from rank 2 to rank 3 is delayed 2 ms (tc
-# netem on rank 2's veth, for packets to rank 3 only), so one link of six is slow.
+# budget instead of a sweep. The path between ranks 2 and 3 is throttled (tc htb
+# on their veths, for packets to each other only), so one link of six is slow.
 # Checks: every link is ok with its stored model and no sweep; each link's predicted
 # best is what `artune predict --link-model ID` says of its model; the cluster's
 # best is the config with the least total of those predictions; the slow link, and
@@ -38,16 +38,21 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
 q() { sqlite3 "$db" "$1"; }
 
-# Rank 2 -> rank 3 (10.199.0.4) delayed: a prio qdisc whose third band, where the
-# filter sends only that traffic, delays by netem.
+# The path between rank 2 (10.199.0.3) and rank 3 (10.199.0.4) throttled to 400
+# Mbit/s both ways (an htb class on each end's veth that a u32 filter sends only
+# that peer's packets to): the bytes of that link are slow, its calls are not.
 slow=1
-ns2=(ip netns exec "${tag}n2")
-if ! "${ns2[@]}" tc qdisc add dev "${tag}v2" root handle 1: prio ||
-  ! "${ns2[@]}" tc qdisc add dev "${tag}v2" parent 1:3 handle 30: netem delay 2ms ||
-  ! "${ns2[@]}" tc filter add dev "${tag}v2" protocol ip parent 1:0 prio 3 u32 \
-    match ip dst 10.199.0.4/32 flowid 1:3; then
+throttle() {  # throttle RANK PEER_ADDRESS
+  local ns=(ip netns exec "${tag}n$1") dev="${tag}v$1"
+  "${ns[@]}" tc qdisc add dev "$dev" root handle 1: htb default 10 &&
+    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:10 htb rate 10gbit &&
+    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:20 htb rate 400mbit &&
+    "${ns[@]}" tc filter add dev "$dev" protocol ip parent 1: prio 1 u32 match ip dst "$2/32" \
+      flowid 1:20
+}
+if ! throttle 2 10.199.0.4 || ! throttle 3 10.199.0.3; then
   slow=0
-  echo "no tc netem here (modprobe sch_netem): the outlier check is skipped"
+  echo "no tc htb and u32 here: the outlier check is skipped"
 fi
 
 knobs=(--knob eager_threshold=1KiB,16KiB --knob chunk_size=64KiB,1MiB)
@@ -97,10 +102,10 @@ echo "cluster best: $cluster_best; per link: $(jq -c '[.links[].best]' "$dir/run
 
 if ((slow)); then
   outliers=$(jq -r '[.outliers[] | "\(.client_host)-\(.server_host) \(.term)"] | join(", ")' "$dir/run.json")
-  [[ $(jq '[.outliers[] | select(.term == "per-call")] | length' "$dir/run.json") == 1 &&
-    $(jq -r '.outliers[] | select(.term == "per-call") | "\(.client_host)\(.server_host)"' \
+  [[ $(jq '[.outliers[] | select(.term == "per-byte")] | length' "$dir/run.json") == 1 &&
+    $(jq -r '.outliers[] | select(.term == "per-byte") | "\(.client_host)\(.server_host)"' \
       "$dir/run.json") =~ ^(node2node3|node3node2)$ ]] ||
-    fail "the delayed link node2-node3 is not the one per-call outlier: $outliers; $(jq -c '[.links[] | [.client_host, .server_host, .per_call_s]]' "$dir/run.json")"
+    fail "the throttled link node2-node3 is not the one per-byte outlier: $outliers; $(jq -c '[.links[] | [.client_host, .server_host, .per_byte_s]]' "$dir/run.json")"
   echo "outliers: $outliers"
 fi
 
@@ -111,7 +116,7 @@ id=$(q "SELECT id FROM clusters")
 grep -q "PREDICTED BEST" "$dir/results.txt" && grep -q "^Cluster  " "$dir/results.txt" ||
   fail "results --cluster does not show the models' predictions: $(cat "$dir/results.txt")"
 if ((slow)); then
-  grep -q "look at the link node[23] ↔ node[23]: per-call" "$dir/results.txt" ||
+  grep -q "look at the link node[23] ↔ node[23]: per-byte" "$dir/results.txt" ||
     fail "results --cluster does not name the outlier: $(cat "$dir/results.txt")"
 fi
 "$artune" --db "$db" results --cluster "$id" --json >"$dir/results.json" ||
