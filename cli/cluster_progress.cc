@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_summary.h"
+#include "cluster_model_text.h"
 #include "format.h"
 
 namespace artune::cli {
@@ -57,6 +59,7 @@ void ClusterProgress::Stored(const cluster::LinkReport& report,
             << End(stored.server_host, stored.server_device, stored.server_rank) << ": "
             << db::LinkStatusName(stored.status);
   if (stored.sweep_id != 0) std::cerr << ", sweep " << stored.sweep_id;
+  if (stored.model_id != 0) std::cerr << ", link model " << stored.model_id;
   if (report.sweep && report.sweep->verdict) {
     std::cerr << ", " << db::VerdictName(report.sweep->verdict->verdict);
   }
@@ -72,7 +75,54 @@ void ClusterProgress::RoundDone(size_t round, double seconds) {
             << Seconds(seconds) << " s\n";
 }
 
+// A model run's end: the models, the predictions and the outliers
+// (cluster_model_text.h), and kUnavailable when some link failed.
+Status ClusterProgress::FinishedModels(db::Store& store) {
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterModelData data,
+                          tuner::ReadClusterModels(store, cluster_id_));
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const size_t failed = data.links.size() - data.prediction.usable_links;
+  if (json_) {
+    nlohmann::ordered_json out = tuner::ClusterModelJson(data);
+    for (nlohmann::ordered_json& link : out["links"]) {
+      auto found = link_seconds_.find(
+          {link["client_rank"].get<uint32_t>(), link["server_rank"].get<uint32_t>()});
+      link["seconds"] = found != link_seconds_.end() ? nlohmann::ordered_json(found->second)
+                                                     : nlohmann::ordered_json();
+    }
+    // The run's summary as the other cluster runs give it (bench/cluster-run reads it).
+    out["ranks"] = schedule_->ranks;
+    out["pairs"] = schedule_->spec;
+    out["measurement"] = measurement_;
+    out["rounds"] = schedule_->rounds.size();
+    out["scheduled_links"] = schedule_->links();
+    out["stored_links"] = data.links.size();
+    out["failed"] = failed;
+    out["measured"] = measured_;
+    out["resumed"] = resumed_;
+    out["seconds"] = elapsed;
+    out["round_seconds"] = round_seconds_;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "Cluster run " << cluster_id_ << ": " << schedule_->ranks << " ranks, pairs "
+              << schedule_->spec << " (" << Count(schedule_->rounds.size(), "round") << ", "
+              << Count(schedule_->links(), "link") << "), link models\n";
+    PrintClusterModelRun(data, link_seconds_, std::cout);
+    std::cout << Count(data.links.size(), "link") << " stored: " << data.links.size() - failed
+              << " ok, " << failed << " failed; " << measured_ << " measured now, " << resumed_
+              << " stored before; " << Seconds(elapsed) << " s\n";
+  }
+  if (failed > 0) {
+    return Status::Unavailable(std::to_string(failed) + " of " + std::to_string(data.links.size()) +
+                               " links of cluster run " + std::to_string(cluster_id_) +
+                               " failed (stored with their errors)");
+  }
+  return Status::Ok();
+}
+
 Status ClusterProgress::Finished(db::Store& store) {
+  if (measurement_ == tuner::kModelMeasurement) return FinishedModels(store);
   ARTUNE_ASSIGN_OR_RETURN(const std::vector<tuner::LinkVerdict> links,
                           tuner::ReadLinkVerdicts(store, cluster_id_));
   const double elapsed =

@@ -36,6 +36,8 @@ class ClusterProgress : public cluster::ClusterRunObserver {
   Status Finished(db::Store& store) override;
 
  private:
+  Status FinishedModels(db::Store& store);  // Finished of a "model" run
+
   bool speak_;
   bool json_;
   int64_t cluster_id_ = 0;

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "artune/cluster/cluster_choice.h"
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_records.h"
 #include "artune/cluster/cluster_summary.h"
 #include "artune/db/store.h"
+#include "cluster_model_text.h"
 #include "cluster_text.h"
 #include "format.h"
 #include "stored_list.h"
@@ -92,6 +94,23 @@ void PrintGroups(const tuner::ClusterAnalysis& analysis) {
   PrintTable(rows, {false, false, true, false}, std::cout);
 }
 
+// A run of link models (cluster_model.h): the models' predictions, not sweeps.
+Status ShowModelCluster(db::Store& store, int64_t cluster_id, bool json) {
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterModelData data,
+                          tuner::ReadClusterModels(store, cluster_id));
+  if (json) {
+    std::cout << tuner::ClusterModelJson(data).dump(2) << "\n";
+    return Status::Ok();
+  }
+  const db::ClusterRecord& cluster = data.cluster;
+  std::cout << "Cluster " << cluster.id << "  " << cluster.ranks << " ranks, pairs "
+            << cluster.pairs << ", measurement model (link models), " << data.links.size()
+            << " links (" << data.prediction.usable_links << " with a model)"
+            << (cluster.finished_at.empty() ? ", unfinished" : "") << "\n";
+  PrintClusterModelRun(data, {}, std::cout);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ListClusters(int limit, bool json, const Context& context) {
@@ -122,6 +141,10 @@ Status ListClusters(int limit, bool json, const Context& context) {
 
 Status ShowCluster(int64_t cluster_id, tuner::ClusterGoal goal, bool json, const Context& context) {
   ARTUNE_ASSIGN_OR_RETURN(std::unique_ptr<db::Store> store, OpenStoreForReading(context));
+  ARTUNE_ASSIGN_OR_RETURN(const db::ClusterRecord record, store->GetCluster(cluster_id));
+  if (record.measurement == tuner::kModelMeasurement) {
+    return ShowModelCluster(*store, cluster_id, json);
+  }
   ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterData data,
                           tuner::ReadClusterData(*store, cluster_id, goal));
   const tuner::ClusterAnalysis analysis = tuner::AnalyzeCluster(data.input);

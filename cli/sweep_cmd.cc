@@ -183,11 +183,17 @@ Status RunSweepCommand(SweepFlags flags, Context& context) {
   if (flags.mpi) return RunMpiSweepCommand(flags, context);
   ARTUNE_ASSIGN_OR_RETURN(flags.plan.background_load,
                           tuner::ParseBackgroundLoad(flags.background_load));
-  for (const char* cluster_only : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
+  for (const char* cluster_only :
+       {"--pairs", "--pairs-seed", "--listen", "--ab", "--model-budget"}) {
     if (flags.cluster_flags_given.count(cluster_only)) {
       return Status::InvalidArgument(std::string(cluster_only) +
                                      " is for cluster runs: add --mpi (under mpirun or srun)");
     }
+  }
+  if (flags.plan.strategy == tuner::kModelMeasurement) {
+    return Status::InvalidArgument(
+        "--strategy model is for cluster runs (--mpi); on one link, `artune model measure` "
+        "measures the link's model and `artune predict` predicts the best config from it");
   }
   // Looked at before measuring: a store that cannot be written is said at once;
   // the sweep then runs on a copy in memory and is printed all the same.
@@ -278,8 +284,10 @@ void AddSweepMeasurementFlags(CLI::App& command, SweepFlags& flags) {
       ->check(CLI::IsMember({"tcp", "verbs", "auto", "shm"}));
   command
       .add_option("--strategy", flags.plan.strategy,
-                  "grid (every point) or adaptive (pattern search, far fewer trials)")
-      ->check(CLI::IsMember({"grid", "adaptive"}))
+                  "grid (every point) or adaptive (pattern search, far fewer trials); with "
+                  "--mpi also model (each link measures its link model and the best configs "
+                  "are predicted from the models)")
+      ->check(CLI::IsMember({"grid", "adaptive", "model"}))
       ->capture_default_str();
   command.add_option("--repeats", flags.plan.repeats, "Measurements per trial (median and 95% CI)")
       ->check(CLI::Range(1, 100))
@@ -337,6 +345,13 @@ void AddSweepClusterFlags(CLI::App& command, SweepFlags& flags) {
   command.add_option("--ab", flags.ab_config,
                      "With --mpi: measure the base config against this TOML config (as `artune "
                      "apply config` writes it), interleaved, on every link, instead of a sweep");
+  command
+      .add_option("--model-budget", flags.model_budget_s,
+                  "With --mpi --strategy model: seconds each link spends measuring its model "
+                  "(its polling modes the search space's, at the workload's calls in flight; "
+                  "the first round always completes)")
+      ->check(CLI::Range(0.5, 600.0))
+      ->capture_default_str();
 }
 
 }  // namespace
@@ -360,7 +375,7 @@ void RegisterSweep(CLI::App& root, Context& context) {
       "and printed all the same: stderr says so before measuring and why at the end, --json "
       "has \"stored\": false and \"not_stored\", and the exit code is 1.");
   command->callback([flags, command, &context] {
-    for (const char* name : {"--pairs", "--pairs-seed", "--listen", "--ab"}) {
+    for (const char* name : {"--pairs", "--pairs-seed", "--listen", "--ab", "--model-budget"}) {
       if (command->count(name) > 0) flags->cluster_flags_given.insert(name);
     }
     flags->final_rounds_given = command->count("--final-rounds") > 0;
@@ -381,6 +396,7 @@ Status RunMpiSweepCommand([[maybe_unused]] const SweepFlags& flags,
   request.plan = flags.plan;
   request.resume = flags.resume;
   request.ab_config = flags.ab_config;
+  request.model_budget_s = flags.model_budget_s;
   request.final_rounds_given = flags.final_rounds_given;
   request.pairs = flags.pairs;
   request.pairs_seed = flags.pairs_seed;

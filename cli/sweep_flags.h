@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "artune/cluster/cluster_model.h"
 #include "artune/tuner/sweep_plan.h"
 #include "command.h"
 #include "knob_flags.h"
@@ -29,7 +30,8 @@ struct SweepFlags {
   uint64_t pairs_seed = 1;     // random:K's matchings
   std::string listen;          // host this rank's servers listen on; "": ClusterListenHost
   std::string ab_config;       // --ab FILE: the A/B measurement instead of the sweep
-  std::set<std::string> cluster_flags_given;  // which of the four above were given
+  double model_budget_s = tuner::kDefaultLinkModelBudget;  // --strategy model, per link
+  std::set<std::string> cluster_flags_given;               // which of the five above were given
 };
 
 // `artune sweep --mpi`: the cluster run (artune/cluster/cluster_run.h) over these

@@ -17,10 +17,11 @@ constexpr std::string_view kClusterColumns =
 constexpr RecordTable kClusterTable = {"clusters", kClusterColumns, "created_at", "cluster",
                                        "cluster runs"};
 
-// sweep_id is NULL in the table for a link without a sweep, 0 in the record.
+// sweep_id and model_id are NULL in the table for a link without one, 0 in the record.
 constexpr std::string_view kLinkColumns =
     "cluster_id, round, pair, client_rank, server_rank, client_host, client_device, "
-    "server_host, server_device, status, error, coalesce(sweep_id, 0), finished_at";
+    "server_host, server_device, status, error, coalesce(sweep_id, 0), finished_at, "
+    "coalesce(model_id, 0)";
 
 ClusterRecord ReadClusterRow(const Statement& row) {
   ClusterRecord cluster;
@@ -73,7 +74,20 @@ Result<ClusterLinkRecord> ReadLinkRow(const Statement& row) {
   link.error = row.ColumnText(10);
   link.sweep_id = row.ColumnInt64(11);
   link.finished_at = row.ColumnText(12);
+  link.model_id = row.ColumnInt64(13);
   return link;
+}
+
+// kNotFound unless link model `id` is stored (a link must not point past the store).
+Status LinkModelExists(Database& db, int64_t id) {
+  ARTUNE_ASSIGN_OR_RETURN(Statement select, db.Prepare("SELECT 1 FROM link_models WHERE id = ?"));
+  ARTUNE_RETURN_IF_ERROR(select.Bind(1, id));
+  ARTUNE_ASSIGN_OR_RETURN(bool has_row, select.Step());
+  if (!has_row) {
+    return Status::NotFound("no link model with id " + std::to_string(id) + " in " + db.path() +
+                            ": a cluster link's model is stored before the link");
+  }
+  return Status::Ok();
 }
 
 Status CheckLink(const ClusterLinkRecord& link) {
@@ -82,10 +96,11 @@ Status CheckLink(const ClusterLinkRecord& link) {
                                    std::to_string(link.server_rank) +
                                    " pairs a rank with itself: a link has two ends");
   }
-  if (link.status == LinkStatus::kOk && link.sweep_id == 0) {
-    return Status::InvalidArgument("cluster link " + std::to_string(link.client_rank) + "-" +
-                                   std::to_string(link.server_rank) +
-                                   " is ok but has no sweep: an ok link points at its measurement");
+  if (link.status == LinkStatus::kOk && link.sweep_id == 0 && link.model_id == 0) {
+    return Status::InvalidArgument(
+        "cluster link " + std::to_string(link.client_rank) + "-" +
+        std::to_string(link.server_rank) +
+        " is ok but has neither a sweep nor a model: an ok link points at its measurement");
   }
   if (link.status == LinkStatus::kFailed && link.error.empty()) {
     return Status::InvalidArgument("cluster link " + std::to_string(link.client_rank) + "-" +
@@ -105,9 +120,10 @@ Result<int64_t> InsertCluster(Database& db, const ClusterRecord& cluster, const 
   if (cluster.pairs.empty()) {
     return Status::InvalidArgument("cluster run has an empty pair schedule: every run records it");
   }
-  if (cluster.measurement != "sweep" && cluster.measurement != "ab") {
+  if (cluster.measurement != "sweep" && cluster.measurement != "ab" &&
+      cluster.measurement != "model") {
     return Status::InvalidArgument("cluster measurement \"" + cluster.measurement +
-                                   "\" is neither \"sweep\" nor \"ab\"");
+                                   "\" is none of \"sweep\", \"ab\" and \"model\"");
   }
   ARTUNE_ASSIGN_OR_RETURN(auto transaction, Transaction::Begin(db, Transaction::Kind::kImmediate));
   ARTUNE_ASSIGN_OR_RETURN(
@@ -157,6 +173,7 @@ Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std:
                                    "'s " + std::to_string(ranks) + " ranks");
   }
   if (link.sweep_id != 0) ARTUNE_RETURN_IF_ERROR(sweeps::SweepGoal(db, link.sweep_id).status());
+  if (link.model_id != 0) ARTUNE_RETURN_IF_ERROR(LinkModelExists(db, link.model_id));
   // A resumed run measures a failed link again: its new result replaces the row.
   ARTUNE_ASSIGN_OR_RETURN(
       Statement replace,
@@ -172,8 +189,8 @@ Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std:
       Statement insert,
       db.Prepare("INSERT INTO cluster_links (cluster_id, round, pair, client_rank, server_rank, "
                  "client_host, client_device, server_host, server_device, status, error, "
-                 "sweep_id, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULLIF(?, 0), "
-                 "?)"));
+                 "sweep_id, finished_at, model_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                 "NULLIF(?, 0), ?, NULLIF(?, 0))"));
   int column = 1;
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, link.cluster_id));
   for (uint32_t number : {link.round, link.pair, link.client_rank, link.server_rank}) {
@@ -187,6 +204,7 @@ Status InsertClusterLink(Database& db, const ClusterLinkRecord& link, const std:
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, link.error));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, link.sweep_id));
   ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, link.finished_at.empty() ? now : link.finished_at));
+  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, link.model_id));
   Status inserted = insert.Run();
   const std::string name = "cluster " + std::to_string(link.cluster_id) + " link " +
                            std::to_string(link.client_rank) + "-" +

@@ -477,15 +477,77 @@ std::string SchemaV10() {
          "ALTER TABLE link_model_points_v10 RENAME TO link_model_points;\n";
 }
 
-const std::array<std::string, 11>& SchemaTexts() {
-  static const std::array<std::string, 11> texts = {SchemaV1(), SchemaV2(),  SchemaV3(), SchemaV4(),
-                                                    SchemaV5(), SchemaV6(),  SchemaV7(), SchemaV8(),
-                                                    SchemaV9(), SchemaV10(), SchemaV11()};
+// Schema v12: a cluster run may measure each link's model instead of a sweep
+// (`artune sweep --mpi --strategy model`): clusters.measurement admits 'model' and a
+// link points at its link model (model_id, NULL for the links stored before and for
+// a sweep's). SQLite cannot change a CHECK in place, and dropping `clusters` while
+// its children reference it would cascade to them: the three tables are built
+// anew under new names (the children referencing the new parent), the rows copied,
+// the old ones dropped children first, and the new ones renamed (SQLite rewrites
+// the children's references with the parent's name). Rows read back the same.
+std::string SchemaV12() {
+  const Table clusters = {
+      "clusters_v12",
+      {
+          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
+          {"ranks", "INTEGER", "NOT NULL CHECK (ranks >= 2)"},
+          {"pairs", "TEXT", "NOT NULL CHECK (pairs <> '')", "'ring' | 'all' | 'random:K'"},
+          {"measurement", "TEXT", "NOT NULL CHECK (measurement IN ('sweep', 'ab', 'model'))"},
+      }};
+  const Table cluster_links = {
+      "cluster_links_v12",
+      {
+          {"cluster_id", "INTEGER", "NOT NULL REFERENCES clusters_v12 (id) ON DELETE CASCADE"},
+          {"round", "INTEGER", "NOT NULL CHECK (round >= 0)"},
+          {"pair", "INTEGER", "NOT NULL CHECK (pair >= 0)"},
+          {"client_rank", "INTEGER", "NOT NULL CHECK (client_rank >= 0)"},
+          {"server_rank", "INTEGER", "NOT NULL CHECK (server_rank >= 0)"},
+          {"client_host", "TEXT", "NOT NULL"},
+          {"client_device", "TEXT", "NOT NULL", "'rxe0' (verbs) | 'tcp:eth0'"},
+          {"server_host", "TEXT", "NOT NULL"},
+          {"server_device", "TEXT", "NOT NULL"},
+          {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'failed'))"},
+          {"error", "TEXT", "NOT NULL", "'' unless status is 'failed'"},
+          {"sweep_id", "INTEGER", "REFERENCES sweeps (id)", "NULL: no sweep"},
+          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+          {"model_id", "INTEGER", "REFERENCES link_models (id)", "NULL: no link model"},
+      },
+      {"PRIMARY KEY (cluster_id, client_rank, server_rank)", "UNIQUE (cluster_id, round, pair)"},
+      /*without_rowid=*/true};
+  const std::string link_columns =
+      "cluster_id, round, pair, client_rank, server_rank, client_host, client_device, "
+      "server_host, server_device, status, error, sweep_id, finished_at";
+  return "\n" + CreateTable(clusters) +
+         "INSERT INTO clusters_v12 (id, created_at, finished_at, ranks, pairs, measurement)\n"
+         "  SELECT id, created_at, finished_at, ranks, pairs, measurement FROM clusters;\n\n" +
+         KeyValueTable("cluster_parameters_v12", "cluster_id", "clusters_v12 (id)", "name",
+                       "TEXT") +
+         "INSERT INTO cluster_parameters_v12 (cluster_id, name, value)\n"
+         "  SELECT cluster_id, name, value FROM cluster_parameters;\n\n" +
+         CreateTable(cluster_links) + "INSERT INTO cluster_links_v12 (" + link_columns +
+         ")\n  SELECT " + link_columns + " FROM cluster_links;\n\n" +
+         "DROP TABLE cluster_links;\n"
+         "DROP TABLE cluster_parameters;\n"
+         "DROP TABLE clusters;\n"
+         "ALTER TABLE clusters_v12 RENAME TO clusters;\n"
+         "ALTER TABLE cluster_parameters_v12 RENAME TO cluster_parameters;\n"
+         "ALTER TABLE cluster_links_v12 RENAME TO cluster_links;\n"
+         "CREATE INDEX clusters_by_time ON clusters (created_at);\n"
+         "CREATE INDEX cluster_links_by_sweep ON cluster_links (sweep_id);\n"
+         "CREATE INDEX cluster_links_by_model ON cluster_links (model_id);\n";
+}
+
+const std::array<std::string, 12>& SchemaTexts() {
+  static const std::array<std::string, 12> texts = {
+      SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),  SchemaV5(),  SchemaV6(),
+      SchemaV7(), SchemaV8(), SchemaV9(), SchemaV10(), SchemaV11(), SchemaV12()};
   return texts;
 }
 
-const std::array<Migration, 11>& Migrations() {
-  static const std::array<Migration, 11> migrations = {{
+const std::array<Migration, 12>& Migrations() {
+  static const std::array<Migration, 12> migrations = {{
       {1, "bench runs with their effective config and parameters", SchemaTexts()[0]},
       {2, "captures with their profile and per-method totals", SchemaTexts()[1]},
       {3, "sweeps and their trials (knobs, objective with CI, config, metrics)", SchemaTexts()[2]},
@@ -499,6 +561,7 @@ const std::array<Migration, 11>& Migrations() {
        SchemaTexts()[8]},
       {10, "link model points of calls carrying several slices", SchemaTexts()[9]},
       {11, "artune watch's decisions and their evidence", SchemaTexts()[10]},
+      {12, "cluster runs of link models: a cluster link points at its model", SchemaTexts()[11]},
   }};
   return migrations;
 }

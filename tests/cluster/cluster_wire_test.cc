@@ -214,5 +214,50 @@ TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
   EXPECT_EQ((*links)[0].error, report.link.error);
 }
 
+// A model run's link: its model crosses whole and is stored as a link model the
+// link points at, without a sweep.
+TEST_F(StoreLinkTest, AModelLinkCrossesAndPointsAtItsStoredModel) {
+  LinkReport sent;
+  sent.link.client_rank = 1;
+  sent.link.server_rank = 3;
+  sent.link.client_host = "node1";
+  sent.link.server_host = "node3";
+  sent.link.status = db::LinkStatus::kOk;
+  sent.seconds = 3.25;
+  db::LinkModelRecord model;
+  model.created_at = "2026-11-27T20:00:00.000Z";
+  model.host = "node1";
+  model.peer = "10.199.0.4:40000";
+  model.fabric = "tcp";
+  model.rounds = 1;
+  model.duration_s = 3.1;
+  model.points = {
+      {"eager", "adaptive", 0, 0, 64, 1, 12e-6, 11e-6, 14e-6, 1, 1},
+      {"chunked-rendezvous", "adaptive", 524288, 4, 4194304, 1, 2e-3, 1.9e-3, 2.2e-3, 1, 8}};
+  sent.model = model;
+  auto received = DecodeLinkReport(EncodeLinkReport(sent));
+  ASSERT_TRUE(received.ok()) << received.status().ToString();
+  ASSERT_TRUE(received->model.has_value());
+  EXPECT_FALSE(received->sweep.has_value());
+  EXPECT_EQ(received->model->peer, model.peer);
+  ASSERT_EQ(received->model->points.size(), 2u);
+  EXPECT_EQ(received->model->points[1].chunk_size, 524288u);
+  EXPECT_EQ(received->model->points[1].slices, 8u);
+  EXPECT_DOUBLE_EQ(received->model->points[1].median_s, 2e-3);
+
+  auto stored = StoreLinkReport(*store_, cluster_id_, *received);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(stored->sweep_id, 0);
+  ASSERT_NE(stored->model_id, 0);
+  auto links = store_->ListClusterLinks(cluster_id_);
+  ASSERT_TRUE(links.ok());
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ((*links)[0].model_id, stored->model_id);
+  auto read = store_->GetLinkModel(stored->model_id);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->host, "node1");
+  EXPECT_EQ(read->points.size(), 2u);
+}
+
 }  // namespace
 }  // namespace artune::cluster

@@ -1,9 +1,11 @@
 // Cluster runs and their links in and out of the store, the rules --resume relies
-// on (one row per link, refused twice), and the v6 -> v7 upgrade.
+// on (one row per link, refused twice), the v6 -> v7 upgrade, and (v12) runs of
+// link models whose links point at their models, and the v11 -> v12 upgrade.
 #include <gtest/gtest.h>
 
 #include "artune/db/store.h"
 #include "migrations.h"
+#include "sqlite.h"
 #include "store_internal.h"
 #include "test_util.h"
 
@@ -255,6 +257,156 @@ TEST(ClusterMigration, UpgradeFromV6KeepsSweepsAndAddsClusters) {
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   // A sweep stored before the upgrade can be a link's measurement.
   EXPECT_TRUE((*store)->InsertClusterLink(SampleLink(*cluster, 0, 0, 0, 1, sweep)).ok());
+}
+
+LinkModelRecord LinkModel(const std::string& host) {
+  LinkModelRecord model;
+  model.host = host;
+  model.peer = "10.0.0.2:4000";
+  model.fabric = "tcp";
+  model.duration_s = 3.2;
+  model.points = {{"eager", "adaptive", 0, 0, 64, 1, 12e-6, 11e-6, 14e-6, 1}};
+  return model;
+}
+
+TEST_F(ClusterStoreTest, AModelRunsLinksPointAtTheirModels) {
+  ClusterRecord record = SampleCluster(3);
+  record.measurement = "model";
+  const int64_t cluster = NewCluster(record);
+  auto model = store_->InsertLinkModel(LinkModel("node0"));
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ClusterLinkRecord link = SampleLink(cluster, 0, 0, 0, 1, 0);
+  link.status = LinkStatus::kOk;
+  link.error = "";
+  link.model_id = *model;
+  ASSERT_TRUE(store_->InsertClusterLink(link).ok());
+  // A model that is not stored is refused, saying so.
+  ClusterLinkRecord dangling = SampleLink(cluster, 1, 0, 1, 2, 0);
+  dangling.status = LinkStatus::kOk;
+  dangling.error = "";
+  dangling.model_id = *model + 100;
+  const Status refused = store_->InsertClusterLink(dangling);
+  EXPECT_EQ(refused.code(), ErrorCode::kNotFound) << refused.ToString();
+  EXPECT_NE(refused.message().find("no link model with id"), std::string::npos);
+  // An ok link with neither a sweep nor a model points at nothing.
+  dangling.model_id = 0;
+  EXPECT_EQ(store_->InsertClusterLink(dangling).code(), ErrorCode::kInvalidArgument);
+  auto stored = store_->GetCluster(cluster);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->measurement, "model");
+  auto links = store_->ListClusterLinks(cluster);
+  ASSERT_TRUE(links.ok()) << links.status().ToString();
+  ASSERT_EQ(links->size(), 1u);
+  EXPECT_EQ(links->front().model_id, *model);
+  EXPECT_EQ(links->front().sweep_id, 0);
+  EXPECT_EQ(links->front().status, LinkStatus::kOk);
+  record.measurement = "guess";
+  EXPECT_EQ(store_->InsertCluster(record).status().code(), ErrorCode::kInvalidArgument);
+}
+
+// A store of v11 (clusters.measurement 'sweep' | 'ab', links without model_id):
+// its runs, parameters and links read back the same after the rebuild of v12, the
+// links without a model; the new tables keep their keys, checks and cascades.
+TEST(ClusterMigration, UpgradeFromV11KeepsRunsAndLinksAndAdmitsModels) {
+  TempDir dir;
+  const std::string path = dir.File("artune.db");
+  ClusterRecord old_cluster = SampleCluster(3);
+  std::vector<ClusterLinkRecord> old_links;
+  int64_t cluster = 0;
+  {
+    auto v11 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(11));
+    ASSERT_TRUE(v11.ok()) << v11.status().ToString();
+    auto inserted = (*v11)->InsertCluster(old_cluster);
+    ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
+    cluster = *inserted;
+    auto sweep = (*v11)->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
+    ASSERT_TRUE(sweep.ok());
+    // Rows as a v11 build wrote them: an ok link with its sweep, a failed one.
+    auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
+    ASSERT_TRUE(db.ok());
+    ASSERT_TRUE(db->Exec("INSERT INTO cluster_links (cluster_id, round, pair, client_rank, "
+                         "server_rank, client_host, client_device, server_host, server_device, "
+                         "status, error, sweep_id, finished_at) VALUES (" +
+                         std::to_string(cluster) +
+                         ", 0, 0, 0, 1, 'node0', 'tcp:v0', 'node1', "
+                         "'tcp:v1', 'ok', '', " +
+                         std::to_string(*sweep) + ", '2026-11-27T10:00:00.000Z'), (" +
+                         std::to_string(cluster) +
+                         ", 1, 0, 1, 2, 'node1', 'tcp:v1', 'node2', 'tcp:v2', 'failed', "
+                         "'peer did not answer', NULL, '2026-11-27T10:00:01.000Z');")
+                    .ok());
+    // What those rows are (this build's ListClusterLinks reads model_id, which a
+    // v11 file lacks).
+    ClusterLinkRecord ok = SampleLink(cluster, 0, 0, 0, 1, *sweep);
+    ok.client_device = "tcp:v0";
+    ok.finished_at = "2026-11-27T10:00:00.000Z";
+    ClusterLinkRecord failed = SampleLink(cluster, 1, 0, 1, 2, 0);
+    failed.client_device = "tcp:v1";
+    failed.error = "peer did not answer";
+    failed.finished_at = "2026-11-27T10:00:01.000Z";
+    old_links = {ok, failed};
+  }
+  auto store = Store::Open(path, OpenMode::kExisting);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto info = (*store)->Info();
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->schema_version, 12);
+  auto read = (*store)->GetCluster(cluster);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->ranks, old_cluster.ranks);
+  EXPECT_EQ(read->pairs, old_cluster.pairs);
+  EXPECT_EQ(read->measurement, "sweep");
+  EXPECT_EQ(read->parameters, old_cluster.parameters);
+  auto links = (*store)->ListClusterLinks(cluster);
+  ASSERT_TRUE(links.ok()) << links.status().ToString();
+  ASSERT_EQ(links->size(), old_links.size());
+  for (size_t i = 0; i < links->size(); ++i) {
+    const ClusterLinkRecord& now = (*links)[i];
+    const ClusterLinkRecord& before = old_links[i];
+    EXPECT_EQ(now.client_rank, before.client_rank);
+    EXPECT_EQ(now.server_rank, before.server_rank);
+    EXPECT_EQ(now.client_device, before.client_device);
+    EXPECT_EQ(now.status, before.status);
+    EXPECT_EQ(now.error, before.error);
+    EXPECT_EQ(now.sweep_id, before.sweep_id);
+    EXPECT_EQ(now.finished_at, before.finished_at);
+    EXPECT_EQ(now.model_id, 0);
+  }
+  // A new run gets the next id, may measure models, and its links keep the
+  // schedule's uniqueness.
+  ClusterRecord model_run = SampleCluster(2);
+  model_run.measurement = "model";
+  auto next = (*store)->InsertCluster(model_run);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_GT(*next, cluster);
+  auto model = (*store)->InsertLinkModel(LinkModel("node0"));
+  ASSERT_TRUE(model.ok());
+  ClusterLinkRecord link = SampleLink(*next, 0, 0, 0, 1, 0);
+  link.status = LinkStatus::kOk;
+  link.error = "";
+  link.model_id = *model;
+  EXPECT_TRUE((*store)->InsertClusterLink(link).ok());
+  EXPECT_EQ((*store)->InsertClusterLink(link).code(), ErrorCode::kAlreadyExists);
+  // The children reference the renamed parent: deleting a run deletes its links
+  // and parameters, and a link of no run is refused.
+  auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(db->Exec("PRAGMA foreign_keys = ON").ok());
+  ASSERT_TRUE(db->Exec("DELETE FROM clusters WHERE id = " + std::to_string(cluster)).ok());
+  EXPECT_EQ(*db->QueryInt64("SELECT count(*) FROM cluster_links WHERE cluster_id = " +
+                            std::to_string(cluster)),
+            0);
+  EXPECT_EQ(*db->QueryInt64("SELECT count(*) FROM cluster_parameters WHERE cluster_id = " +
+                            std::to_string(cluster)),
+            0);
+  EXPECT_FALSE(db->Exec("INSERT INTO cluster_links (cluster_id, round, pair, client_rank, "
+                        "server_rank, client_host, client_device, server_host, server_device, "
+                        "status, error, finished_at) VALUES (999, 0, 0, 0, 1, 'a', 'b', 'c', 'd', "
+                        "'failed', 'x', 'now')")
+                   .ok());
+  auto schema = db->QueryText("SELECT sql FROM sqlite_schema WHERE name = 'cluster_links'");
+  ASSERT_TRUE(schema.ok());
+  EXPECT_EQ(schema->find("clusters_v12"), std::string::npos) << *schema;
 }
 
 }  // namespace

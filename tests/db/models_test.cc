@@ -147,7 +147,7 @@ TEST(Predictions, AStoreOfSchemaV8OpensAndUpgradesUnchanged) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 11);
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
   EXPECT_EQ(info->row_counts.at("link_models"), 0);
   EXPECT_EQ(info->row_counts.at("predictions"), 0);
   auto run = (*store)->GetBenchRun(run_id);
@@ -209,7 +209,7 @@ TEST(LinkModels, AStoreOfSchemaV9KeepsItsPointsAsOneSlicePerCall) {
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto info = (*store)->Info();
   ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, 11);
+  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
   auto model = (*store)->GetLinkModel(1);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   ASSERT_EQ(model->points.size(), 1u);

@@ -102,13 +102,13 @@ expect_output "unknown model" 1 "no link model with id 7" -- "$artune" --db "$mo
 
 out=$("$artune" --db "$db" db info)
 # Row counts are padded to the longest table name: match any run of spaces.
-[[ $out == *"schema version  11"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
+[[ $out == *"schema version  12"* && $out =~ bench_runs\ +3 ]] || fail "db info: $out"
 [[ $out =~ bench_run_config\ +6 && $out =~ bench_run_parameters\ +6 ]] || fail "db info: $out"
 [[ $out =~ sweep_verdicts\ +0 && $out =~ sweep_finalists\ +0 ]] || fail "db info lacks the v4/v6 tables: $out"
 [[ $out =~ clusters\ +0 && $out =~ cluster_links\ +0 ]] || fail "db info lacks the v7 tables: $out"
 [[ $out =~ link_models\ +0 && $out =~ predictions\ +0 ]] || fail "db info lacks the v9 tables: $out"
 out=$("$artune" --db "$db" db info --json)
-[[ $out == *'"schema_version": 11'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
+[[ $out == *'"schema_version": 12'* && $out == *'"bench_runs": 3'* && $out == *"\"path\": \"$db\""* ]] ||
   fail "db info --json: $out"
 
 if ((failures > 0)); then

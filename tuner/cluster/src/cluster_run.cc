@@ -22,10 +22,13 @@
 
 #include "artune/cluster/cluster_run.h"
 
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_wire.h"
 #include "artune/cluster/mpi_world.h"
 #include "artune/cluster/pair_schedule.h"
 #include "artune/db/store.h"
+#include "artune/model/measure.h"
+#include "artune/model/model_json.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
@@ -132,38 +135,6 @@ std::map<std::string, std::string> ClusterParameters(const tuner::SweepPlan& pla
   return parameters;
 }
 
-// The inverse on every rank: the plan, and the base config over this rank's own
-// (the verbs_* knobs name this host's hardware and stay as this rank loaded them).
-Status RestoreClusterPlan(int64_t cluster_id, const std::map<std::string, std::string>& parameters,
-                          tuner::SweepPlan& plan, transport::Config& base) {
-  db::SweepRecord as_sweep;
-  as_sweep.id = cluster_id;
-  as_sweep.parameters = parameters;
-  as_sweep.peer = "loopback";
-  for (auto [field, name] : {std::pair{&as_sweep.objective, "objective"},
-                             {&as_sweep.strategy, "strategy"},
-                             {&as_sweep.search_space, "search_space"},
-                             {&as_sweep.workload, "workload"}}) {
-    auto it = parameters.find(name);
-    if (it == parameters.end()) {
-      return Status::Corruption("cluster run " + std::to_string(cluster_id) + " has no stored " +
-                                name + ": it cannot be resumed; start a new run");
-    }
-    *field = it->second;
-  }
-  ARTUNE_RETURN_IF_ERROR(tuner::RestoreSweepPlan(as_sweep, plan)
-                             .WithContext("cluster run " + std::to_string(cluster_id)));
-  for (const auto& [key, value] : parameters) {
-    if (!key.starts_with(kConfigPrefix)) continue;
-    const std::string name = key.substr(std::string_view(kConfigPrefix).size());
-    if (name.starts_with("verbs_") || transport::FindKnob(name) == nullptr) continue;
-    ARTUNE_RETURN_IF_ERROR(
-        transport::SetKnob(base, name, value)
-            .WithContext("stored base config of cluster run " + std::to_string(cluster_id)));
-  }
-  return Status::Ok();
-}
-
 // --ab FILE: one two-value axis (base value, FILE's value) per knob FILE changes,
 // for the "ab" strategy (tuner/strategy.h). kInvalidArgument for a file that
 // changes nothing, or changes a knob a running transport cannot take.
@@ -223,6 +194,12 @@ Result<RunSetup> PrepareRun(const ClusterRunRequest& request, db::Store& store, 
       ARTUNE_RETURN_IF_ERROR(transport::SetKnob(base, "fabric", request.fabric));
     tuner::SweepPlan plan = request.plan;
     setup.measurement = "sweep";
+    const bool models = plan.strategy == tuner::kModelMeasurement;
+    if (models && !request.ab_config.empty()) {
+      return Status::InvalidArgument(
+          "--ab and --strategy model are two measurements of a link: give one of them");
+    }
+    if (models) setup.measurement = tuner::kModelMeasurement;
     if (!request.ab_config.empty()) {
       ARTUNE_ASSIGN_OR_RETURN(plan.axes, AbAxes(request.ab_config, base));
       plan.strategy = "ab";
@@ -235,6 +212,14 @@ Result<RunSetup> PrepareRun(const ClusterRunRequest& request, db::Store& store, 
         tuner::MakePairSchedule(request.pairs, static_cast<uint32_t>(ranks), request.pairs_seed));
     setup.pairs = schedule.spec;
     setup.parameters = ClusterParameters(plan, base, request.pairs_seed);
+    if (models) {
+      if (!(request.model_budget_s > 0)) {
+        return Status::InvalidArgument("--model-budget must be a positive number of seconds");
+      }
+      // Checked here, once: a search space or workload the prediction cannot use.
+      ARTUNE_RETURN_IF_ERROR(tuner::ParseSearchSpace(plan.axes).status());
+      setup.parameters[tuner::kModelBudgetParameter] = std::to_string(request.model_budget_s);
+    }
     db::ClusterRecord cluster;
     cluster.ranks = static_cast<uint32_t>(ranks);
     cluster.pairs = setup.pairs;
@@ -300,6 +285,8 @@ struct RankState {
   std::unique_ptr<db::Store> scratch;
   tuner::SweepPlan plan;
   transport::Config base;
+  std::string measurement;  // "sweep" | "ab" | "model"
+  double model_budget_s = tuner::kDefaultLinkModelBudget;
   int64_t capture_id = 0;  // the capture as rank 0's store numbers it
   std::unique_ptr<tuner::BenchTransport> transport;
   tuner::StartedServers servers;
@@ -317,7 +304,12 @@ Status StartRank(const ClusterRunRequest& request, const RunSetup& setup,
   ARTUNE_ASSIGN_OR_RETURN(transport::LoadedConfig loaded, request.load_config());
   state.base = loaded.config;
   ARTUNE_RETURN_IF_ERROR(
-      RestoreClusterPlan(setup.cluster_id, setup.parameters, state.plan, state.base));
+      tuner::RestoreClusterPlan(setup.cluster_id, setup.parameters, state.plan, state.base));
+  state.measurement = setup.measurement;
+  if (auto budget = setup.parameters.find(tuner::kModelBudgetParameter);
+      budget != setup.parameters.end()) {
+    state.model_budget_s = std::stod(budget->second);
+  }
   if (!setup.capture.empty()) {
     // The capture goes into the scratch store, where the sweep's workload loader
     // finds it under the scratch store's id.
@@ -338,8 +330,24 @@ Status StartRank(const ClusterRunRequest& request, const RunSetup& setup,
   return Status::Ok();
 }
 
-// The client's side of one link: the measurement into the scratch store, read
-// back for rank 0. Never an error: what goes wrong makes a failed link.
+// The link model of a "model" run: measured against the server rank's first
+// server (LinkModelOptions: the polling modes the space needs, the workload's calls
+// in flight, the run's budget). The model or the reason it could not be measured.
+Result<db::LinkModelRecord> MeasureModel(RankState& state, const RankInfo& server) {
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::Workload workload,
+                          tuner::WorkloadOf(state.plan, *state.scratch));
+  ARTUNE_ASSIGN_OR_RETURN(const tuner::SearchSpace space, tuner::ParseSearchSpace(state.plan.axes));
+  model::MeasureOptions options = tuner::LinkModelOptions(
+      space, state.base, model::PassInflight(state.plan, workload), state.model_budget_s);
+  options.peer = server.address;
+  ARTUNE_ASSIGN_OR_RETURN(const model::MeasureReport measured,
+                          model::MeasureLinkModel(options, nullptr));
+  return model::ToRecord(measured.model, measured.rounds, measured.duration_s);
+}
+
+// The client's side of one link: the measurement into the scratch store (or the
+// link model), read back for rank 0. Never an error: what goes wrong makes a
+// failed link.
 LinkReport MeasureLink(RankState& state, const RankInfo& server, db::ClusterLinkRecord link) {
   const auto started = Clock::now();
   LinkReport report;
@@ -353,6 +361,15 @@ LinkReport MeasureLink(RankState& state, const RankInfo& server, db::ClusterLink
   if (!state.info.error.empty())
     return fail("the client rank could not start: " + state.info.error);
   if (!server.error.empty()) return fail("the server rank could not start: " + server.error);
+  if (state.measurement == tuner::kModelMeasurement) {
+    Result<db::LinkModelRecord> model = MeasureModel(state, server);
+    if (!model.ok()) return fail(model.status().message());
+    report.model = std::move(*model);
+    link.status = db::LinkStatus::kOk;
+    report.link = link;
+    report.seconds = SecondsSince(started);
+    return report;
+  }
 
   auto newest = [&]() -> int64_t {
     auto sweeps = state.scratch->ListSweeps(1);

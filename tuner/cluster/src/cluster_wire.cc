@@ -103,6 +103,40 @@ db::SweepRecord SweepFromJson(const json& j) {
   return sweep;
 }
 
+json ModelToJson(const db::LinkModelRecord& model) {
+  json points = json::array();
+  for (const db::LinkModelPointRow& point : model.points) {
+    points.push_back({point.protocol, point.polling, point.chunk_size, point.pipeline_depth,
+                      point.size, point.inflight, point.median_s, point.low_s, point.high_s,
+                      point.rounds, point.slices});
+  }
+  return {{"created_at", model.created_at},
+          {"host", model.host},
+          {"peer", model.peer},
+          {"fabric", model.fabric},
+          {"rounds", model.rounds},
+          {"duration_s", model.duration_s},
+          {"points", points}};
+}
+
+db::LinkModelRecord ModelFromJson(const json& j) {
+  db::LinkModelRecord model;
+  model.created_at = j.at("created_at").get<std::string>();
+  model.host = j.at("host").get<std::string>();
+  model.peer = j.at("peer").get<std::string>();
+  model.fabric = j.at("fabric").get<std::string>();
+  model.rounds = j.at("rounds").get<uint32_t>();
+  model.duration_s = j.at("duration_s").get<double>();
+  for (const json& p : j.at("points")) {
+    model.points.push_back({p.at(0).get<std::string>(), p.at(1).get<std::string>(),
+                            p.at(2).get<uint64_t>(), p.at(3).get<uint32_t>(),
+                            p.at(4).get<uint64_t>(), p.at(5).get<uint32_t>(), p.at(6).get<double>(),
+                            p.at(7).get<double>(), p.at(8).get<double>(), p.at(9).get<uint32_t>(),
+                            p.at(10).get<uint32_t>()});
+  }
+  return model;
+}
+
 }  // namespace
 
 std::string EncodeLinkReport(const LinkReport& report) {
@@ -122,7 +156,8 @@ std::string EncodeLinkReport(const LinkReport& report) {
                   {"finished_at", link.finished_at},
                   {"seconds", report.seconds},
                   {"sweep", report.sweep ? SweepToJson(*report.sweep) : json(nullptr)},
-                  {"trials", trials}};
+                  {"trials", trials},
+                  {"model", report.model ? ModelToJson(*report.model) : json(nullptr)}};
   return j.dump();
 }
 
@@ -148,6 +183,7 @@ Result<LinkReport> DecodeLinkReport(std::string_view text) {
     report.seconds = j.at("seconds").get<double>();
     if (!j.at("sweep").is_null()) report.sweep = SweepFromJson(j.at("sweep"));
     for (const json& trial : j.at("trials")) report.trials.push_back(TrialFromJson(trial));
+    if (!j.at("model").is_null()) report.model = ModelFromJson(j.at("model"));
     return report;
   } catch (const std::exception& error) {
     return Status::Corruption(std::string("a cluster link report is malformed: ") + error.what());
@@ -159,6 +195,10 @@ Result<db::ClusterLinkRecord> StoreLinkReport(db::Store& store, int64_t cluster_
   db::ClusterLinkRecord link = report.link;
   link.cluster_id = cluster_id;
   link.sweep_id = 0;
+  link.model_id = 0;
+  if (report.model) {
+    ARTUNE_ASSIGN_OR_RETURN(link.model_id, store.InsertLinkModel(*report.model));
+  }
   if (report.sweep) {
     ARTUNE_ASSIGN_OR_RETURN(link.sweep_id, store.InsertSweep(*report.sweep));
     for (db::TrialRecord trial : report.trials) {

@@ -2,15 +2,47 @@
 
 #include <utility>
 
+#include "artune/cluster/cluster_model.h"
+
 namespace artune::tuner {
 namespace {
 
 using nlohmann::ordered_json;
 
+// A model run's predicted best for the cluster (cluster_model.h): the config with
+// the least predicted total over its links.
+Status CollectModelClusterSettings(db::Store& store, int64_t cluster_id, ConfigProposal& proposal) {
+  ARTUNE_ASSIGN_OR_RETURN(const ClusterModelData data, ReadClusterModels(store, cluster_id));
+  const std::string name = "cluster " + std::to_string(cluster_id);
+  if (data.prediction.ranked.empty()) {
+    return Status::NotFound(name +
+                            " has no link with a model to predict from (`artune results "
+                            "--cluster " +
+                            std::to_string(cluster_id) + "` shows why)");
+  }
+  const ClusterConfigTotal& best = data.prediction.ranked.front();
+  const std::string origin = name + " predicted best";
+  for (const auto& [knob, value] : best.knobs) proposal.settings.push_back({knob, value, origin});
+  proposal.cluster_id = cluster_id;
+  proposal.objective = best.seconds;
+  proposal.objective_name = "predicted-workload-time";
+  proposal.winner = KnobKeyText(best.key);
+  proposal.winner_how = "the least predicted total over " +
+                        std::to_string(data.prediction.usable_links) + " links' models";
+  proposal.origin_lines.push_back(origin + ": " + proposal.winner + ", predicted " +
+                                  std::to_string(best.seconds) + " s for one pass on each link (" +
+                                  data.workload + ", " + data.cluster.created_at + ")");
+  return Status::Ok();
+}
+
 // The cluster's winner as settings, or its groups' winners (cluster_choice.h).
 Status CollectClusterSettings(const ProposalRequest& request, const StoreOpener& open_store,
                               ConfigProposal& proposal) {
   ARTUNE_ASSIGN_OR_RETURN(auto store, open_store());
+  ARTUNE_ASSIGN_OR_RETURN(const db::ClusterRecord cluster, store->GetCluster(*request.cluster_id));
+  if (cluster.measurement == kModelMeasurement) {
+    return CollectModelClusterSettings(*store, cluster.id, proposal);
+  }
   ARTUNE_ASSIGN_OR_RETURN(ClusterChoice choice, ReadClusterChoice(*store, *request.cluster_id,
                                                                   *ParseClusterGoal(request.goal)));
   proposal.cluster_id = request.cluster_id;

@@ -200,14 +200,15 @@ struct SweepRecord {
 // One `artune sweep --mpi` run over a cluster (schema v7): which ranks took part,
 // how they were paired, what each pair measured. Its links are ClusterLinkRecords;
 // each link's measurement is an ordinary sweep (SweepRecord) the link points at,
-// so everything that reads one sweep reads one link.
+// so everything that reads one sweep reads one link, or (measurement "model",
+// schema v12) an ordinary link model (LinkModelRecord).
 struct ClusterRecord {
   int64_t id = 0;           // assigned by InsertCluster
   std::string created_at;   // ISO 8601 UTC, assigned by InsertCluster when empty
   std::string finished_at;  // set by FinishCluster; "" while running or when killed
   uint32_t ranks = 0;       // MPI ranks (hosts, or devices); at least 2
   std::string pairs;        // the pair schedule: "ring" | "all" | "random:K"; not empty
-  std::string measurement;  // "sweep" | "ab"
+  std::string measurement;  // "sweep" | "ab" | "model"
   // What --resume needs to run the same schedule and measurement again: the sweep
   // plan (tuner::SweepParameters), the schedule's seed, the A/B config.
   std::map<std::string, std::string> parameters;
@@ -215,7 +216,7 @@ struct ClusterRecord {
 
 // How a link's measurement ended. The store keeps the words of LinkStatusName.
 enum class LinkStatus {
-  kOk,      // "ok": measured; its sweep holds the trials and the verdict
+  kOk,      // "ok": measured; its sweep holds the trials and the verdict (its model)
   kFailed,  // "failed": the peer was unreachable or the measurement failed; see error
 };
 std::string_view LinkStatusName(LinkStatus status);
@@ -239,6 +240,9 @@ struct ClusterLinkRecord {
   std::string error;        // why a failed link failed; "" when ok
   int64_t sweep_id = 0;     // the link's sweep (must be stored); 0: none (a failed link)
   std::string finished_at;  // ISO 8601 UTC, assigned by InsertClusterLink when empty
+  // The link's model (schema v12, a "model" run; must be stored); 0: none (a sweep's
+  // link, a failed one, or one stored before v12). An ok link has a sweep or a model.
+  int64_t model_id = 0;
 };
 
 // One measured point of a link model (schema v9): the median wall time per call of

@@ -3,8 +3,9 @@
 // ranks exchange addresses, hostnames and devices (MPI_Allgather) and walk the pair
 // schedule (pair_schedule.h) round by round. In each pair the client rank runs the
 // measurement (the sweep, or --ab's A/B) against its peer into a scratch store of
-// its own, then sends the finished link (cluster_wire.h) to rank 0, the only rank
-// that opens the store, which writes it at once. A barrier ends each round.
+// its own, or measures the link's model (--strategy model: cluster_model.h), then
+// sends the finished link (cluster_wire.h) to rank 0, the only rank that opens the
+// store, which writes it at once. A barrier ends each round.
 //
 // Faults: a pair whose peer cannot be reached or whose measurement fails is stored
 // as a failed link and the run goes on. A rank that cannot go on while the others
@@ -20,6 +21,7 @@
 #include <functional>
 #include <string>
 
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_wire.h"
 #include "artune/cluster/pair_schedule.h"
 #include "artune/db/store.h"
@@ -34,7 +36,7 @@ namespace artune::cluster {
 class ClusterRunObserver {
  public:
   virtual ~ClusterRunObserver() = default;
-  // The run is set up: its id, its measurement ("sweep" or "ab"), its schedule
+  // The run is set up: its id, its measurement ("sweep", "ab" or "model"), its schedule
   // (alive until RunCluster returns) and the links stored before (`resume`).
   virtual void Began(int64_t cluster_id, const std::string& measurement,
                      const tuner::PairSchedule& schedule, size_t stored_before) = 0;
@@ -57,8 +59,11 @@ struct ClusterRunRequest {
   std::function<Result<transport::LoadedConfig>()> load_config;
   std::string fabric;  // for a new run, over the config's; "" keeps the config's
   tuner::SweepPlan plan;
-  int64_t resume = 0;               // a stored cluster run to complete; 0 starts a new one
-  std::string ab_config;            // a TOML file: the A/B measurement instead of the sweep
+  int64_t resume = 0;     // a stored cluster run to complete; 0 starts a new one
+  std::string ab_config;  // a TOML file: the A/B measurement instead of the sweep
+  // With plan.strategy "model" (cluster_model.h): each link measures its link
+  // model in about this many seconds instead of sweeping.
+  double model_budget_s = tuner::kDefaultLinkModelBudget;
   bool final_rounds_given = false;  // plan.final_rounds was given (else A/B sets its own)
   std::string pairs = "ring";       // pair_schedule.h: ring | all | random:K
   uint64_t pairs_seed = 1;

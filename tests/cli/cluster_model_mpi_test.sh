@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# artune sweep --mpi --strategy model on one machine as on a cluster: 4 ranks under
+# mpirun, each in its own network namespace and hostname (cluster_netns_lib.sh),
+# --pairs all (6 links in 3 rounds), every link measuring its link model in a short
+# budget instead of a sweep. The path between ranks 2 and 3 is throttled (tc htb
+# on their veths, for packets to each other only), so one link of six is slow.
+# Checks: every link is ok with its stored model and no sweep; each link's predicted
+# best is what `artune predict --link-model ID` says of its model; the cluster's
+# best is the config with the least total of those predictions; the slow link, and
+# only it, is the outlier; `artune results --cluster ID` and `apply config
+# --cluster ID` read the run.
+# Usage: cluster_model_mpi_test.sh ARTUNE. Exit 77 (skip) without root, mpirun, an
+# artune built with MPI, jq, or network namespaces.
+set -uo pipefail
+artune=$(realpath "$1")
+
+skip() { echo "SKIP: $*"; exit 77; }
+[[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
+command -v mpirun >/dev/null || skip "mpirun not found (apt-get install openmpi-bin)"
+command -v sqlite3 >/dev/null || skip "sqlite3 not found"
+command -v jq >/dev/null || skip "jq not found"
+out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 30 \
+  "$artune" --db /dev/null sweep --mpi 2>&1)
+[[ $out == *"at least 2 ranks"* ]] || skip "this artune has no MPI: $out"
+
+# shellcheck source=tests/cli/cluster_netns_lib.sh
+source "$(dirname "$0")/cluster_netns_lib.sh"
+tag="acm$$"
+dir=$(mktemp -d)
+cleanup() {
+  netns_down
+  [[ -n ${KEEP:-} ]] || rm -rf "$dir"
+}
+trap cleanup EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
+q() { sqlite3 "$db" "$1"; }
+
+# The path between rank 2 (10.199.0.3) and rank 3 (10.199.0.4) throttled to 400
+# Mbit/s both ways (an htb class on each end's veth that a u32 filter sends only
+# that peer's packets to): the bytes of that link are slow, its calls are not.
+slow=1
+throttle() {  # throttle RANK PEER_ADDRESS
+  local ns=(ip netns exec "${tag}n$1") dev="${tag}v$1"
+  "${ns[@]}" tc qdisc add dev "$dev" root handle 1: htb default 10 &&
+    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:10 htb rate 10gbit &&
+    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:20 htb rate 400mbit &&
+    "${ns[@]}" tc filter add dev "$dev" protocol ip parent 1: prio 1 u32 match ip dst "$2/32" \
+      flowid 1:20
+}
+if ! throttle 2 10.199.0.4 || ! throttle 3 10.199.0.3; then
+  slow=0
+  echo "no tc htb and u32 here: the outlier check is skipped"
+fi
+
+knobs=(--knob eager_threshold=1KiB,16KiB --knob chunk_size=64KiB,1MiB)
+db="$dir/model.db"
+start=$(date +%s.%N)
+run_ranks 150 "$artune" --db "$db" sweep --mpi --strategy model --model-budget 3 "${knobs[@]}" \
+  --pairs all --json >"$dir/run.json" 2>"$dir/run.err"
+rc=$?
+echo "model run: $(echo "$(date +%s.%N) - $start" | bc) s, exit $rc"
+[[ $rc == 0 ]] || fail "the model run exited $rc: $(tail -5 "$dir/run.err")"
+[[ $(q "SELECT measurement FROM clusters") == model ]] || fail "the cluster run is not a model run"
+[[ $(q "SELECT count(*) FROM cluster_links WHERE status = 'ok' AND model_id IS NOT NULL
+  AND sweep_id IS NULL") == 6 ]] ||
+  fail "not 6 ok links each with a model: $(q "SELECT * FROM cluster_links")"
+[[ $(q "SELECT count(DISTINCT model_id) FROM cluster_links") == 6 ]] || fail "links share a model"
+[[ $(q "SELECT count(*) FROM sweeps") == 0 ]] || fail "a model run stored sweeps"
+# Each model measured the link's peer from the link's client host.
+bad=$(q "SELECT l.client_rank FROM cluster_links l JOIN link_models m ON m.id = l.model_id
+  WHERE m.host <> l.client_host OR m.peer NOT LIKE '10.199.0.' || (l.server_rank + 1) || ':%'")
+[[ -z $bad ]] || fail "models of the wrong hosts or peers: $(q "SELECT l.*, m.host, m.peer FROM cluster_links l JOIN link_models m ON m.id = l.model_id")"
+[[ -n $(q "SELECT finished_at FROM clusters WHERE finished_at <> ''") ]] || fail "cluster not finished"
+echo "links: $(q "SELECT group_concat(client_rank || '-' || server_rank || ':' || model_id, ' ') FROM cluster_links")"
+echo "model seconds per link: $(jq -c '[.links[].seconds]' "$dir/run.json")"
+
+# Every link's predicted best is its model's, re-predicted by `artune predict`; the
+# cluster's best is the least sum of those predictions.
+key='to_entries | sort_by(.key) | map("\(.key)=\(.value)") | join(";")'
+: >"$dir/configs"
+for i in $(seq 0 5); do
+  model=$(jq -r ".links[$i].model_id" "$dir/run.json")
+  best=$(jq -r ".links[$i].best" "$dir/run.json")
+  "$artune" --db "$db" predict --link-model "$model" "${knobs[@]}" --json >"$dir/predict$i.json" \
+    2>"$dir/predict$i.err" || fail "predict --link-model $model failed: $(cat "$dir/predict$i.err")"
+  again=$(jq -r ".best.knobs | $key" "$dir/predict$i.json")
+  [[ $again == "$best" && $best != null ]] ||
+    fail "link $i (model $model): the run predicted $best, predict says $again"
+  jq -r ".configs[] | \"\(.knobs | $key) \(.predicted_s)\"" "$dir/predict$i.json" >>"$dir/configs"
+done
+# (Configs the models cost alike tie: the best's sum must equal the least one.)
+cluster_best=$(jq -r '.cluster_best.knobs' "$dir/run.json")
+awk -v best="$cluster_best" '{t[$1] += $2} END {
+    least = -1; for (k in t) if (least < 0 || t[k] < least) { least = t[k]; at = k }
+    if (!(best in t) || t[best] > least * (1 + 1e-9)) {
+      printf "the cluster best %s sums to %s, %s sums to %s\n", best, t[best], at, least; exit 1 } }' \
+  "$dir/configs" >"$dir/sums" || fail "the cluster's best is not the least sum of the links' predictions: $(cat "$dir/sums")"
+echo "cluster best: $cluster_best; per link: $(jq -c '[.links[].best]' "$dir/run.json")"
+
+if ((slow)); then
+  outliers=$(jq -r '[.outliers[] | "\(.client_host)-\(.server_host) \(.term)"] | join(", ")' "$dir/run.json")
+  [[ $(jq '[.outliers[] | select(.term == "per-byte")] | length' "$dir/run.json") == 1 &&
+    $(jq -r '.outliers[] | select(.term == "per-byte") | "\(.client_host)\(.server_host)"' \
+      "$dir/run.json") =~ ^(node2node3|node3node2)$ ]] ||
+    fail "the throttled link node2-node3 is not the one per-byte outlier: $outliers; $(jq -c '[.links[] | [.client_host, .server_host, .per_byte_s]]' "$dir/run.json")"
+  echo "outliers: $outliers"
+fi
+
+# `artune results --cluster ID` shows the run; --json agrees with the run's.
+id=$(q "SELECT id FROM clusters")
+"$artune" --db "$db" results --cluster "$id" >"$dir/results.txt" 2>&1 ||
+  fail "results --cluster failed: $(cat "$dir/results.txt")"
+grep -q "PREDICTED BEST" "$dir/results.txt" && grep -q "^Cluster  " "$dir/results.txt" ||
+  fail "results --cluster does not show the models' predictions: $(cat "$dir/results.txt")"
+if ((slow)); then
+  grep -q "look at the link node[23] ↔ node[23]: per-byte" "$dir/results.txt" ||
+    fail "results --cluster does not name the outlier: $(cat "$dir/results.txt")"
+fi
+"$artune" --db "$db" results --cluster "$id" --json >"$dir/results.json" ||
+  fail "results --cluster --json failed"
+[[ $(jq -r '.cluster_best.knobs' "$dir/results.json") == "$cluster_best" ]] ||
+  fail "results --cluster --json's best differs from the run's"
+
+# `artune apply config --cluster ID` writes the cluster's predicted best.
+"$artune" --db "$db" apply config --cluster "$id" --output "$dir/cluster.toml" \
+  >"$dir/apply.out" 2>&1 || fail "apply config --cluster failed: $(cat "$dir/apply.out")"
+for setting in ${cluster_best//;/ }; do
+  name=${setting%%=*} value=${setting#*=}
+  grep -q "^$name = \"$value\"" "$dir/cluster.toml" ||
+    fail "apply config --cluster did not write $setting: $(cat "$dir/cluster.toml")"
+done
+
+if ((fails > 0)); then
+  echo "$fails failure(s)"
+  exit 1
+fi
+echo "model cluster run under mpirun: all checks passed"
