@@ -92,18 +92,8 @@ ordered_json LinkJson(const ClusterModelData& data, size_t i) {
   const std::optional<LinkCosts>& costs = data.prediction.costs[i];
   bool outlier = false;
   for (const ModelOutlier& o : data.prediction.outliers) outlier = outlier || o.link == i;
-  ordered_json j = {
-      {"round", link.round},
-      {"pair", link.pair},
-      {"client_rank", link.client_rank},
-      {"client_host", link.client_host},
-      {"client_device", link.client_device},
-      {"server_rank", link.server_rank},
-      {"server_host", link.server_host},
-      {"server_device", link.server_device},
-      {"status", db::LinkStatusName(link.status)},
-      {"error", link.error},
-      {"model_id", link.model_id == 0 ? ordered_json() : ordered_json(link.model_id)}};
+  ordered_json j = LinkEndsJson(link);
+  j["model_id"] = link.model_id == 0 ? ordered_json() : ordered_json(link.model_id);
   j["best"] =
       prediction ? ordered_json(db::TrialKnobKey(prediction->best().knobs)) : ordered_json();
   j["best_s"] = prediction ? ordered_json(prediction->best().cost.seconds) : ordered_json();

@@ -186,9 +186,7 @@ Result<std::vector<LinkVerdict>> ReadLinkVerdicts(db::Store& store, int64_t clus
   return out;
 }
 
-ordered_json RunLinkJson(const LinkVerdict& entry, std::optional<double> seconds) {
-  const db::ClusterLinkRecord& link = entry.link;
-  const std::optional<db::SweepVerdict>& verdict = entry.verdict;
+ordered_json LinkEndsJson(const db::ClusterLinkRecord& link) {
   return {{"round", link.round},
           {"pair", link.pair},
           {"client_rank", link.client_rank},
@@ -198,13 +196,19 @@ ordered_json RunLinkJson(const LinkVerdict& entry, std::optional<double> seconds
           {"server_host", link.server_host},
           {"server_device", link.server_device},
           {"status", db::LinkStatusName(link.status)},
-          {"error", link.error},
-          {"sweep_id", link.sweep_id == 0 ? ordered_json(nullptr) : ordered_json(link.sweep_id)},
-          {"verdict",
-           verdict ? ordered_json(db::VerdictName(verdict->verdict)) : ordered_json(nullptr)},
-          {"winner", verdict ? ordered_json(verdict->best_knobs) : ordered_json(nullptr)},
-          {"seconds", seconds ? ordered_json(*seconds) : ordered_json(nullptr)},
-          {"measured_now", seconds.has_value()}};
+          {"error", link.error}};
+}
+
+ordered_json RunLinkJson(const LinkVerdict& entry, std::optional<double> seconds) {
+  const db::ClusterLinkRecord& link = entry.link;
+  const std::optional<db::SweepVerdict>& verdict = entry.verdict;
+  ordered_json j = LinkEndsJson(link);
+  j["sweep_id"] = link.sweep_id == 0 ? ordered_json(nullptr) : ordered_json(link.sweep_id);
+  j["verdict"] = verdict ? ordered_json(db::VerdictName(verdict->verdict)) : ordered_json(nullptr);
+  j["winner"] = verdict ? ordered_json(verdict->best_knobs) : ordered_json(nullptr);
+  j["seconds"] = seconds ? ordered_json(*seconds) : ordered_json(nullptr);
+  j["measured_now"] = seconds.has_value();
+  return j;
 }
 
 }  // namespace artune::tuner

@@ -53,6 +53,11 @@ struct LinkVerdict {
 // Errors: the store's (kNotFound for a link naming a sweep the store lacks).
 Result<std::vector<LinkVerdict>> ReadLinkVerdicts(db::Store& store, int64_t cluster_id);
 
+// What every cluster run's JSON says of a link first, whatever measured it:
+// round, pair, client_rank, client_host, client_device, server_rank,
+// server_host, server_device, status, error.
+nlohmann::ordered_json LinkEndsJson(const db::ClusterLinkRecord& link);
+
 // One link as `artune sweep --mpi --json` lists it: round, pair, client_rank,
 // client_host, client_device, server_rank, server_host, server_device, status,
 // error, sweep_id, verdict, winner (the verdict's best_knobs), seconds (null when
