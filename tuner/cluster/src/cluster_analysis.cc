@@ -272,6 +272,15 @@ ClusterWinner ChooseClusterWinner(const ClusterInput& input, const std::vector<s
   return result;
 }
 
+OutlierScale OutlierScaleOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const double median = QuantileOfSorted(values, 0.5);
+  for (double& value : values) value = std::fabs(value - median);
+  std::sort(values.begin(), values.end());
+  const double mad = QuantileOfSorted(values, 0.5);
+  return {median, std::max(kMadToSigma * mad, kOutlierFloor * std::fabs(median))};
+}
+
 std::vector<Outlier> FindOutliers(const ClusterInput& input, const std::string& config_key) {
   std::vector<std::pair<size_t, double>> measured;
   for (size_t i = 0; i < input.links.size(); ++i) {
@@ -283,13 +292,7 @@ std::vector<Outlier> FindOutliers(const ClusterInput& input, const std::string& 
   if (measured.size() < kOutlierMinLinks) return {};
   std::vector<double> values;
   for (const auto& [index, value] : measured) values.push_back(value);
-  std::sort(values.begin(), values.end());
-  const double median = QuantileOfSorted(values, 0.5);
-  std::vector<double> deviations;
-  for (double value : values) deviations.push_back(std::fabs(value - median));
-  std::sort(deviations.begin(), deviations.end());
-  const double mad = QuantileOfSorted(deviations, 0.5);
-  const double scale = std::max(kMadToSigma * mad, kOutlierFloor * std::fabs(median));
+  const auto [median, scale] = OutlierScaleOf(std::move(values));
   if (!(scale > 0)) return {};  // every value 0: nothing has a scale to stand out on
   std::vector<Outlier> outliers;
   for (const auto& [index, value] : measured) {

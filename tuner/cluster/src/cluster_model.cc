@@ -40,15 +40,9 @@ std::vector<transport::PollingMode> PollingsFor(const SearchSpace& space,
 void TermOutliers(const std::vector<std::pair<size_t, double>>& values, const std::string& term,
                   std::vector<ModelOutlier>& outliers) {
   if (values.size() < kOutlierMinLinks) return;
-  std::vector<double> sorted;
-  for (const auto& [link, value] : values) sorted.push_back(value);
-  std::sort(sorted.begin(), sorted.end());
-  const double median = QuantileOfSorted(sorted, 0.5);
-  std::vector<double> deviations;
-  for (double value : sorted) deviations.push_back(std::fabs(value - median));
-  std::sort(deviations.begin(), deviations.end());
-  const double mad = QuantileOfSorted(deviations, 0.5);
-  const double scale = std::max(kMadToSigma * mad, kOutlierFloor * std::fabs(median));
+  std::vector<double> plain;
+  for (const auto& [link, value] : values) plain.push_back(value);
+  const auto [median, scale] = OutlierScaleOf(std::move(plain));
   if (!(scale > 0) || !(median > 0)) return;
   for (const auto& [link, value] : values) {
     const double away = (value - median) / scale;

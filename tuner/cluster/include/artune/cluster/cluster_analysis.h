@@ -143,6 +143,14 @@ inline constexpr double kMadToSigma = 1.4826;
 // a link has to be kOutlierDeviations x 5 % = 15 % worse than the median before it is
 // worth a look.
 inline constexpr double kOutlierFloor = 0.05;
+// The links' median of `values` and the scale deviations are counted in: the
+// scaled MAD, or the relative floor when larger. The one rule for swept links
+// (FindOutliers) and for link models (ModelOutliers).
+struct OutlierScale {
+  double median = 0;
+  double scale = 0;
+};
+OutlierScale OutlierScaleOf(std::vector<double> values);
 // An outlier's deviations for reading: one decimal ("3.8"), or two where one would
 // round down to the threshold itself ("3.04", not "3.0", which reads as not more).
 std::string FormatDeviations(double deviations);
