@@ -10,9 +10,11 @@
 #include <string>
 #include <utility>
 
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_records.h"
 #include "artune/probes/profile_output.h"
 #include "artune/report/capture_report.h"
+#include "artune/report/cluster_model_report.h"
 #include "artune/report/cluster_report.h"
 #include "artune/report/html.h"
 #include "artune/report/model_report.h"
@@ -53,6 +55,12 @@ Result<std::string> SweepReport(db::Store& store, int64_t id) {
 }
 
 Result<std::string> ClusterReport(db::Store& store, int64_t id, const std::string& goal) {
+  ARTUNE_ASSIGN_OR_RETURN(const db::ClusterRecord cluster, store.GetCluster(id));
+  if (cluster.measurement == tuner::kModelMeasurement) {
+    ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterModelData data,
+                            tuner::ReadClusterModels(store, id));
+    return report::ClusterModelReportHtml(data);
+  }
   ARTUNE_ASSIGN_OR_RETURN(const tuner::ClusterData data,
                           tuner::ReadClusterData(store, id, *tuner::ParseClusterGoal(goal)));
   return report::ClusterReportHtml(data, tuner::AnalyzeCluster(data.input));
@@ -124,7 +132,8 @@ void RegisterReport(CLI::App& root, Context& context) {
       "--cluster", options->cluster_id,
       "Cluster run id (`artune results --clusters`): the host x host heatmap of the objective "
       "under the cluster's winner with the outlier links marked, the winner against the "
-      "default, the host groups, every link");
+      "default, the host groups, every link; for a model run (`sweep --mpi --strategy model`) "
+      "the cluster's predicted best, each link's model and predicted best, the outliers");
   cluster->check(CLI::PositiveNumber);
   cluster->excludes(capture);
   cluster->excludes(sweep);

@@ -2,10 +2,67 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "sweep_model.h"
 
 namespace artune::dashboard {
+namespace {
+
+// "eager_threshold=4KiB;chunk_size=1MiB" -> "eager_threshold=4KiB chunk_size=1MiB".
+std::string KnobWords(const std::string& key) {
+  const auto knobs = db::ParseTrialKnobKey(key);
+  if (!knobs.ok()) return key;
+  std::string text;
+  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : " ") + name + "=" + value;
+  return text;
+}
+
+}  // namespace
+
+ClusterLine ClusterLineOfSweeps(const tuner::ClusterData& data,
+                                const tuner::ClusterAnalysis& analysis) {
+  ClusterLine line;
+  line.record = data.cluster;
+  line.links = data.links.size();
+  line.usable = analysis.usable_links;
+  if (analysis.winner.winner) {
+    line.best = KnobWords(analysis.winner.winner->key);
+  } else {
+    line.none_reason = analysis.winner.reason;
+  }
+  for (const tuner::Outlier& outlier : analysis.outliers) {
+    const db::ClusterLinkRecord& link = data.links[outlier.link];
+    line.outliers.push_back(link.client_host + "-" + link.server_host + " " +
+                            tuner::FormatDeviations(outlier.deviations) + " MAD " +
+                            (data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower"));
+  }
+  return line;
+}
+
+ClusterLine ClusterLineOfModels(const tuner::ClusterModelData& data) {
+  const tuner::ClusterModelPrediction& prediction = data.prediction;
+  ClusterLine line;
+  line.record = data.cluster;
+  line.links = data.links.size();
+  line.usable = prediction.usable_links;
+  line.predicted = true;
+  if (prediction.ranked.empty()) {
+    line.none_reason = "no link has a model";
+  } else {
+    line.best = KnobWords(prediction.ranked.front().key);
+    line.best_ms = prediction.ranked.front().seconds * 1e3;
+    line.margin = prediction.margin;
+  }
+  for (const tuner::ModelOutlier& outlier : prediction.outliers) {
+    const db::ClusterLinkRecord& link = data.links[outlier.link];
+    char figures[96];
+    std::snprintf(figures, sizeof figures, " %.1fx median, ", outlier.ratio);
+    line.outliers.push_back(link.client_host + "-" + link.server_host + " " + outlier.term +
+                            figures + tuner::FormatDeviations(outlier.deviations) + " MAD");
+  }
+  return line;
+}
 
 std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
                                                  const tuner::ClusterAnalysis& analysis,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "artune/cluster/cluster_analysis.h"
+#include "artune/cluster/cluster_model.h"
 #include "artune/cluster/cluster_records.h"
 
 namespace artune::dashboard {
@@ -40,5 +41,24 @@ struct ClusterPanel {
 std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
                                                  const tuner::ClusterAnalysis& analysis,
                                                  int64_t sweep_id);
+
+// One cluster run as the home view lists it: for a swept run its winner, for a
+// model run (`sweep --mpi --strategy model`) the cluster's predicted best, its
+// margin over the default and the outlier links with the rule's figures.
+struct ClusterLine {
+  db::ClusterRecord record;
+  size_t links = 0, usable = 0;       // usable: measured (swept) or with a model
+  std::string best;                   // "eager_threshold=4KiB chunk_size=1MiB"; "" for none
+  bool predicted = false;             // best is the models' prediction, not a measured winner
+  double margin = 0;                  // model runs: the best's predicted saving over the default
+  double best_ms = 0;                 // model runs: the best's predicted total over the links
+  std::string none_reason;            // why there is no best
+  std::vector<std::string> outliers;  // "q-s per-byte 20.0x median, 95 MAD"
+  std::string error;                  // the run could not be read
+};
+
+ClusterLine ClusterLineOfSweeps(const tuner::ClusterData& data,
+                                const tuner::ClusterAnalysis& analysis);
+ClusterLine ClusterLineOfModels(const tuner::ClusterModelData& data);
 
 }  // namespace artune::dashboard

@@ -1,5 +1,8 @@
 #include "home_source.h"
 
+#include "artune/cluster/cluster_model.h"
+#include "artune/cluster/cluster_records.h"
+
 namespace artune::dashboard {
 
 HomeSource::HomeSource(std::string database_path, int rows)
@@ -19,15 +22,43 @@ HomePanel HomeSource::Poll() {
   Result<std::vector<db::SweepRecord>> sweeps = store->ListSweeps(rows_);
   Result<std::vector<db::CaptureRecord>> captures = store->ListCaptures(rows_);
   Result<std::vector<db::BenchRun>> runs = store->ListBenchRuns(rows_);
-  if (store_.Failed({info.status(), sweeps.status(), captures.status(), runs.status()},
-                    panel.error)) {
+  Result<std::vector<db::ClusterRecord>> clusters = store->ListClusters(rows_);
+  if (store_.Failed(
+          {info.status(), sweeps.status(), captures.status(), runs.status(), clusters.status()},
+          panel.error)) {
     return panel;
   }
   panel.row_counts = std::move(info->row_counts);
   panel.sweeps = std::move(*sweeps);
   panel.captures = std::move(*captures);
   panel.runs = std::move(*runs);
+  for (const db::ClusterRecord& cluster : *clusters) {
+    panel.clusters.push_back(LineOf(*store, cluster));
+  }
   return panel;
+}
+
+ClusterLine HomeSource::LineOf(db::Store& store, const db::ClusterRecord& cluster) {
+  if (auto known = finished_clusters_.find(cluster.id); known != finished_clusters_.end()) {
+    return known->second;
+  }
+  ClusterLine line;
+  if (cluster.measurement == tuner::kModelMeasurement) {
+    Result<tuner::ClusterModelData> data = tuner::ReadClusterModels(store, cluster.id);
+    if (data.ok())
+      line = ClusterLineOfModels(*data);
+    else
+      line.error = data.status().message();
+  } else {
+    Result<tuner::ClusterData> data = tuner::ReadClusterData(store, cluster.id);
+    if (data.ok())
+      line = ClusterLineOfSweeps(*data, tuner::AnalyzeCluster(data->input));
+    else
+      line.error = data.status().message();
+  }
+  line.record = cluster;
+  if (!cluster.finished_at.empty() && line.error.empty()) finished_clusters_[cluster.id] = line;
+  return line;
 }
 
 }  // namespace artune::dashboard

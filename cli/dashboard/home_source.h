@@ -1,10 +1,13 @@
-// Reads the home view's records (the newest sweeps, captures and bench runs) from
-// the store. Like SweepSource it reads committed rows only (WAL), never blocks a
+// Reads the home view's records (the newest sweeps, captures, bench runs and
+// cluster runs, a cluster run with its winner or its models' prediction) from the
+// store. Like SweepSource it reads committed rows only (WAL), never blocks a
 // writer, and turns a missing store into the panel's text rather than an error.
 //
 // Threading: UI thread only.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "store_follower.h"
@@ -20,8 +23,12 @@ class HomeSource {
   HomePanel Poll();
 
  private:
+  // A finished cluster run is read (and predicted) once; one still running, every poll.
+  ClusterLine LineOf(db::Store& store, const db::ClusterRecord& cluster);
+
   StoreFollower store_;
   int rows_;
+  std::map<int64_t, ClusterLine> finished_clusters_;
 };
 
 }  // namespace artune::dashboard

@@ -1,5 +1,5 @@
-// The home view: where things stand in the store (the newest sweeps, captures and
-// bench runs), so that `artune dashboard` with no flags shows something useful and
+// The home view: where things stand in the store (the newest sweeps, captures,
+// bench runs and cluster runs), so that `artune dashboard` with no flags shows something useful and
 // says how to open the live views.
 #include <algorithm>
 #include <cstdio>
@@ -53,6 +53,48 @@ int SectionTitle(Canvas& canvas, int row, const std::string& title, int64_t tota
   return row + 1;
 }
 
+// One cluster run: its line, then its outliers, as many as `rows` allow; returns
+// the row after it.
+int DrawClusterLine(const ClusterLine& cluster, Canvas& canvas, int row, int rows) {
+  char line[256];
+  const db::ClusterRecord& record = cluster.record;
+  std::snprintf(line, sizeof line, "  %5lld  %-16s  %3u ranks %-9s %-6s %zu/%zu  ",
+                static_cast<long long>(record.id), ShortTime(record.created_at).c_str(),
+                record.ranks, KeepEnd(record.pairs, 9).c_str(), record.measurement.c_str(),
+                cluster.usable, cluster.links);
+  const int col = canvas.Put(row, 0, line);
+  const size_t room = static_cast<size_t>(std::max(1, canvas.width() - col - 1));
+  std::string text;
+  Style style = Style::kNormal;
+  if (!cluster.error.empty()) {
+    text = "unreadable: " + cluster.error;
+    style = Style::kWarn;
+  } else if (cluster.best.empty()) {
+    text = "no " + std::string(cluster.predicted ? "prediction" : "winner") + ": " +
+           cluster.none_reason;
+    style = Style::kDim;
+  } else if (cluster.predicted) {
+    std::snprintf(line, sizeof line, "predicted %s, %.3g ms (%+.1f %%)", cluster.best.c_str(),
+                  cluster.best_ms, -cluster.margin * 100);
+    text = line;
+    style = cluster.margin > 0 ? Style::kGood : Style::kNormal;
+  } else {
+    text = "winner " + cluster.best;
+    style = Style::kGood;
+  }
+  if (record.finished_at.empty()) text = "unfinished, " + text;
+  // The start says what it is ("predicted ..."): cut the end when it does not fit.
+  if (text.size() > room) text = text.substr(0, room - 1) + "~";
+  canvas.Put(row++, col, text, style);
+  for (size_t i = 0; i < cluster.outliers.size() && row < rows; ++i) {
+    canvas.Put(
+        row++, 9,
+        KeepEnd("! outlier " + cluster.outliers[i], static_cast<size_t>(canvas.width() - 10)),
+        Style::kWarn);
+  }
+  return row;
+}
+
 }  // namespace
 
 void DrawHomeView(const HomePanel& home, Canvas& canvas) {
@@ -63,9 +105,9 @@ void DrawHomeView(const HomePanel& home, Canvas& canvas) {
   if (!home.error.empty()) {
     canvas.Put(row++, 1, KeepEnd(home.error, static_cast<size_t>(width - 2)), Style::kWarn);
   }
-  // Space left for the three tables, with their titles and the two hint lines.
-  const int available = canvas.height() - 1 - row - 3 - 3;
-  const int per_section = std::max(1, available / 3);
+  // Space left for the four tables, with their titles and the two hint lines.
+  const int available = canvas.height() - 1 - row - 4 - 3;
+  const int per_section = std::max(1, available / 4);
   char line[256];
 
   row = SectionTitle(canvas, row, "Sweeps", RowsOf(home, "sweeps"),
@@ -120,6 +162,14 @@ void DrawHomeView(const HomePanel& home, Canvas& canvas) {
                   transport.c_str(), run.benchmark.c_str(), run.scheme.c_str(), figure.c_str(),
                   run.validated ? "" : "  NOT VALIDATED");
     canvas.Put(row++, 0, line, run.validated ? Style::kNormal : Style::kWarn);
+  }
+
+  row = SectionTitle(canvas, row, "Cluster runs", RowsOf(home, "clusters"),
+                     std::min<size_t>(home.clusters.size(), static_cast<size_t>(per_section)));
+  if (home.clusters.empty()) canvas.Put(row++, 3, "none yet: artune sweep --mpi", Style::kDim);
+  const int cluster_end = row + per_section;
+  for (size_t i = 0; i < home.clusters.size() && row < cluster_end; ++i) {
+    row = DrawClusterLine(home.clusters[i], canvas, row, cluster_end);
   }
 
   const int hints = std::max(row + 1, canvas.height() - 4);

@@ -73,6 +73,7 @@ struct HomePanel {
   std::vector<db::SweepRecord> sweeps;        // newest first
   std::vector<db::CaptureRecord> captures;    // newest first
   std::vector<db::BenchRun> runs;             // newest first
+  std::vector<ClusterLine> clusters;          // newest first
 };
 
 // What the watch view shows: `artune watch`'s stored decisions, newest first.

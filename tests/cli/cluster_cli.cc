@@ -8,8 +8,10 @@
 #include <string>
 
 #include "apply_cli_fixture.h"
+#include "artune/cluster/cluster_choice.h"
 #include "artune/db/store.h"
 #include "cluster_fixture.h"
+#include "cluster_model_fixture.h"
 
 namespace {
 
@@ -212,6 +214,92 @@ TEST_F(ClusterCliTest, ReportDrawsTheClusterHeatmap) {
             std::string::npos);
   EXPECT_NE(html.find("Host groups"), std::string::npos);
   EXPECT_NE(html.find("peer 10.0.0.5:40000 did not answer"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+// A stored model run (cluster_model_fixture.h): 5 links, q -> s 20x slower per byte,
+// p -> s failed.
+class ModelClusterCliTest : public ApplyCliTest {
+ protected:
+  void SetUp() override {
+    ApplyCliTest::SetUp();
+    auto opened = artune::db::Store::Open(StorePath());
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto id = artune_cluster_test::WriteLinkModelCluster(**opened);
+    ASSERT_TRUE(id.ok()) << id.status().ToString();
+    ASSERT_EQ(*id, 1);
+    const Outcome as_json = Run("results --cluster 1 --json");
+    ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+    run_ = json::parse(as_json.out);
+  }
+  json run_;  // `results --cluster 1 --json`: what the other views must agree with
+};
+
+TEST_F(ModelClusterCliTest, ResultsJsonCarriesEachLinksModelPredictionAndTheOutlier) {
+  ASSERT_EQ(run_.at("links").size(), 5u);
+  EXPECT_EQ(run_.at("usable_links"), 4);
+  const json& slow = run_.at("links").at(3);
+  EXPECT_EQ(slow.at("client_host"), "q");
+  EXPECT_TRUE(slow.at("outlier").get<bool>());
+  // The slow link's bytes cost 20x: its per-byte term, not its per-call one.
+  EXPECT_NEAR(
+      slow.at("per_byte_s").get<double>() / run_.at("links").at(0).at("per_byte_s").get<double>(),
+      20, 1);
+  EXPECT_NEAR(
+      slow.at("per_call_s").get<double>() / run_.at("links").at(0).at("per_call_s").get<double>(),
+      1, 0.2);
+  for (const char* field : {"model_id", "best", "best_s", "default_s", "per_call_s"}) {
+    EXPECT_FALSE(slow.at(field).is_null()) << field;
+    EXPECT_TRUE(run_.at("links").at(4).at(field).is_null()) << field;  // the failed link
+  }
+  EXPECT_EQ(run_.at("links").at(4).at("error"), "peer 10.0.0.4:40000 did not answer");
+  EXPECT_FALSE(run_.at("cluster_best").at("knobs").get<std::string>().empty());
+  ASSERT_EQ(run_.at("outliers").size(), 1u);
+  const json& outlier = run_.at("outliers").at(0);
+  EXPECT_EQ(outlier.at("term"), "per-byte");
+  EXPECT_NEAR(outlier.at("ratio").get<double>(), 20, 1);
+  EXPECT_NE(run_.at("outlier_rule").get<std::string>().find("scaled MAD"), std::string::npos);
+}
+
+TEST_F(ModelClusterCliTest, ResultsTextShowsTheModelsPredictionsAndTheOutlierFigures) {
+  const Outcome shown = Run("results --cluster 1");
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  const std::string& out = shown.out;
+  EXPECT_NE(out.find("measurement model (link models), 5 links (4 with a model)"),
+            std::string::npos)
+      << out;
+  for (const char* column : {"MODEL", "PREDICTED BEST", "BEST MS", "PER CALL MS", "MS PER MIB"}) {
+    EXPECT_NE(out.find(column), std::string::npos) << column << "\n" << out;
+  }
+  EXPECT_NE(out.find("outlier: per-byte"), std::string::npos) << out;
+  EXPECT_NE(out.find("Cluster  " + artune::tuner::KnobKeyText(
+                                       run_.at("cluster_best").at("knobs").get<std::string>())),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("look at the link q ↔ s: per-byte cost"), std::string::npos) << out;
+}
+
+TEST_F(ModelClusterCliTest, ReportShowsTheModelsPredictionsNotAMissingWinner) {
+  const std::string path = dir_ + "/model-cluster.html";
+  const Outcome reported = Run("report --cluster 1 --output " + path);
+  ASSERT_EQ(reported.exit_code, 0) << reported.err;
+  const std::string html = ReadAll(path);
+  EXPECT_EQ(html.find("No winner"), std::string::npos) << html;
+  EXPECT_NE(html.find("Cluster&#39;s predicted best"), std::string::npos) << html;
+  // The cluster's best, as `results --cluster --json` has it, in the report's words.
+  auto knobs =
+      artune::db::ParseTrialKnobKey(run_.at("cluster_best").at("knobs").get<std::string>());
+  ASSERT_TRUE(knobs.ok()) << knobs.status().ToString();
+  std::string best;
+  for (const auto& [name, value] : *knobs) best += (best.empty() ? "" : ", ") + name + "=" + value;
+  EXPECT_NE(html.find("Predicted best: " + best), std::string::npos) << html;
+  // The outlier with the rule's figures, and the slow link's cell marked.
+  EXPECT_NE(html.find("look at the link q ↔ s: per-byte cost"), std::string::npos) << html;
+  EXPECT_NE(html.find("q to s: "), std::string::npos) << html;
+  EXPECT_NE(html.find("— outlier, per-byte</title>"), std::string::npos) << html;
+  // Every link with its model and costs; the failed one with its error.
+  EXPECT_NE(html.find(">per MiB</th>"), std::string::npos) << html;
+  EXPECT_NE(html.find("peer 10.0.0.4:40000 did not answer"), std::string::npos) << html;
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
