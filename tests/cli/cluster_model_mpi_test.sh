@@ -8,7 +8,9 @@
 # best is what `artune predict --link-model ID` says of its model; the cluster's
 # best is the config with the least total of those predictions; the slow link, and
 # only it, is the outlier; `artune results --cluster ID` and `apply config
-# --cluster ID` read the run.
+# --cluster ID` read the run. Then a model run killed midway (rank 3 killed once
+# round 1 is stored) and `--resume ID`: the links stored with a model keep it and
+# are not measured again, the missing or failed ones are, and the run finishes.
 # Usage: cluster_model_mpi_test.sh ARTUNE. Exit 77 (skip) without root, mpirun, an
 # artune built with MPI, jq, or network namespaces.
 set -uo pipefail
@@ -38,19 +40,10 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
 q() { sqlite3 "$db" "$1"; }
 
-# The path between rank 2 (10.199.0.3) and rank 3 (10.199.0.4) throttled to 400
-# Mbit/s both ways (an htb class on each end's veth that a u32 filter sends only
-# that peer's packets to): the bytes of that link are slow, its calls are not.
+# The path between rank 2 and rank 3 throttled to 400 Mbit/s both ways: the bytes
+# of that link are slow, its calls are not.
 slow=1
-throttle() {  # throttle RANK PEER_ADDRESS
-  local ns=(ip netns exec "${tag}n$1") dev="${tag}v$1"
-  "${ns[@]}" tc qdisc add dev "$dev" root handle 1: htb default 10 &&
-    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:10 htb rate 10gbit &&
-    "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:20 htb rate 400mbit &&
-    "${ns[@]}" tc filter add dev "$dev" protocol ip parent 1: prio 1 u32 match ip dst "$2/32" \
-      flowid 1:20
-}
-if ! throttle 2 10.199.0.4 || ! throttle 3 10.199.0.3; then
+if ! netns_throttle "$tag" 2 3 400mbit; then
   slow=0
   echo "no tc htb and u32 here: the outlier check is skipped"
 fi
@@ -132,6 +125,50 @@ for setting in ${cluster_best//;/ }; do
   grep -q "^$name = \"$value\"" "$dir/cluster.toml" ||
     fail "apply config --cluster did not write $setting: $(cat "$dir/cluster.toml")"
 done
+
+# A model run killed midway, then resumed: the links stored with a model are kept
+# (same rows, same models) and only the missing or failed ones are measured.
+db="$dir/kill.db"
+run_ranks 150 "$artune" --db "$db" sweep --mpi --strategy model --model-budget 3 "${knobs[@]}" \
+  --pairs all >"$dir/kill.out" 2>"$dir/kill.err" &
+job=$!
+for _ in $(seq 1 600); do
+  links=$(q "SELECT count(*) FROM cluster_links" 2>/dev/null || echo 0)
+  [[ ${links:-0} -ge 2 ]] && break
+  sleep 0.1
+done
+kill -9 "$(cat "$dir/rank3.pid")"
+wait "$job"
+rc=$?
+[[ $rc != 0 ]] || fail "the model run went on after a rank was killed"
+before=$(q "SELECT count(*) FROM cluster_links WHERE status = 'ok' AND model_id IS NOT NULL")
+[[ $before -ge 2 && $before -lt 6 ]] || fail "$before ok links with a model kept after the kill, expected 2..5"
+[[ -z $(q "SELECT finished_at FROM clusters WHERE finished_at <> ''") ]] ||
+  fail "a killed model run is marked finished"
+kept=$(q "SELECT client_rank, server_rank, model_id FROM cluster_links WHERE status = 'ok' ORDER BY 1, 2")
+id=$(q "SELECT id FROM clusters")
+run_ranks 150 "$artune" --db "$db" sweep --mpi --resume "$id" --json >"$dir/resume.json" \
+  2>"$dir/resume.err"
+rc=$?
+[[ $rc == 0 ]] || fail "--resume of the model run exited $rc: $(tail -5 "$dir/resume.err")"
+[[ $(q "SELECT count(*) FROM cluster_links WHERE status = 'ok' AND model_id IS NOT NULL") == 6 ]] ||
+  fail "resume did not give every link a model: $(q "SELECT * FROM cluster_links")"
+[[ $(jq '.measured' "$dir/resume.json") == $((6 - before)) &&
+  $(jq '.resumed' "$dir/resume.json") == "$before" ]] ||
+  fail "resume measured $(jq '.measured' "$dir/resume.json") and kept $(jq '.resumed' "$dir/resume.json"), expected $((6 - before)) and $before"
+while read -r row; do
+  [[ $(q "SELECT client_rank, server_rank, model_id FROM cluster_links ORDER BY 1, 2") == *"$row"* ]] ||
+    fail "stored link $row lost its model on resume"
+done <<<"$kept"
+# Each kept link's model was not measured again: one model per link in the store
+# (a link that failed at the kill has none to keep).
+[[ $(q "SELECT count(*) FROM link_models") == 6 ]] ||
+  fail "models measured again on resume: $(q "SELECT count(*) FROM link_models") models for 6 links"
+[[ $(jq -r '[.links[] | select(.seconds == null)] | length' "$dir/resume.json") == "$before" ]] ||
+  fail "the resumed run's links say other than $before stored: $(jq -c '[.links[].seconds]' "$dir/resume.json")"
+[[ $(jq -r '.cluster_best.knobs' "$dir/resume.json") != null ]] || fail "the resumed run predicts nothing"
+[[ -n $(q "SELECT finished_at FROM clusters WHERE finished_at <> ''") ]] || fail "resumed model run not finished"
+echo "kill + resume: $before links with a model kept, $((6 - before)) measured on resume"
 
 if ((fails > 0)); then
   echo "$fails failure(s)"

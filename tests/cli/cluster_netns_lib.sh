@@ -12,6 +12,7 @@
 #   netns_up TAG N DIR   namespaces TAGn0..TAGn(N-1), bridge TAGbr, wrapper DIR/rank
 #   netns_down           removes what netns_up made (call it from an EXIT trap)
 #   run_ranks SECONDS ARGS...   mpirun -np N of ARGS through the wrapper, bounded
+#   netns_throttle TAG A B RATE  the path between ranks A and B at RATE (tc htb)
 # Needs root. TAG: at most 9 characters (interface names: 15).
 
 netns_tag="" netns_count=0 netns_dir=""
@@ -52,6 +53,23 @@ netns_down() {
   for ((i = 0; i < netns_count; i++)); do ip netns del "${netns_tag}n$i" 2>/dev/null; done
   [[ -z $netns_tag ]] || ip link del "${netns_tag}br" 2>/dev/null
   return 0
+}
+
+# The path between ranks A and B (10.199.0.(A+1), 10.199.0.(B+1)) throttled to RATE
+# both ways: an htb class on each end's veth that a u32 filter sends only the other
+# end's packets to, so that the bytes of that link are slow and its calls are not.
+# Fails (status 1) where tc, htb or u32 are missing.
+netns_throttle() {
+  local tag=$1 a=$2 b=$3 rate=$4 rank peer ns dev
+  for rank in "$a" "$b"; do
+    peer=$((rank == a ? b : a))
+    ns=(ip netns exec "${tag}n$rank") dev="${tag}v$rank"
+    "${ns[@]}" tc qdisc add dev "$dev" root handle 1: htb default 10 &&
+      "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:10 htb rate 10gbit &&
+      "${ns[@]}" tc class add dev "$dev" parent 1: classid 1:20 htb rate "$rate" &&
+      "${ns[@]}" tc filter add dev "$dev" protocol ip parent 1: prio 1 u32 match ip dst \
+        "10.199.0.$((peer + 1))/32" flowid 1:20 || return 1
+  done
 }
 
 run_ranks() {
