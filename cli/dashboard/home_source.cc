@@ -39,7 +39,11 @@ HomePanel HomeSource::Poll() {
 }
 
 ClusterLine HomeSource::LineOf(db::Store& store, const db::ClusterRecord& cluster) {
-  if (auto known = finished_clusters_.find(cluster.id); known != finished_clusters_.end()) {
+  // A finished run changes only when --resume measures its failed links again,
+  // which finishes it anew.
+  if (auto known = finished_clusters_.find(cluster.id);
+      known != finished_clusters_.end() &&
+      known->second.record.finished_at == cluster.finished_at) {
     return known->second;
   }
   ClusterLine line;

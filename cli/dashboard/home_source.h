@@ -23,7 +23,8 @@ class HomeSource {
   HomePanel Poll();
 
  private:
-  // A finished cluster run is read (and predicted) once; one still running, every poll.
+  // A finished cluster run is read (and predicted) once per finish; one still
+  // running, every poll.
   ClusterLine LineOf(db::Store& store, const db::ClusterRecord& cluster);
 
   StoreFollower store_;
