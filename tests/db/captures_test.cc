@@ -10,9 +10,9 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
 using testing::OpenAtVersion;
 using testing::OpenMigrated;
+using testing::SampleRun;
 using testing::TempDir;
 
 CaptureRecord SampleCapture(int sequence) {

@@ -17,9 +17,9 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
 using testing::OpenAtVersion;
 using testing::OpenMigrated;
+using testing::SampleRun;
 using testing::TempDir;
 
 LinkModelRecord SampleModel(const std::string& fabric = "tcp") {

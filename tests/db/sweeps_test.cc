@@ -14,9 +14,9 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
 using testing::OpenAtVersion;
 using testing::OpenMigrated;
+using testing::SampleRun;
 using testing::TempDir;
 
 SweepRecord SampleSweep(std::string goal = "min") {
