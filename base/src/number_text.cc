@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
 
 namespace artune {
@@ -14,6 +15,22 @@ std::string FormatNumber(double value, int decimals) {
   char text[64];
   std::snprintf(text, sizeof text, "%.*f", decimals, value);
   return text;
+}
+
+std::string Printf(const char* format, ...) {
+  char text[128];
+  va_list arguments;
+  va_start(arguments, format);
+  const int length = std::vsnprintf(text, sizeof text, format, arguments);
+  va_end(arguments);
+  if (length < 0) return "";
+  if (static_cast<size_t>(length) < sizeof text)
+    return std::string(text, static_cast<size_t>(length));
+  std::string out(static_cast<size_t>(length), '\0');
+  va_start(arguments, format);
+  std::vsnprintf(out.data(), out.size() + 1, format, arguments);
+  va_end(arguments);
+  return out;
 }
 
 }  // namespace artune

@@ -94,18 +94,11 @@ Status InsertPoints(Database& db, int64_t model_id, const std::vector<LinkModelP
                             sweeps::CheckedCount(point.chunk_size, "chunk_size", "model point"));
     ARTUNE_ASSIGN_OR_RETURN(int64_t size, sweeps::CheckedCount(point.size, "size", "model point"));
     int column = 1;
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, model_id));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.protocol));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.polling));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, chunk));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.pipeline_depth)));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, size));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.inflight)));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.median_s));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.low_s));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, point.high_s));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.rounds)));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(point.slices)));
+    ARTUNE_RETURN_IF_ERROR(insert.BindEach(
+        column, model_id, point.protocol, point.polling, chunk,
+        static_cast<int64_t>(point.pipeline_depth), size, static_cast<int64_t>(point.inflight),
+        point.median_s, point.low_s, point.high_s, static_cast<int64_t>(point.rounds),
+        static_cast<int64_t>(point.slices)));
     Status inserted = insert.Run();
     if (!inserted.ok()) {
       return inserted.WithContext("cannot store link model point " + point.protocol + " " +
@@ -206,18 +199,11 @@ Result<int64_t> InsertPrediction(Database& db, const PredictionRecord& predictio
       db.Prepare("INSERT INTO predictions (" + std::string(kPredictionColumns.substr(4)) +
                  ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int column = 1;
-  ARTUNE_RETURN_IF_ERROR(
-      insert.Bind(column++, prediction.created_at.empty() ? now : prediction.created_at));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.model_id));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.workload));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.search_space));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.inflight));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(prediction.configs)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.best_knobs));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.best_s));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.default_knobs));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.default_s));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, prediction.summary));
+  ARTUNE_RETURN_IF_ERROR(insert.BindEach(
+      column, prediction.created_at.empty() ? now : prediction.created_at, prediction.model_id,
+      prediction.workload, prediction.search_space, prediction.inflight,
+      static_cast<int64_t>(prediction.configs), prediction.best_knobs, prediction.best_s,
+      prediction.default_knobs, prediction.default_s, prediction.summary));
   Status inserted = insert.Run();
   if (!inserted.ok()) return inserted.WithContext("cannot store prediction");
   const int64_t id = db.LastInsertRowId();

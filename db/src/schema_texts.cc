@@ -86,6 +86,16 @@ std::vector<Column> Concat(std::initializer_list<std::vector<Column>> groups) {
   return out;
 }
 
+// "a, b, c": the names of `columns`, for the INSERT ... SELECT that copies a table.
+std::string ColumnNames(const std::vector<Column>& columns) {
+  std::string out;
+  for (const Column& column : columns) {
+    if (!out.empty()) out += ", ";
+    out += column.name;
+  }
+  return out;
+}
+
 // A key/value list belonging to one row of `owner` (config, parameters, metrics):
 // rows rather than columns, so a new knob or metric needs no migration.
 std::string KeyValueTable(std::string_view table, std::string_view owner_column,
@@ -311,41 +321,73 @@ std::string SchemaV6() {
          CreateTable(sweep_finalists) + "\n" + CreateTable(sweep_finalist_metrics);
 }
 
+// The columns of `clusters`: v7's, and v12's whose measurement check admits 'model'.
+std::vector<Column> ClusterColumns(std::string_view measurement_constraints) {
+  return {
+      {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
+      {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+      {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
+      {"ranks", "INTEGER", "NOT NULL CHECK (ranks >= 2)"},
+      {"pairs", "TEXT", "NOT NULL CHECK (pairs <> '')", "'ring' | 'all' | 'random:K'"},
+      {"measurement", "TEXT", measurement_constraints},
+  };
+}
+
+// The columns of `cluster_links` as v7 made them; `parent_reference` names the
+// clusters table (v12 builds the table anew beside the old one).
+std::vector<Column> ClusterLinkColumns(std::string_view parent_reference) {
+  return {
+      {"cluster_id", "INTEGER", parent_reference},
+      {"round", "INTEGER", "NOT NULL CHECK (round >= 0)"},
+      {"pair", "INTEGER", "NOT NULL CHECK (pair >= 0)"},
+      {"client_rank", "INTEGER", "NOT NULL CHECK (client_rank >= 0)"},
+      {"server_rank", "INTEGER", "NOT NULL CHECK (server_rank >= 0)"},
+      {"client_host", "TEXT", "NOT NULL"},
+      {"client_device", "TEXT", "NOT NULL", "'rxe0' (verbs) | 'tcp:eth0'"},
+      {"server_host", "TEXT", "NOT NULL"},
+      {"server_device", "TEXT", "NOT NULL"},
+      {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'failed'))"},
+      {"error", "TEXT", "NOT NULL", "'' unless status is 'failed'"},
+      {"sweep_id", "INTEGER", "REFERENCES sweeps (id)", "NULL: no sweep"},
+      {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
+  };
+}
+
+Table ClusterLinks(std::string_view name, std::vector<Column> columns) {
+  return {
+      name,
+      std::move(columns),
+      {"PRIMARY KEY (cluster_id, client_rank, server_rank)", "UNIQUE (cluster_id, round, pair)"},
+      /*without_rowid=*/true};
+}
+
+// The columns of `link_model_points` as v9 made them (v10 adds `slices`).
+std::vector<Column> LinkModelPointColumns() {
+  return {
+      {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
+      {"protocol", "TEXT", "NOT NULL CHECK (protocol <> '')", "transport::ProtocolName"},
+      {"polling", "TEXT", "NOT NULL CHECK (polling IN ('busy', 'event', 'adaptive'))"},
+      {"chunk_size", "INTEGER", "NOT NULL CHECK (chunk_size >= 0)", "chunked only; else 0"},
+      {"pipeline_depth", "INTEGER", "NOT NULL CHECK (pipeline_depth >= 0)"},
+      {"size", "INTEGER", "NOT NULL CHECK (size >= 0)", "bytes of the unit"},
+      {"inflight", "INTEGER", "NOT NULL CHECK (inflight >= 1)"},
+      {"median_s", "REAL", "NOT NULL", "per call, median over the rounds"},
+      {"low_s", "REAL", "NOT NULL"},
+      {"high_s", "REAL", "NOT NULL"},
+      {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
+  };
+}
+
 // Schema v7: cluster runs (`artune sweep --mpi`) and their links. A link is one
 // measured pair of ranks; its measurement is an ordinary sweep (sweep_id), so the
 // sweep tables serve a link as they serve any sweep. UNIQUE per cluster by ranks
 // and by schedule position is what lets `--resume` skip the links a killed run
 // finished. A failed link may have no sweep (NULL: the peer never answered).
 std::string SchemaV7() {
-  const Table clusters = {
-      "clusters",
-      {
-          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
-          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
-          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
-          {"ranks", "INTEGER", "NOT NULL CHECK (ranks >= 2)"},
-          {"pairs", "TEXT", "NOT NULL CHECK (pairs <> '')", "'ring' | 'all' | 'random:K'"},
-          {"measurement", "TEXT", "NOT NULL CHECK (measurement IN ('sweep', 'ab'))"},
-      }};
-  const Table cluster_links = {
-      "cluster_links",
-      {
-          {"cluster_id", "INTEGER", "NOT NULL REFERENCES clusters (id) ON DELETE CASCADE"},
-          {"round", "INTEGER", "NOT NULL CHECK (round >= 0)"},
-          {"pair", "INTEGER", "NOT NULL CHECK (pair >= 0)"},
-          {"client_rank", "INTEGER", "NOT NULL CHECK (client_rank >= 0)"},
-          {"server_rank", "INTEGER", "NOT NULL CHECK (server_rank >= 0)"},
-          {"client_host", "TEXT", "NOT NULL"},
-          {"client_device", "TEXT", "NOT NULL", "'rxe0' (verbs) | 'tcp:eth0'"},
-          {"server_host", "TEXT", "NOT NULL"},
-          {"server_device", "TEXT", "NOT NULL"},
-          {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'failed'))"},
-          {"error", "TEXT", "NOT NULL", "'' unless status is 'failed'"},
-          {"sweep_id", "INTEGER", "REFERENCES sweeps (id)", "NULL: no sweep"},
-          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
-      },
-      {"PRIMARY KEY (cluster_id, client_rank, server_rank)", "UNIQUE (cluster_id, round, pair)"},
-      /*without_rowid=*/true};
+  const Table clusters = {"clusters",
+                          ClusterColumns("NOT NULL CHECK (measurement IN ('sweep', 'ab'))")};
+  const Table cluster_links = ClusterLinks(
+      "cluster_links", ClusterLinkColumns("NOT NULL REFERENCES clusters (id) ON DELETE CASCADE"));
   return "\n" + CreateTable(clusters) +
          "CREATE INDEX clusters_by_time ON clusters (created_at);\n\n" +
          KeyValueTable("cluster_parameters", "cluster_id", "clusters (id)", "name", "TEXT") + "\n" +
@@ -376,19 +418,7 @@ std::string SchemaV9() {
                              }};
   const Table link_model_points = {
       "link_model_points",
-      {
-          {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
-          {"protocol", "TEXT", "NOT NULL CHECK (protocol <> '')", "transport::ProtocolName"},
-          {"polling", "TEXT", "NOT NULL CHECK (polling IN ('busy', 'event', 'adaptive'))"},
-          {"chunk_size", "INTEGER", "NOT NULL CHECK (chunk_size >= 0)", "chunked only; else 0"},
-          {"pipeline_depth", "INTEGER", "NOT NULL CHECK (pipeline_depth >= 0)"},
-          {"size", "INTEGER", "NOT NULL CHECK (size >= 0)", "bytes of the unit"},
-          {"inflight", "INTEGER", "NOT NULL CHECK (inflight >= 1)"},
-          {"median_s", "REAL", "NOT NULL", "per call, median over the rounds"},
-          {"low_s", "REAL", "NOT NULL"},
-          {"high_s", "REAL", "NOT NULL"},
-          {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
-      },
+      LinkModelPointColumns(),
       {"PRIMARY KEY (model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight)"},
       /*without_rowid=*/true};
   const Table predictions = {
@@ -443,7 +473,6 @@ std::string SchemaV11() {
          "CREATE INDEX watch_events_by_time ON watch_events (at);\n";
 }
 
-// Built once; the Migration entries point into it for the life of the process.
 // Schema v10: a link model's points of calls carrying several slices (`artune
 // model measure` measures rendezvous calls of 2 and 8 slices): link_model_points
 // gains `slices`, in its key, 1 for the points stored before. SQLite cannot change
@@ -451,26 +480,12 @@ std::string SchemaV11() {
 std::string SchemaV10() {
   const Table link_model_points = {
       "link_model_points_v10",
-      {
-          {"model_id", "INTEGER", "NOT NULL REFERENCES link_models (id) ON DELETE CASCADE"},
-          {"protocol", "TEXT", "NOT NULL CHECK (protocol <> '')", "transport::ProtocolName"},
-          {"polling", "TEXT", "NOT NULL CHECK (polling IN ('busy', 'event', 'adaptive'))"},
-          {"chunk_size", "INTEGER", "NOT NULL CHECK (chunk_size >= 0)", "chunked only; else 0"},
-          {"pipeline_depth", "INTEGER", "NOT NULL CHECK (pipeline_depth >= 0)"},
-          {"size", "INTEGER", "NOT NULL CHECK (size >= 0)", "bytes of the unit"},
-          {"inflight", "INTEGER", "NOT NULL CHECK (inflight >= 1)"},
-          {"median_s", "REAL", "NOT NULL", "per call, median over the rounds"},
-          {"low_s", "REAL", "NOT NULL"},
-          {"high_s", "REAL", "NOT NULL"},
-          {"rounds", "INTEGER", "NOT NULL CHECK (rounds >= 1)"},
-          {"slices", "INTEGER", "NOT NULL DEFAULT 1 CHECK (slices >= 1)", "units per call"},
-      },
+      Concat({LinkModelPointColumns(),
+              {{"slices", "INTEGER", "NOT NULL DEFAULT 1 CHECK (slices >= 1)", "units per call"}}}),
       {"PRIMARY KEY (model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight, "
        "slices)"},
       /*without_rowid=*/true};
-  const std::string columns =
-      "model_id, protocol, polling, chunk_size, pipeline_depth, size, inflight, median_s, low_s, "
-      "high_s, rounds";
+  const std::string columns = ColumnNames(LinkModelPointColumns());
   return "\n" + CreateTable(link_model_points) + "INSERT INTO link_model_points_v10 (" + columns +
          ", slices)\n  SELECT " + columns + ", 1 FROM link_model_points;\n" +
          "DROP TABLE link_model_points;\n" +
@@ -487,38 +502,14 @@ std::string SchemaV10() {
 // the children's references with the parent's name). Rows read back the same.
 std::string SchemaV12() {
   const Table clusters = {
-      "clusters_v12",
-      {
-          {"id", "INTEGER", "PRIMARY KEY AUTOINCREMENT"},
-          {"created_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
-          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC, '' while running (or killed)"},
-          {"ranks", "INTEGER", "NOT NULL CHECK (ranks >= 2)"},
-          {"pairs", "TEXT", "NOT NULL CHECK (pairs <> '')", "'ring' | 'all' | 'random:K'"},
-          {"measurement", "TEXT", "NOT NULL CHECK (measurement IN ('sweep', 'ab', 'model'))"},
-      }};
-  const Table cluster_links = {
+      "clusters_v12", ClusterColumns("NOT NULL CHECK (measurement IN ('sweep', 'ab', 'model'))")};
+  const std::vector<Column> v7_link_columns =
+      ClusterLinkColumns("NOT NULL REFERENCES clusters_v12 (id) ON DELETE CASCADE");
+  const Table cluster_links = ClusterLinks(
       "cluster_links_v12",
-      {
-          {"cluster_id", "INTEGER", "NOT NULL REFERENCES clusters_v12 (id) ON DELETE CASCADE"},
-          {"round", "INTEGER", "NOT NULL CHECK (round >= 0)"},
-          {"pair", "INTEGER", "NOT NULL CHECK (pair >= 0)"},
-          {"client_rank", "INTEGER", "NOT NULL CHECK (client_rank >= 0)"},
-          {"server_rank", "INTEGER", "NOT NULL CHECK (server_rank >= 0)"},
-          {"client_host", "TEXT", "NOT NULL"},
-          {"client_device", "TEXT", "NOT NULL", "'rxe0' (verbs) | 'tcp:eth0'"},
-          {"server_host", "TEXT", "NOT NULL"},
-          {"server_device", "TEXT", "NOT NULL"},
-          {"status", "TEXT", "NOT NULL CHECK (status IN ('ok', 'failed'))"},
-          {"error", "TEXT", "NOT NULL", "'' unless status is 'failed'"},
-          {"sweep_id", "INTEGER", "REFERENCES sweeps (id)", "NULL: no sweep"},
-          {"finished_at", "TEXT", "NOT NULL", "ISO 8601 UTC"},
-          {"model_id", "INTEGER", "REFERENCES link_models (id)", "NULL: no link model"},
-      },
-      {"PRIMARY KEY (cluster_id, client_rank, server_rank)", "UNIQUE (cluster_id, round, pair)"},
-      /*without_rowid=*/true};
-  const std::string link_columns =
-      "cluster_id, round, pair, client_rank, server_rank, client_host, client_device, "
-      "server_host, server_device, status, error, sweep_id, finished_at";
+      Concat({v7_link_columns,
+              {{"model_id", "INTEGER", "REFERENCES link_models (id)", "NULL: no link model"}}}));
+  const std::string link_columns = ColumnNames(v7_link_columns);
   return "\n" + CreateTable(clusters) +
          "INSERT INTO clusters_v12 (id, created_at, finished_at, ranks, pairs, measurement)\n"
          "  SELECT id, created_at, finished_at, ranks, pairs, measurement FROM clusters;\n\n" +
@@ -541,6 +532,7 @@ std::string SchemaV12() {
 
 }  // namespace
 
+// Built once; the Migration entries point into it for the life of the process.
 const std::array<std::string, 12>& SchemaTexts() {
   static const std::array<std::string, 12> texts = {
       SchemaV1(), SchemaV2(), SchemaV3(), SchemaV4(),  SchemaV5(),  SchemaV6(),

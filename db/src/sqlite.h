@@ -80,6 +80,15 @@ class Statement {
   Status Bind(int index, int value) { return Bind(index, static_cast<int64_t>(value)); }
   Status Bind(int index, const char* value) { return Bind(index, std::string_view(value)); }
   Status Bind(int index, const std::string& value) { return Bind(index, std::string_view(value)); }
+  // Binds `values` in order to parameters index, index + 1, ... (each by the Bind
+  // above that fits its type) and leaves `index` one past the last; stops at the
+  // first error.
+  template <typename... Values>
+  Status BindEach(int& index, const Values&... values) {
+    Status status = Status::Ok();
+    ((status = status.ok() ? Bind(index++, values) : status), ...);
+    return status;
+  }
 
   // Advances: true when a row is available, false when the statement is done.
   Result<bool> Step();

@@ -111,9 +111,7 @@ class SqliteStore final : public Store {
          {&run.host, &run.peer, &run.transport, &run.benchmark, &run.scheme, &run.fabric}) {
       ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, *text));
     }
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, payload_bytes));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, run.duration_s));
-    ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, rpcs));
+    ARTUNE_RETURN_IF_ERROR(insert.BindEach(column, payload_bytes, run.duration_s, rpcs));
     for (double value : {run.latency.p50_us, run.latency.p99_us, run.latency.mean_us,
                          run.latency.stddev_us, run.bandwidth_mbps, run.rpcs_per_s}) {
       ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, value));

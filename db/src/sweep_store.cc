@@ -309,18 +309,10 @@ Result<int64_t> InsertTrial(Database& db, const TrialRecord& trial, const std::s
                           db.Prepare("INSERT INTO trials (" + std::string(kTrialColumns.substr(4)) +
                                      ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int column = 1;
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.sweep_id));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, key));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialStatusName(trial.status)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.objective));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.ci_low));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.ci_high));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, samples));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, remeasured));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.validated));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.error));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.started_at.empty() ? now : trial.started_at));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, trial.duration_s));
+  ARTUNE_RETURN_IF_ERROR(insert.BindEach(
+      column, trial.sweep_id, key, TrialStatusName(trial.status), trial.objective, trial.ci_low,
+      trial.ci_high, samples, remeasured, trial.validated, trial.error,
+      trial.started_at.empty() ? now : trial.started_at, trial.duration_s));
   Status inserted = insert.Run();
   if (!inserted.ok()) {
     if (inserted.message().find("UNIQUE") != std::string::npos) {

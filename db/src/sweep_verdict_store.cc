@@ -91,17 +91,12 @@ constexpr std::string_view kMeasurementColumns =
 // Binds kMeasurementColumns from `column` on; leaves `column` one past them.
 Status BindMeasurement(Statement& insert, int& column, const TrialRecord& again,
                        const std::string& now) {
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialKnobKey(again.knobs)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, TrialStatusName(again.status)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.objective));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.ci_low));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.ci_high));
   // Both counts were checked against INT64_MAX by CheckVerdict.
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(again.samples)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(again.remeasured)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.validated));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.error));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, again.started_at.empty() ? now : again.started_at));
+  ARTUNE_RETURN_IF_ERROR(insert.BindEach(
+      column, TrialKnobKey(again.knobs), TrialStatusName(again.status), again.objective,
+      again.ci_low, again.ci_high, static_cast<int64_t>(again.samples),
+      static_cast<int64_t>(again.remeasured), again.validated, again.error,
+      again.started_at.empty() ? now : again.started_at));
   return insert.Bind(column++, again.duration_s);
 }
 

@@ -64,21 +64,12 @@ Result<int64_t> InsertWatchEvent(Database& db, const WatchEventRecord& event,
       db.Prepare("INSERT INTO watch_events (" + std::string(kEventColumns.substr(4)) +
                  ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"));
   int column = 1;
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.at.empty() ? now : event.at));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.servers));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, std::string(WatchActionName(event.action))));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.reason));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.drift));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(event.window_slices)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.in_force_knobs));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.candidate_knobs));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.predicted_margin));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.paired_median));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.paired_low));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.paired_high));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, static_cast<int64_t>(event.pairs)));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.verdict));
-  ARTUNE_RETURN_IF_ERROR(insert.Bind(column++, event.profile_json));
+  ARTUNE_RETURN_IF_ERROR(insert.BindEach(
+      column, event.at.empty() ? now : event.at, event.servers,
+      std::string(WatchActionName(event.action)), event.reason, event.drift,
+      static_cast<int64_t>(event.window_slices), event.in_force_knobs, event.candidate_knobs,
+      event.predicted_margin, event.paired_median, event.paired_low, event.paired_high,
+      static_cast<int64_t>(event.pairs), event.verdict, event.profile_json));
   Status inserted = insert.Run();
   if (!inserted.ok()) return inserted.WithContext("cannot store watch event");
   return db.LastInsertRowId();

@@ -250,29 +250,11 @@ static long copy_step(__u64 index, void* context) {
   return 0;
 }
 
-static __always_inline int exit_call(long ret) {
-  __u64 pid_tgid = bpf_get_current_pid_tgid();
-  if (target_tgid != 0 && (pid_tgid >> 32) != target_tgid) return 0;
-  __u32 tid = (__u32)pid_tgid;
-  struct inflight_call* call = bpf_map_lookup_elem(&inflight, &tid);
-  if (!call) return 0;
-  __u32 zero = 0;
-  struct call_scratch* scratch = bpf_map_lookup_elem(&call_buffer, &zero);
-  if (!scratch) goto done;
-
+/* The call's buffers into scratch->iovecs (a plain buffer as one iovec), as
+ * many as fit; sets the record's iovec counts. Returns how many were read. */
+static __always_inline __u32 read_call_iovecs(struct inflight_call* call,
+                                              struct call_scratch* scratch) {
   struct iotrace_call_record* record = &scratch->record;
-  record->kind = IOTRACE_RECORD_CALL;
-  record->syscall = call->syscall;
-  record->pid = pid_tgid >> 32;
-  record->tid = tid;
-  record->fd = call->fd;
-  record->result = ret;
-  record->start_ns = call->start_ns;
-  record->end_ns = bpf_ktime_get_ns();
-  record->connection = call->connection;
-  record->data_records = 0;
-  record->data_bytes_dropped = 0;
-
   __u64 count = call->count;
   __u32 recorded = 0;
   if (call->plain_buffer) {
@@ -296,39 +278,72 @@ static __always_inline int exit_call(long ret) {
     }
   }
   record->iovec_recorded = recorded;
+  return recorded;
+}
 
-  if (capture_data && ret > 0) {
-    struct data_scratch* data = bpf_map_lookup_elem(&data_buffer, &zero);
-    if (data) {
-      data->record.kind = IOTRACE_RECORD_DATA;
-      data->record.syscall = call->syscall;
-      data->record.tid = tid;
-      data->record.end_ns = record->end_ns;
-      data->record.connection = call->connection;
-      struct copy_state* state = &data->state;
-      state->remaining = (__u64)ret;
-      state->dropped = 0;
-      if (state->remaining > max_data_bytes_per_call) {
-        state->dropped = state->remaining - max_data_bytes_per_call;
-        state->remaining = max_data_bytes_per_call;
-      }
-      state->offset = 0;
-      state->iovec_offset = 0;
-      state->iovec_index = 0;
-      state->iovec_count = recorded;
-      state->fill = 0;
-      state->records = 0;
-      /* Each step passes an empty or finished iovec, copies up to the end of an
-       * iovec, or fills a chunk: this many steps always suffice. */
-      __u64 steps = 2 * (__u64)recorded + max_data_bytes_per_call / IOTRACE_DATA_CHUNK + 2;
-      if (steps > 8000000) steps = 8000000; /* bpf_loop's limit */
-      bpf_loop((__u32)steps, copy_step, NULL, 0);
-      flush_data(data);
-      state->dropped += state->remaining;
-      record->data_records = state->records;
-      record->data_bytes_dropped = state->dropped;
-    }
+/* The bytes the call moved (ret of them, over its `recorded` iovecs) to the ring
+ * as data records, up to max_data_bytes_per_call; the call record says how many
+ * records went out and how many bytes were dropped. */
+static __always_inline void copy_call_data(struct inflight_call* call,
+                                           struct iotrace_call_record* record, __u32 tid, long ret,
+                                           __u32 recorded) {
+  __u32 zero = 0;
+  struct data_scratch* data = bpf_map_lookup_elem(&data_buffer, &zero);
+  if (!data) return;
+  data->record.kind = IOTRACE_RECORD_DATA;
+  data->record.syscall = call->syscall;
+  data->record.tid = tid;
+  data->record.end_ns = record->end_ns;
+  data->record.connection = call->connection;
+  struct copy_state* state = &data->state;
+  state->remaining = (__u64)ret;
+  state->dropped = 0;
+  if (state->remaining > max_data_bytes_per_call) {
+    state->dropped = state->remaining - max_data_bytes_per_call;
+    state->remaining = max_data_bytes_per_call;
   }
+  state->offset = 0;
+  state->iovec_offset = 0;
+  state->iovec_index = 0;
+  state->iovec_count = recorded;
+  state->fill = 0;
+  state->records = 0;
+  /* Each step passes an empty or finished iovec, copies up to the end of an
+   * iovec, or fills a chunk: this many steps always suffice. */
+  __u64 steps = 2 * (__u64)recorded + max_data_bytes_per_call / IOTRACE_DATA_CHUNK + 2;
+  if (steps > 8000000) steps = 8000000; /* bpf_loop's limit */
+  bpf_loop((__u32)steps, copy_step, NULL, 0);
+  flush_data(data);
+  state->dropped += state->remaining;
+  record->data_records = state->records;
+  record->data_bytes_dropped = state->dropped;
+}
+
+static __always_inline int exit_call(long ret) {
+  __u64 pid_tgid = bpf_get_current_pid_tgid();
+  if (target_tgid != 0 && (pid_tgid >> 32) != target_tgid) return 0;
+  __u32 tid = (__u32)pid_tgid;
+  struct inflight_call* call = bpf_map_lookup_elem(&inflight, &tid);
+  if (!call) return 0;
+  __u32 zero = 0;
+  struct call_scratch* scratch = bpf_map_lookup_elem(&call_buffer, &zero);
+  if (!scratch) goto done;
+
+  struct iotrace_call_record* record = &scratch->record;
+  record->kind = IOTRACE_RECORD_CALL;
+  record->syscall = call->syscall;
+  record->pid = pid_tgid >> 32;
+  record->tid = tid;
+  record->fd = call->fd;
+  record->result = ret;
+  record->start_ns = call->start_ns;
+  record->end_ns = bpf_ktime_get_ns();
+  record->connection = call->connection;
+  record->data_records = 0;
+  record->data_bytes_dropped = 0;
+
+  __u32 recorded = read_call_iovecs(call, scratch);
+  if (capture_data && ret > 0) copy_call_data(call, record, tid, ret, recorded);
 
   __u32 size = recorded * sizeof(struct iotrace_iovec);
   if (size > IOTRACE_MAX_IOVECS * sizeof(struct iotrace_iovec))

@@ -321,16 +321,8 @@ class EbpfBackend final : public CaptureBackend {
     if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
 
     const bool open = OpenFlowOnce(event.flow, record->start_ns);
-    if (open && record->data_bytes_dropped > 0 &&
-        flows_.OwnsStream(event.flow, send, record->data_bytes_dropped, counters_)) {
-      sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
-                         record->end_ns + realtime_offset_ns_);
-      counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
-    }
-    sink_->OnIoCall(event);
-    ++counters_.events_seen;
-    if (record->result > 0) counters_.bytes_seen += static_cast<uint64_t>(record->result);
-    ++counters_.detail[std::string("calls_") + IoSyscallName(event.syscall)];
+    flows_.DeliverCall(*sink_, event, open, send, record->data_bytes_dropped,
+                       record->end_ns + realtime_offset_ns_, counters_);
   }
 
   EbpfOptions options_;

@@ -489,17 +489,8 @@ class PreloadBackend final : public CaptureBackend {
     if (recorded < record->iovec_count) ++counters_.detail["calls_with_iovecs_missing"];
 
     const bool open = OpenFlowOnce(event.flow, record->connection, record->start_ns);
-    if (open && record->data_bytes_dropped > 0 &&
-        flows_.OwnsStream(event.flow, IsSend(record->call), record->data_bytes_dropped,
-                          counters_)) {
-      sink_->OnStreamGap(event.flow, record->data_bytes_dropped,
-                         record->end_ns + realtime_offset_ns_);
-      counters_.detail["decode_bytes_dropped"] += record->data_bytes_dropped;
-    }
-    sink_->OnIoCall(event);
-    ++counters_.events_seen;
-    if (record->result > 0) counters_.bytes_seen += static_cast<uint64_t>(record->result);
-    ++counters_.detail[std::string("calls_") + IoSyscallName(event.syscall)];
+    flows_.DeliverCall(*sink_, event, open, IsSend(record->call), record->data_bytes_dropped,
+                       record->end_ns + realtime_offset_ns_, counters_);
   }
 
   void HandleClose(const CloseRecord& record) {

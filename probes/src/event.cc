@@ -1,8 +1,10 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <cstring>
 
+#include "artune/base/enum_names.h"
 #include "artune/probes/backend.h"
 #include "artune/probes/event.h"
 
@@ -37,25 +39,18 @@ std::string FlowKey::ToString() const {
 }
 
 const char* IoSyscallName(IoSyscall call) {
-  switch (call) {
-    case IoSyscall::kSendmsg:
-      return "sendmsg";
-    case IoSyscall::kRecvmsg:
-      return "recvmsg";
-    case IoSyscall::kWritev:
-      return "writev";
-    case IoSyscall::kReadv:
-      return "readv";
-    case IoSyscall::kSendto:
-      return "sendto";
-    case IoSyscall::kRecvfrom:
-      return "recvfrom";
-    case IoSyscall::kWrite:
-      return "write";
-    case IoSyscall::kRead:
-      return "read";
-  }
-  return "unknown";
+  // NUL-terminated literals: the callers take a C string.
+  static constexpr std::array<EnumName<IoSyscall>, 8> kNames = {{
+      {IoSyscall::kSendmsg, "sendmsg"},
+      {IoSyscall::kRecvmsg, "recvmsg"},
+      {IoSyscall::kWritev, "writev"},
+      {IoSyscall::kReadv, "readv"},
+      {IoSyscall::kSendto, "sendto"},
+      {IoSyscall::kRecvfrom, "recvfrom"},
+      {IoSyscall::kWrite, "write"},
+      {IoSyscall::kRead, "read"},
+  }};
+  return NameOf(kNames, call, "unknown").data();
 }
 
 bool IsSendSyscall(IoSyscall call) {
@@ -64,15 +59,12 @@ bool IsSendSyscall(IoSyscall call) {
 }
 
 const char* BackendKindName(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::kPcap:
-      return "pcap";
-    case BackendKind::kEbpf:
-      return "ebpf";
-    case BackendKind::kPreload:
-      return "preload";
-  }
-  return "unknown";
+  static constexpr std::array<EnumName<BackendKind>, 3> kNames = {{
+      {BackendKind::kPcap, "pcap"},
+      {BackendKind::kEbpf, "ebpf"},
+      {BackendKind::kPreload, "preload"},
+  }};
+  return NameOf(kNames, kind, "unknown").data();
 }
 
 }  // namespace artune::probes

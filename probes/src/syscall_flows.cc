@@ -1,5 +1,7 @@
 #include "syscall_flows.h"
 
+#include <string>
+
 namespace artune::probes {
 
 bool SyscallFlows::OpenOnce(EventSink& sink, const FlowKey& flow, FlowOrigin origin,
@@ -45,6 +47,20 @@ bool SyscallFlows::OwnsStream(const FlowKey& flow, bool from_sender, uint64_t by
   if (owner->second == from_sender) return true;
   counters.detail["duplicate_stream_bytes_skipped"] += bytes;
   return false;
+}
+
+void SyscallFlows::DeliverCall(EventSink& sink, const IoCallEvent& event, bool flow_opened,
+                               bool from_sender, uint64_t bytes_dropped, uint64_t gap_ns,
+                               BackendCounters& counters) {
+  if (flow_opened && bytes_dropped > 0 &&
+      OwnsStream(event.flow, from_sender, bytes_dropped, counters)) {
+    sink.OnStreamGap(event.flow, bytes_dropped, gap_ns);
+    counters.detail["decode_bytes_dropped"] += bytes_dropped;
+  }
+  sink.OnIoCall(event);
+  ++counters.events_seen;
+  if (event.result > 0) counters.bytes_seen += static_cast<uint64_t>(event.result);
+  ++counters.detail[std::string("calls_") + IoSyscallName(event.syscall)];
 }
 
 }  // namespace artune::probes

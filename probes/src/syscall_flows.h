@@ -40,6 +40,14 @@ class SyscallFlows {
   // The side that delivers bytes first owns the flow's stream; the other side's copy
   // is skipped and counted in counters.detail["duplicate_stream_bytes_skipped"].
   bool OwnsStream(const FlowKey& flow, bool from_sender, uint64_t bytes, BackendCounters& counters);
+  // What both backends do with one traced call once its event is built: when the
+  // tracer dropped `bytes_dropped` of its bytes and this side owns the flow's stream,
+  // a gap in the stream at `gap_ns`; then the event to the sink and the call into
+  // counters (events_seen, bytes_seen, detail["calls_<syscall>"]). `flow_opened`
+  // is what opening the event's flow answered; `from_sender` says whether the call
+  // sends.
+  void DeliverCall(EventSink& sink, const IoCallEvent& event, bool flow_opened, bool from_sender,
+                   uint64_t bytes_dropped, uint64_t gap_ns, BackendCounters& counters);
 
  private:
   // Ended flows remembered at most this many; past it the oldest knowledge is

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "artune/db/store.h"
+#include "migration_util.h"
 #include "migrations.h"
 #include "store_internal.h"
 #include "test_util.h"
@@ -9,6 +10,8 @@
 namespace artune::db {
 namespace {
 
+using testing::OpenAtVersion;
+using testing::OpenMigrated;
 using testing::SampleRun;
 using testing::TempDir;
 
@@ -122,29 +125,24 @@ TEST(CaptureMigration, UpgradeFromV1KeepsBenchRunsAndAddsCaptures) {
   const std::string path = dir.File("artune.db");
   int64_t run_id = 0;
   {
-    auto v1 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(1));
-    ASSERT_TRUE(v1.ok()) << v1.status().ToString();
-    auto info = (*v1)->Info();
-    ASSERT_TRUE(info.ok());
-    EXPECT_EQ(info->schema_version, 1);
-    EXPECT_EQ(info->row_counts.count("captures"), 0u);
-    auto inserted = (*v1)->InsertBenchRun(SampleRun(4, 3));
+    std::unique_ptr<Store> v1 = OpenAtVersion(path, 1);
+    ASSERT_NE(v1, nullptr);
+    EXPECT_EQ(v1->Info()->row_counts.count("captures"), 0u);
+    auto inserted = v1->InsertBenchRun(SampleRun(4, 3));
     ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
     run_id = *inserted;
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  EXPECT_EQ(info->row_counts.at("bench_runs"), 1);
-  EXPECT_EQ(info->row_counts.at("captures"), 0);
-  auto run = (*store)->GetBenchRun(run_id);
+  std::unique_ptr<Store> store;
+  const StoreInfo info = OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(info.row_counts.at("bench_runs"), 1);
+  EXPECT_EQ(info.row_counts.at("captures"), 0);
+  auto run = store->GetBenchRun(run_id);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(run->config, SampleRun(4, 3).config);
-  auto id = (*store)->InsertCapture(SampleCapture(5));
+  auto id = store->InsertCapture(SampleCapture(5));
   ASSERT_TRUE(id.ok()) << id.status().ToString();
-  auto got = (*store)->GetCapture(*id);
+  auto got = store->GetCapture(*id);
   ASSERT_TRUE(got.ok());
   ExpectSameCapture(*got, SampleCapture(5));
 }

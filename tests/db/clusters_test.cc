@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "artune/db/store.h"
+#include "migration_util.h"
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -12,6 +13,8 @@
 namespace artune::db {
 namespace {
 
+using testing::OpenAtVersion;
+using testing::OpenMigrated;
 using testing::TempDir;
 
 ClusterRecord SampleCluster(uint32_t ranks = 4) {
@@ -235,28 +238,23 @@ TEST(ClusterMigration, UpgradeFromV6KeepsSweepsAndAddsClusters) {
   const std::string path = dir.File("artune.db");
   int64_t sweep = 0;
   {
-    auto v6 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(6));
-    ASSERT_TRUE(v6.ok()) << v6.status().ToString();
-    auto info = (*v6)->Info();
-    ASSERT_TRUE(info.ok());
-    EXPECT_EQ(info->schema_version, 6);
-    EXPECT_EQ(info->row_counts.count("clusters"), 0u);
-    auto inserted = (*v6)->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
+    std::unique_ptr<Store> v6 = OpenAtVersion(path, 6);
+    ASSERT_NE(v6, nullptr);
+    EXPECT_EQ(v6->Info()->row_counts.count("clusters"), 0u);
+    auto inserted = v6->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
     ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
     sweep = *inserted;
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  EXPECT_EQ(info->row_counts.at("sweeps"), 1);
-  EXPECT_EQ(info->row_counts.at("clusters"), 0);
-  EXPECT_EQ(info->row_counts.at("cluster_links"), 0);
-  auto cluster = (*store)->InsertCluster(SampleCluster(2));
+  std::unique_ptr<Store> store;
+  const StoreInfo info = OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(info.row_counts.at("sweeps"), 1);
+  EXPECT_EQ(info.row_counts.at("clusters"), 0);
+  EXPECT_EQ(info.row_counts.at("cluster_links"), 0);
+  auto cluster = store->InsertCluster(SampleCluster(2));
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   // A sweep stored before the upgrade can be a link's measurement.
-  EXPECT_TRUE((*store)->InsertClusterLink(SampleLink(*cluster, 0, 0, 0, 1, sweep)).ok());
+  EXPECT_TRUE(store->InsertClusterLink(SampleLink(*cluster, 0, 0, 0, 1, sweep)).ok());
 }
 
 LinkModelRecord LinkModel(const std::string& host) {
@@ -314,12 +312,12 @@ TEST(ClusterMigration, UpgradeFromV11KeepsRunsAndLinksAndAdmitsModels) {
   std::vector<ClusterLinkRecord> old_links;
   int64_t cluster = 0;
   {
-    auto v11 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(11));
-    ASSERT_TRUE(v11.ok()) << v11.status().ToString();
-    auto inserted = (*v11)->InsertCluster(old_cluster);
+    std::unique_ptr<Store> v11 = OpenAtVersion(path, 11);
+    ASSERT_NE(v11, nullptr);
+    auto inserted = v11->InsertCluster(old_cluster);
     ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
     cluster = *inserted;
-    auto sweep = (*v11)->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
+    auto sweep = v11->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
     ASSERT_TRUE(sweep.ok());
     // Rows as a v11 build wrote them: an ok link with its sweep, a failed one.
     auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);

@@ -8,6 +8,7 @@
 #include <sqlite3.h>
 #include "artune/db/store.h"
 
+#include "migration_util.h"
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -16,6 +17,8 @@
 namespace artune::db {
 namespace {
 
+using testing::OpenAtVersion;
+using testing::OpenMigrated;
 using testing::SampleRun;
 using testing::TempDir;
 
@@ -131,29 +134,22 @@ TEST(Predictions, AStoreOfSchemaV8OpensAndUpgradesUnchanged) {
   const std::string path = dir.File("artune.db");
   int64_t run_id = 0;
   {
-    const std::span<const Migration> all = BuiltinMigrations();
-    std::vector<Migration> v8(all.begin(), all.begin() + 8);
-    auto old = OpenWithMigrations(path, OpenMode::kCreate, v8);
-    ASSERT_TRUE(old.ok()) << old.status().ToString();
-    auto run = (*old)->InsertBenchRun(SampleRun(2));
+    std::unique_ptr<Store> v8 = OpenAtVersion(path, 8);
+    ASSERT_NE(v8, nullptr);
+    EXPECT_EQ(v8->Info()->row_counts.count("link_models"), 0u);
+    auto run = v8->InsertBenchRun(SampleRun(2));
     ASSERT_TRUE(run.ok());
     run_id = *run;
-    auto info = (*old)->Info();
-    ASSERT_TRUE(info.ok());
-    EXPECT_EQ(info->schema_version, 8);
-    EXPECT_EQ(info->row_counts.count("link_models"), 0u);
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  EXPECT_EQ(info->row_counts.at("link_models"), 0);
-  EXPECT_EQ(info->row_counts.at("predictions"), 0);
-  auto run = (*store)->GetBenchRun(run_id);
+  std::unique_ptr<Store> store;
+  const StoreInfo info = OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(info.row_counts.at("link_models"), 0);
+  EXPECT_EQ(info.row_counts.at("predictions"), 0);
+  auto run = store->GetBenchRun(run_id);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->config, SampleRun(2).config);
-  EXPECT_TRUE((*store)->InsertLinkModel(SampleModel()).ok());
+  EXPECT_TRUE(store->InsertLinkModel(SampleModel()).ok());
 }
 
 TEST(LinkModels, PointsOfSeveralSlicesAreTheirOwnRows) {
@@ -186,12 +182,7 @@ TEST(LinkModels, PointsOfSeveralSlicesAreTheirOwnRows) {
 TEST(LinkModels, AStoreOfSchemaV9KeepsItsPointsAsOneSlicePerCall) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
-  {
-    const std::span<const Migration> all = BuiltinMigrations();
-    std::vector<Migration> v9(all.begin(), all.begin() + 9);
-    auto old = OpenWithMigrations(path, OpenMode::kCreate, v9);
-    ASSERT_TRUE(old.ok()) << old.status().ToString();
-  }
+  { ASSERT_NE(OpenAtVersion(path, 9), nullptr); }
   {
     // Rows as a v9 build wrote them (no slices column).
     auto db = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
@@ -205,12 +196,10 @@ TEST(LinkModels, AStoreOfSchemaV9KeepsItsPointsAsOneSlicePerCall) {
                          "4e-4, 3e-4, 5e-4, 2);")
                     .ok());
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  auto model = (*store)->GetLinkModel(1);
+  std::unique_ptr<Store> store;
+  OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  auto model = store->GetLinkModel(1);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   ASSERT_EQ(model->points.size(), 1u);
   EXPECT_EQ(model->points[0].slices, 1u);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "artune/db/store.h"
+#include "migration_util.h"
 #include "migrations.h"
 #include "sqlite.h"
 #include "store_internal.h"
@@ -16,6 +17,8 @@
 namespace artune::db {
 namespace {
 
+using testing::OpenAtVersion;
+using testing::OpenMigrated;
 using testing::TempDir;
 
 SweepRecord VerdictSweep() {
@@ -331,44 +334,42 @@ TEST(SweepVerdictMigration, AV3FileWithSweepsMigratesAndKeepsThem) {
   const std::string path = dir.File("artune.db");
   int64_t sweep_id = 0;
   {
-    auto v3 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(3));
-    ASSERT_TRUE(v3.ok()) << v3.status().ToString();
-    auto id = (*v3)->InsertSweep(VerdictSweep());
+    std::unique_ptr<Store> v3 = OpenAtVersion(path, 3);
+    ASSERT_NE(v3, nullptr);
+    auto id = v3->InsertSweep(VerdictSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     sweep_id = *id;
     TrialRecord trial = Remeasured(100);
     trial.sweep_id = sweep_id;
-    ASSERT_TRUE((*v3)->InsertTrial(trial).ok());
-    ASSERT_TRUE((*v3)->FinishSweep(sweep_id).ok());
-    auto info = (*v3)->Info();
+    ASSERT_TRUE(v3->InsertTrial(trial).ok());
+    ASSERT_TRUE(v3->FinishSweep(sweep_id).ok());
+    auto info = v3->Info();
     ASSERT_TRUE(info.ok());
     EXPECT_EQ(info->schema_version, 3);
     EXPECT_EQ(info->row_counts.count("sweep_verdicts"), 0u);
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  EXPECT_EQ(info->row_counts.at("sweep_best_remeasured"), 0);
-  EXPECT_EQ(info->row_counts.at("sweep_finalists"), 0);
-  EXPECT_EQ(info->row_counts.at("sweeps"), 1);
-  EXPECT_EQ(info->row_counts.at("trials"), 1);
-  EXPECT_EQ(info->row_counts.at("sweep_verdicts"), 0);
+  std::unique_ptr<Store> store;
+  const StoreInfo info = OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(info.row_counts.at("sweep_best_remeasured"), 0);
+  EXPECT_EQ(info.row_counts.at("sweep_finalists"), 0);
+  EXPECT_EQ(info.row_counts.at("sweeps"), 1);
+  EXPECT_EQ(info.row_counts.at("trials"), 1);
+  EXPECT_EQ(info.row_counts.at("sweep_verdicts"), 0);
 
-  auto sweep = (*store)->GetSweep(sweep_id);
+  auto sweep = store->GetSweep(sweep_id);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   EXPECT_EQ(sweep->search_space, VerdictSweep().search_space);
   EXPECT_EQ(sweep->base_config, VerdictSweep().base_config);
   EXPECT_FALSE(sweep->finished_at.empty());
   EXPECT_FALSE(sweep->verdict.has_value()) << "a sweep from before v4 has no verdict";
-  auto trials = (*store)->ListTrials(sweep_id);
+  auto trials = store->ListTrials(sweep_id);
   ASSERT_TRUE(trials.ok());
   ASSERT_EQ(trials->size(), 1u);
   EXPECT_EQ((*trials)[0].metrics, Remeasured(100).metrics);
 
-  ASSERT_TRUE((*store)->RecordSweepVerdict(sweep_id, WithinNoise(99)).ok());
-  sweep = (*store)->GetSweep(sweep_id);
+  ASSERT_TRUE(store->RecordSweepVerdict(sweep_id, WithinNoise(99)).ok());
+  sweep = store->GetSweep(sweep_id);
   ASSERT_TRUE(sweep.ok());
   ASSERT_TRUE(sweep->verdict.has_value());
   EXPECT_EQ(sweep->verdict->default_remeasured->objective, 99);
@@ -399,9 +400,9 @@ TEST(SweepVerdictMigration, AV5VerdictReadsBackWithoutAFinalRound) {
   const std::string path = dir.File("artune.db");
   int64_t sweep_id = 0;
   {
-    auto v5 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(5));
-    ASSERT_TRUE(v5.ok()) << v5.status().ToString();
-    auto id = (*v5)->InsertSweep(VerdictSweep());
+    std::unique_ptr<Store> v5 = OpenAtVersion(path, 5);
+    ASSERT_NE(v5, nullptr);
+    auto id = v5->InsertSweep(VerdictSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     sweep_id = *id;
   }

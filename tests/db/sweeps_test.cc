@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "artune/db/store.h"
+#include "migration_util.h"
 #include "migrations.h"
 #include "store_internal.h"
 #include "test_util.h"
@@ -13,6 +14,8 @@
 namespace artune::db {
 namespace {
 
+using testing::OpenAtVersion;
+using testing::OpenMigrated;
 using testing::SampleRun;
 using testing::TempDir;
 
@@ -269,25 +272,20 @@ TEST(SweepMigration, UpgradeFromV2KeepsRunsAndCapturesAndAddsSweeps) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
   {
-    auto v2 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(2));
-    ASSERT_TRUE(v2.ok()) << v2.status().ToString();
-    auto info = (*v2)->Info();
-    ASSERT_TRUE(info.ok());
-    EXPECT_EQ(info->schema_version, 2);
-    EXPECT_EQ(info->row_counts.count("sweeps"), 0u);
-    ASSERT_TRUE((*v2)->InsertBenchRun(SampleRun(1, 2)).ok());
+    std::unique_ptr<Store> v2 = OpenAtVersion(path, 2);
+    ASSERT_NE(v2, nullptr);
+    EXPECT_EQ(v2->Info()->row_counts.count("sweeps"), 0u);
+    ASSERT_TRUE(v2->InsertBenchRun(SampleRun(1, 2)).ok());
   }
-  auto store = Store::Open(path, OpenMode::kExisting);
-  ASSERT_TRUE(store.ok()) << store.status().ToString();
-  auto info = (*store)->Info();
-  ASSERT_TRUE(info.ok());
-  EXPECT_EQ(info->schema_version, static_cast<int>(BuiltinMigrations().size()));
-  EXPECT_EQ(info->row_counts.at("bench_runs"), 1);
-  EXPECT_EQ(info->row_counts.at("sweeps"), 0);
-  EXPECT_EQ(info->row_counts.at("trials"), 0);
-  auto sweep = (*store)->InsertSweep(SampleSweep());
+  std::unique_ptr<Store> store;
+  const StoreInfo info = OpenMigrated(path, store);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(info.row_counts.at("bench_runs"), 1);
+  EXPECT_EQ(info.row_counts.at("sweeps"), 0);
+  EXPECT_EQ(info.row_counts.at("trials"), 0);
+  auto sweep = store->InsertSweep(SampleSweep());
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
-  ASSERT_TRUE((*store)->InsertTrial(SampleTrial(*sweep, "4KiB", "64KiB", 5.0)).ok());
+  ASSERT_TRUE(store->InsertTrial(SampleTrial(*sweep, "4KiB", "64KiB", 5.0)).ok());
 }
 
 TEST(SweepStoreConcurrency, TrialsCommittedByOneStoreAreSeenByAnother) {
@@ -315,9 +313,9 @@ TEST(SweepMigration, BackgroundLoadReadsBackAndOlderSweepsReadNone) {
   const std::string path = dir.File("artune.db");
   int64_t old_sweep = 0;
   {
-    auto v7 = OpenWithMigrations(path, OpenMode::kCreate, BuiltinMigrations().first(7));
-    ASSERT_TRUE(v7.ok()) << v7.status().ToString();
-    auto id = (*v7)->InsertSweep(SampleSweep());
+    std::unique_ptr<Store> v7 = OpenAtVersion(path, 7);
+    ASSERT_NE(v7, nullptr);
+    auto id = v7->InsertSweep(SampleSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     old_sweep = *id;
   }

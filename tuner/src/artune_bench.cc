@@ -1,10 +1,12 @@
 // The embedded transport under benchmark: payload buffers copied once into the
 // client's registered allocator (so every call sends them zero-copy), the server
 // echoing the request's own slices (zero-copy too) or acknowledging a checksum.
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <optional>
 
+#include "artune/base/enum_names.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/transport.h"
@@ -15,29 +17,22 @@ namespace artune::tuner {
 namespace {
 
 std::string FabricName(transport::FabricKind fabric) {
-  switch (fabric) {
-    case transport::FabricKind::kTcp:
-      return "tcp";
-    case transport::FabricKind::kVerbs:
-      return "verbs";
-    case transport::FabricKind::kAuto:
-      return "auto";
-    case transport::FabricKind::kShm:
-      return "shm";
-  }
-  return "?";
+  static constexpr std::array<EnumName<transport::FabricKind>, 4> kNames = {{
+      {transport::FabricKind::kTcp, "tcp"},
+      {transport::FabricKind::kVerbs, "verbs"},
+      {transport::FabricKind::kAuto, "auto"},
+      {transport::FabricKind::kShm, "shm"},
+  }};
+  return std::string(NameOf(kNames, fabric));
 }
 
 std::string_view MethodName(BenchMethod method) {
-  switch (method) {
-    case BenchMethod::kEcho:
-      return kArtuneEchoMethod;
-    case BenchMethod::kAck:
-      return kArtuneAckMethod;
-    case BenchMethod::kCount:
-      return kArtuneCountMethod;
-  }
-  return kArtuneEchoMethod;
+  static constexpr std::array<EnumName<BenchMethod>, 3> kMethods = {{
+      {BenchMethod::kEcho, kArtuneEchoMethod},
+      {BenchMethod::kAck, kArtuneAckMethod},
+      {BenchMethod::kCount, kArtuneCountMethod},
+  }};
+  return NameOf(kMethods, method, kArtuneEchoMethod);
 }
 
 Status Validate(BenchMethod method, const transport::Message& reply, const Payload& payload) {

@@ -1,17 +1,12 @@
 #include "artune/tuner/bench_record.h"
 
-#include <cstdio>
-
+#include "artune/base/number_text.h"
 #include "hostname.h"
 
 namespace artune::tuner {
 namespace {
 
-std::string Number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
+std::string Number(double value) { return Printf("%g", value); }
 
 }  // namespace
 

@@ -1,14 +1,18 @@
 #include "artune/tuner/benchmark.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <ctime>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <thread>
+
+#include "artune/base/enum_names.h"
 
 namespace artune::tuner {
 namespace {
@@ -289,24 +293,18 @@ double ProcessCpuSeconds() {
   return static_cast<double>(cpu.tv_sec) + static_cast<double>(cpu.tv_nsec) / 1e9;
 }
 
-std::string_view BenchmarkName(BenchmarkKind kind) {
-  switch (kind) {
-    case BenchmarkKind::kLatency:
-      return "latency";
-    case BenchmarkKind::kBandwidth:
-      return "bandwidth";
-    case BenchmarkKind::kPs:
-      return "ps";
-  }
-  return "?";
-}
+constexpr std::array<EnumName<BenchmarkKind>, 3> kBenchmarkNames = {{
+    {BenchmarkKind::kLatency, "latency"},
+    {BenchmarkKind::kBandwidth, "bandwidth"},
+    {BenchmarkKind::kPs, "ps"},
+}};
+
+std::string_view BenchmarkName(BenchmarkKind kind) { return NameOf(kBenchmarkNames, kind); }
 
 Result<BenchmarkKind> ParseBenchmark(std::string_view text) {
-  if (text == "latency") return BenchmarkKind::kLatency;
-  if (text == "bandwidth") return BenchmarkKind::kBandwidth;
-  if (text == "ps") return BenchmarkKind::kPs;
-  return Status::InvalidArgument("unknown benchmark '" + std::string(text) +
-                                 "': use latency, bandwidth or ps");
+  if (std::optional<BenchmarkKind> kind = ValueNamed(kBenchmarkNames, text)) return *kind;
+  return Status::InvalidArgument("unknown benchmark '" + std::string(text) + "': use " +
+                                 NameList(kBenchmarkNames, " or "));
 }
 
 Status ValidateRunOptions(const RunOptions& options) {

@@ -1,8 +1,10 @@
 #include "artune/tuner/compare_report.h"
 
+#include <array>
 #include <optional>
 #include <string>
 
+#include "artune/base/enum_names.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/trial_json.h"
 
@@ -74,17 +76,13 @@ ordered_json CompareJson(const CompareRequest& request, const ComparePlan& plan,
 }
 
 const char* PairedOutcomeText(PairedOutcome outcome) {
-  switch (outcome) {
-    case PairedOutcome::kFaster:
-      return "the tuned config is faster beyond noise";
-    case PairedOutcome::kSlower:
-      return "the tuned config is slower beyond noise";
-    case PairedOutcome::kWithinNoise:
-      return "the interval holds 1x: the difference is within noise";
-    case PairedOutcome::kTooFewPairs:
-      break;
-  }
-  return "too few pairs to tell";
+  // NUL-terminated literals: the callers take a C string.
+  static constexpr std::array<EnumName<PairedOutcome>, 3> kTexts = {{
+      {PairedOutcome::kFaster, "the tuned config is faster beyond noise"},
+      {PairedOutcome::kSlower, "the tuned config is slower beyond noise"},
+      {PairedOutcome::kWithinNoise, "the interval holds 1x: the difference is within noise"},
+  }};
+  return NameOf(kTexts, outcome, "too few pairs to tell").data();
 }
 
 Status CheckCompareValidated(const PairedCompareResult& compared) {

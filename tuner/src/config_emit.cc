@@ -5,11 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <system_error>
 
+#include "artune/base/enum_names.h"
 #include "artune/transport/knobs.h"
 #include "artune/transport/protocol.h"
 #include "artune/transport/protocol_ranges.h"
@@ -65,24 +68,20 @@ nlohmann::json KnobValueJson(const Knob& knob, uint64_t value) {
 
 }  // namespace
 
+constexpr std::array<EnumName<ConfigFormat>, 3> kConfigFormatNames = {{
+    {ConfigFormat::kToml, "toml"},
+    {ConfigFormat::kEnv, "env"},
+    {ConfigFormat::kJson, "json"},
+}};
+
 std::string_view ConfigFormatName(ConfigFormat format) {
-  switch (format) {
-    case ConfigFormat::kToml:
-      return "toml";
-    case ConfigFormat::kEnv:
-      return "env";
-    case ConfigFormat::kJson:
-      return "json";
-  }
-  return "unknown";
+  return NameOf(kConfigFormatNames, format, "unknown");
 }
 
 Result<ConfigFormat> ParseConfigFormat(std::string_view text) {
-  for (ConfigFormat format : {ConfigFormat::kToml, ConfigFormat::kEnv, ConfigFormat::kJson}) {
-    if (text == ConfigFormatName(format)) return format;
-  }
-  return Status::InvalidArgument("unknown config format '" + std::string(text) +
-                                 "'; choose toml, env or json");
+  if (std::optional<ConfigFormat> format = ValueNamed(kConfigFormatNames, text)) return *format;
+  return Status::InvalidArgument("unknown config format '" + std::string(text) + "'; choose " +
+                                 NameList(kConfigFormatNames, " or "));
 }
 
 Result<KnobSetting> ParseKnobSetting(std::string_view text) {

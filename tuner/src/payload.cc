@@ -1,10 +1,13 @@
 #include "artune/tuner/payload.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstring>
 #include <numeric>
+#include <optional>
 
+#include "artune/base/enum_names.h"
 #include "artune/base/text.h"
 #include "artune/tuner/checksum.h"
 
@@ -100,36 +103,26 @@ Result<BufferClass> ClassifySize(uint64_t bytes) {
 }
 
 std::string_view BufferClassName(BufferClass buffer_class) {
-  switch (buffer_class) {
-    case BufferClass::kSmall:
-      return "small";
-    case BufferClass::kMedium:
-      return "medium";
-    case BufferClass::kLarge:
-      return "large";
-  }
-  return "?";
+  static constexpr std::array<EnumName<BufferClass>, 3> kNames = {{
+      {BufferClass::kSmall, "small"},
+      {BufferClass::kMedium, "medium"},
+      {BufferClass::kLarge, "large"},
+  }};
+  return NameOf(kNames, buffer_class);
 }
 
-std::string_view SchemeName(Scheme scheme) {
-  switch (scheme) {
-    case Scheme::kUniform:
-      return "uniform";
-    case Scheme::kRandom:
-      return "random";
-    case Scheme::kSkew:
-      return "skew";
-  }
-  return "?";
-}
+constexpr std::array<EnumName<Scheme>, 3> kSchemeNames = {{
+    {Scheme::kUniform, "uniform"},
+    {Scheme::kRandom, "random"},
+    {Scheme::kSkew, "skew"},
+}};
+
+std::string_view SchemeName(Scheme scheme) { return NameOf(kSchemeNames, scheme); }
 
 Result<Scheme> ParseScheme(std::string_view text) {
-  std::string lower = Lower(text);
-  if (lower == "uniform") return Scheme::kUniform;
-  if (lower == "random") return Scheme::kRandom;
-  if (lower == "skew") return Scheme::kSkew;
-  return Status::InvalidArgument("unknown payload scheme '" + std::string(text) +
-                                 "': use uniform, random or skew");
+  if (std::optional<Scheme> scheme = ValueNamed(kSchemeNames, Lower(text))) return *scheme;
+  return Status::InvalidArgument("unknown payload scheme '" + std::string(text) + "': use " +
+                                 NameList(kSchemeNames, " or "));
 }
 
 Result<std::vector<BufferClass>> ParseClasses(std::string_view text) {

@@ -1,8 +1,11 @@
 #include "artune/tuner/stats.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
+
+#include "artune/base/enum_names.h"
 
 namespace artune::tuner {
 
@@ -98,17 +101,13 @@ PairedVerdict JudgePairedSpeedups(std::span<const double> speedups) {
 }
 
 const char* PairedOutcomeName(PairedOutcome outcome) {
-  switch (outcome) {
-    case PairedOutcome::kFaster:
-      return "faster";
-    case PairedOutcome::kSlower:
-      return "slower";
-    case PairedOutcome::kWithinNoise:
-      return "within_noise";
-    case PairedOutcome::kTooFewPairs:
-      break;
-  }
-  return "too_few_pairs";
+  // NUL-terminated literals: the callers take a C string.
+  static constexpr std::array<EnumName<PairedOutcome>, 3> kNames = {{
+      {PairedOutcome::kFaster, "faster"},
+      {PairedOutcome::kSlower, "slower"},
+      {PairedOutcome::kWithinNoise, "within_noise"},
+  }};
+  return NameOf(kNames, outcome, "too_few_pairs").data();
 }
 
 }  // namespace artune::tuner

@@ -1,10 +1,12 @@
 #include "artune/tuner/trial.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <optional>
 
+#include "artune/base/enum_names.h"
 #include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/stats.h"
@@ -212,45 +214,32 @@ double ObjectiveValue(const TrialOptions& options, const RunResult& run) {
   return 0;
 }
 
-std::string_view ObjectiveName(Objective objective) {
-  switch (objective) {
-    case Objective::kLatencyP50:
-      return "latency-p50";
-    case Objective::kLatencyP99:
-      return "latency-p99";
-    case Objective::kBandwidth:
-      return "bandwidth";
-    case Objective::kPsThroughput:
-      return "ps-throughput";
-    case Objective::kWorkloadTime:
-      return "workload-time";
-  }
-  return "?";
-}
+constexpr std::array<EnumName<Objective>, 5> kObjectiveNames = {{
+    {Objective::kLatencyP50, "latency-p50"},
+    {Objective::kLatencyP99, "latency-p99"},
+    {Objective::kBandwidth, "bandwidth"},
+    {Objective::kPsThroughput, "ps-throughput"},
+    {Objective::kWorkloadTime, "workload-time"},
+}};
+
+constexpr std::array<EnumName<Objective>, 5> kObjectiveUnits = {{
+    {Objective::kLatencyP50, "us"},
+    {Objective::kLatencyP99, "us"},
+    {Objective::kBandwidth, "MB/s"},
+    {Objective::kPsThroughput, "RPC/s"},
+    {Objective::kWorkloadTime, "s"},
+}};
+
+std::string_view ObjectiveName(Objective objective) { return NameOf(kObjectiveNames, objective); }
 
 Result<Objective> ParseObjective(std::string_view text) {
-  for (Objective objective : {Objective::kLatencyP50, Objective::kLatencyP99, Objective::kBandwidth,
-                              Objective::kPsThroughput, Objective::kWorkloadTime}) {
-    if (ObjectiveName(objective) == text) return objective;
-  }
-  return Status::InvalidArgument("objective \"" + std::string(text) +
-                                 "\" is not one of latency-p50, latency-p99, bandwidth, "
-                                 "ps-throughput, workload-time");
+  if (std::optional<Objective> objective = ValueNamed(kObjectiveNames, text)) return *objective;
+  return Status::InvalidArgument("objective \"" + std::string(text) + "\" is not one of " +
+                                 NameList(kObjectiveNames));
 }
 
 std::string_view ObjectiveUnit(Objective objective) {
-  switch (objective) {
-    case Objective::kLatencyP50:
-    case Objective::kLatencyP99:
-      return "us";
-    case Objective::kBandwidth:
-      return "MB/s";
-    case Objective::kPsThroughput:
-      return "RPC/s";
-    case Objective::kWorkloadTime:
-      return "s";
-  }
-  return "";
+  return NameOf(kObjectiveUnits, objective, "");
 }
 
 bool LowerIsBetter(Objective objective) {

@@ -1,7 +1,6 @@
 #include "artune/report/capture_report.h"
 
-#include <cstdio>
-
+#include "artune/base/number_text.h"
 #include "artune/probes/profile_output.h"
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
@@ -9,11 +8,7 @@
 namespace artune::report {
 namespace {
 
-std::string Seconds(double seconds) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f s", seconds);
-  return buffer;
-}
+std::string Seconds(double seconds) { return Printf("%.2f s", seconds); }
 
 std::string MethodTitle(const probes::MethodProfile& method) {
   return method.method + " (" + probes::MessageDirectionName(method.direction) + ")";

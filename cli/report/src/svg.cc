@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "artune/base/number_text.h"
 #include "artune/probes/profile.h"
 #include "artune/report/html.h"
 
@@ -17,11 +18,7 @@ namespace artune::report {
 namespace {
 
 // Coordinates are written with one decimal: enough for a screen, stable in tests.
-std::string Coord(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.1f", value);
-  return buffer;
-}
+std::string Coord(double value) { return Printf("%.1f", value); }
 
 std::string Text(double x, double y, std::string_view anchor, std::string_view text,
                  std::string_view extra = "") {

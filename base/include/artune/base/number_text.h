@@ -10,4 +10,7 @@ namespace artune {
 // digits: a workload-time of 0.000376 s must not print as 0.00.
 std::string FormatNumber(double value, int decimals);
 
+// printf's formatting into a string of any length: Printf("%.1f s", seconds).
+[[gnu::format(printf, 1, 2)]] std::string Printf(const char* format, ...);
+
 }  // namespace artune
