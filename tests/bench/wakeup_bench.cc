@@ -1,9 +1,15 @@
 // The floor under event polling's round trip: two threads that hand a token back
 // and forth the way the fabrics' event mode does (each asleep in epoll_wait on its
-// own eventfd, woken by the other's write), against the same hand-off by spinning
-// on a shared word (busy polling's floor). One iteration is one round trip, that
-// is two wake-ups. The threads run on two cores, or both on one (where a wake-up
-// is a switch on the same core, no inter-processor interrupt).
+// own descriptor, woken by the other's write), against the same hand-off by
+// spinning on a shared word (busy polling's floor). One iteration is one round
+// trip, that is two wake-ups. The threads run on two cores, both on one (where a
+// wake-up is a switch on the same core, no inter-processor interrupt), or where
+// the scheduler puts them (`free`: where a wake-up's sync hint can move the wakee).
+//
+// Two doorbells: an eventfd (8-byte write, read), and the shm fabric's AF_UNIX
+// stream socketpair (one-byte send, edge-triggered watch, drained by recv; its
+// send wakes with the scheduler's sync hint, WF_SYNC). `same_cpu_pct` counts the
+// round trips whose two threads answered on one CPU.
 //
 //   build/tests/bench/wakeup_bench --benchmark_repetitions=5
 //       --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
@@ -13,6 +19,7 @@
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,7 +64,7 @@ class RoundTrips {
   std::vector<double> micros_;
 };
 
-enum class Placement { kTwoCores, kOneCore };
+enum class Placement { kTwoCores, kOneCore, kFree };
 
 bool Pin(pthread_t thread, int cpu) {
   cpu_set_t set;
@@ -76,24 +83,37 @@ class ScopedPinning {
   cpu_set_t saved_{};
 };
 
-// One side of the event hand-off: an eventfd in an epoll set of its own, as each
-// fabric's progress pass sleeps on its eventfds.
+enum class Doorbell { kEventfd, kSocketpair };
+
+// One side of the event hand-off: a descriptor in an epoll set of its own, as each
+// fabric's progress pass sleeps on its doorbells. For the socketpair, this side
+// watches ends_[0] and is rung through ends_[1], as shm_doorbell.cc does.
 class Sleeper {
  public:
-  Sleeper() : wake_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)), epoll_(::epoll_create1(0)) {
+  explicit Sleeper(Doorbell kind) : kind_(kind), epoll_(::epoll_create1(0)) {
+    if (kind == Doorbell::kEventfd) {
+      ends_[0] = ends_[1] = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    } else if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, ends_) != 0) {
+      ends_[0] = ends_[1] = -1;
+    }
     epoll_event event{};
-    event.events = EPOLLIN;
-    ok_ = wake_ >= 0 && epoll_ >= 0 && ::epoll_ctl(epoll_, EPOLL_CTL_ADD, wake_, &event) == 0;
+    event.events = kind == Doorbell::kEventfd ? EPOLLIN : EPOLLIN | EPOLLET;
+    ok_ = ends_[0] >= 0 && epoll_ >= 0 && ::epoll_ctl(epoll_, EPOLL_CTL_ADD, ends_[0], &event) == 0;
   }
   ~Sleeper() {
-    for (int fd : {wake_, epoll_}) {
-      if (fd >= 0) ::close(fd);
-    }
+    if (epoll_ >= 0) ::close(epoll_);
+    if (ends_[0] >= 0) ::close(ends_[0]);
+    if (ends_[1] >= 0 && ends_[1] != ends_[0]) ::close(ends_[1]);
   }
   bool ok() const { return ok_; }
   void Wake() {
-    const uint64_t one = 1;
-    (void)!::write(wake_, &one, sizeof(one));
+    if (kind_ == Doorbell::kEventfd) {
+      const uint64_t one = 1;
+      (void)!::write(ends_[1], &one, sizeof(one));
+    } else {
+      const char ring = 1;
+      (void)!::send(ends_[1], &ring, sizeof(ring), MSG_DONTWAIT | MSG_NOSIGNAL);
+    }
   }
   // Sleeps until woken (or 1 s passed: a lost wake-up shows as a slow figure,
   // never a hang); false when it timed out.
@@ -103,18 +123,25 @@ class Sleeper {
     do {
       n = ::epoll_wait(epoll_, &event, 1, 1000);
     } while (n < 0 && errno == EINTR);
-    uint64_t value = 0;
-    (void)!::read(wake_, &value, sizeof(value));
+    if (kind_ == Doorbell::kEventfd) {
+      uint64_t value = 0;
+      (void)!::read(ends_[0], &value, sizeof(value));
+    } else {
+      char rings[256];
+      (void)!::recv(ends_[0], rings, sizeof(rings), MSG_DONTWAIT);
+    }
     return n == 1;
   }
 
  private:
-  int wake_;
+  Doorbell kind_;
+  int ends_[2] = {-1, -1};
   int epoll_;
   bool ok_ = false;
 };
 
 bool PlaceThreads(benchmark::State& state, Placement placement, std::thread& peer) {
+  if (placement == Placement::kFree) return true;
   const int peer_cpu = placement == Placement::kTwoCores ? 1 : 0;
   if (placement == Placement::kTwoCores && std::thread::hardware_concurrency() < 2) {
     state.SkipWithError("one core only");
@@ -127,31 +154,42 @@ bool PlaceThreads(benchmark::State& state, Placement placement, std::thread& pee
   return true;
 }
 
-void BM_EventfdRoundTrip(benchmark::State& state, Placement placement) {
+void BM_WakeupRoundTrip(benchmark::State& state, Doorbell kind, Placement placement) {
   ScopedPinning restore;
-  Sleeper here;
-  Sleeper there;
+  Sleeper here(kind);
+  Sleeper there(kind);
   if (!here.ok() || !there.ok()) {
-    state.SkipWithError("eventfd/epoll_create1 failed");
+    state.SkipWithError("eventfd/socketpair/epoll_create1 failed");
     return;
   }
   std::atomic<bool> stop{false};
+  std::atomic<int> peer_cpu{-1};
   // The peer answers every wake-up until told to stop.
   std::thread peer([&] {
     while (!stop.load(std::memory_order_acquire)) {
-      if (there.Sleep() && !stop.load(std::memory_order_acquire)) here.Wake();
+      if (there.Sleep() && !stop.load(std::memory_order_acquire)) {
+        peer_cpu.store(::sched_getcpu(), std::memory_order_relaxed);
+        here.Wake();
+      }
     }
   });
   const bool placed = PlaceThreads(state, placement, peer);
   int64_t timeouts = 0;
+  int64_t same_cpu = 0;
+  int64_t round_trips = 0;
   RoundTrips().Run(state, placed, [&] {
     there.Wake();
     if (!here.Sleep()) ++timeouts;
+    same_cpu += peer_cpu.load(std::memory_order_relaxed) == ::sched_getcpu();
+    ++round_trips;
   });
   stop.store(true, std::memory_order_release);
   there.Wake();
   peer.join();
   state.counters["lost_wakeups"] = static_cast<double>(timeouts);
+  if (round_trips > 0) {
+    state.counters["same_cpu_pct"] = 100.0 * static_cast<double>(same_cpu) / round_trips;
+  }
 }
 
 void BM_SpinRoundTrip(benchmark::State& state, Placement placement) {
@@ -184,8 +222,20 @@ void BM_SpinRoundTrip(benchmark::State& state, Placement placement) {
   peer.join();
 }
 
-BENCHMARK_CAPTURE(BM_EventfdRoundTrip, two_cores, Placement::kTwoCores)->UseRealTime();
-BENCHMARK_CAPTURE(BM_EventfdRoundTrip, one_core, Placement::kOneCore)->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, eventfd_two_cores, Doorbell::kEventfd, Placement::kTwoCores)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, eventfd_one_core, Doorbell::kEventfd, Placement::kOneCore)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, eventfd_free, Doorbell::kEventfd, Placement::kFree)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, socketpair_two_cores, Doorbell::kSocketpair,
+                  Placement::kTwoCores)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, socketpair_one_core, Doorbell::kSocketpair,
+                  Placement::kOneCore)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_WakeupRoundTrip, socketpair_free, Doorbell::kSocketpair, Placement::kFree)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_SpinRoundTrip, two_cores, Placement::kTwoCores)->UseRealTime();
 BENCHMARK_CAPTURE(BM_SpinRoundTrip, one_core, Placement::kOneCore)->UseRealTime();
 

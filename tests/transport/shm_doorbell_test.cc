@@ -1,6 +1,8 @@
 // The shm doorbell (fabric/shm/shm_doorbell.h): a ring rung while nobody waits is
-// kept for the next wait, rings pile up without blocking the ringer and a drain
-// empties them, and a dead peer is seen by both ends without a signal.
+// kept for the next wait, every ring is an edge even with earlier rings unread (what
+// lets the reader drain only every few sleeps), rings pile up without blocking the
+// ringer and a drain empties them, and a dead peer is seen by both ends without a
+// signal.
 #include <gmock/gmock.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -15,8 +17,11 @@
 namespace artune::transport {
 namespace {
 
+using fabric::shm::DrainCadence;
 using fabric::shm::DrainDoorbell;
 using fabric::shm::IsDoorbell;
+using fabric::shm::kSleepsPerDrain;
+using fabric::shm::kWakeFlags;
 using fabric::shm::OpenDoorbellPair;
 using fabric::shm::RingDoorbell;
 using fabric::shm::RingResult;
@@ -63,6 +68,36 @@ TEST_F(DoorbellTest, ARingWhileNobodyWaitsIsKeptForTheNextWait) {
   // After a drain, the next ring is a new edge.
   EXPECT_EQ(RingDoorbell(ends_[1]), RingResult::kRung);
   EXPECT_EQ(ReadyNow(), 1);
+}
+
+TEST_F(DoorbellTest, EveryRingIsAnEdgeWhileEarlierRingsAreUnread) {
+  // The reader drains only every kSleepsPerDrain sleeps: each ring in between must
+  // still end its epoll_wait, though the bytes of the earlier ones are unread.
+  for (int i = 0; i < 3 * kWakeFlags * kSleepsPerDrain; ++i) {
+    ASSERT_EQ(RingDoorbell(ends_[1]), RingResult::kRung) << "ring " << i;
+    ASSERT_EQ(ReadyNow(), 1) << "ring " << i << " was not an edge";
+    ASSERT_EQ(ReadyNow(), 0) << "ring " << i << " reported twice";
+  }
+  EXPECT_TRUE(DrainDoorbell(ends_[0]));
+  EXPECT_TRUE(Empty());
+}
+
+TEST_F(DoorbellTest, TheRingsOfTheSleepsBetweenDrainsFitInTheSocket) {
+  ASSERT_EQ(DrainCadence(ends_[0]), kSleepsPerDrain);
+  // At most kWakeFlags rings per sleep, plus the flags set before the last drain.
+  for (int i = 0; i < kWakeFlags * (kSleepsPerDrain + 1); ++i) {
+    ASSERT_EQ(RingDoorbell(ends_[1]), RingResult::kRung) << "ring " << i;
+  }
+}
+
+TEST(DoorbellCadenceTest, ADoorbellThatHoldsFewRingsIsDrainedAtEverySleep) {
+  auto pair = OpenDoorbellPair();
+  ASSERT_TRUE(pair.ok());
+  const int small = 4096;  // the kernel's floor is about 4.6 KiB: a handful of rings
+  ASSERT_EQ(::setsockopt((*pair)[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small)), 0);
+  EXPECT_EQ(DrainCadence((*pair)[0]), 1);
+  EXPECT_EQ(DrainCadence((*pair)[1]), kSleepsPerDrain);
+  for (int fd : *pair) ::close(fd);
 }
 
 TEST_F(DoorbellTest, ManyRingsPileUpWithoutBlockingAndOneDrainEmptiesThem) {

@@ -22,6 +22,7 @@
 
 #include "engine_test_util.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_fabric.h"
 #include "shm_test_util.h"
 
@@ -141,6 +142,31 @@ TEST(ShmFallbackTest, EngineCallsWorkWithoutProcessVmReadv) {
   EXPECT_TRUE(testing::SameSlices(*response, payload));
   EXPECT_EQ(fabric::shm::ReadCounters().one_copy.load(), one_copy_before);
   EXPECT_GT((*server)->stats().shm_reads_owner_copy, 0u);
+}
+
+// Event polling wakes the other side for nearly every record; the reader drains
+// its doorbell every few sleeps, not once per wake-up (a recv per wake-up cost as
+// much as the ring itself: bench/side-by-side.md, 2026-11-27 23:20).
+TEST(ShmDoorbellTest, EventPollingDrainsTheDoorbellEveryFewWakeups) {
+  Config config = testing::TestConfig(FabricKind::kShm);
+  config.polling = PollingMode::kEvent;
+  auto server = Server::Start(config, "127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  testing::RegisterTestHandlers(**server);
+  auto client = Client::Connect(config, (*server)->address());
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  auto payload = testing::MakePayload({100}, 4);
+  auto& counts = fabric::shm::DoorbellCounts();
+  const uint64_t rings_before = counts.rings.load();
+  const uint64_t reads_before = counts.drain_reads.load();
+  for (int i = 0; i < 2000; ++i) {
+    Result<Message> response = (*client)->Call("echo", testing::Views(payload));
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+  }
+  const uint64_t rings = counts.rings.load() - rings_before;
+  const uint64_t reads = counts.drain_reads.load() - reads_before;
+  ASSERT_GE(rings, 1000u) << "the calls did not wake the other side: not the case under test";
+  EXPECT_LE(reads * 2, rings) << reads << " drain reads for " << rings << " rings";
 }
 
 // fabric = auto: a server also listens on shm, a client on its host (same boot,

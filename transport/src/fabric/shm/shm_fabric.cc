@@ -125,11 +125,9 @@ void ShmFabric::WaitForEvents(int timeout_ms) {
     } else if (tag == kTagLiveness) {
       auto* endpoint = reinterpret_cast<ShmEndpoint*>(data);
       if (!endpoint->torn_down()) endpoint->OnEvent();
-    } else if (tag == kTagRing) {
-      // Drained before the rings are polled (below), so no record goes unseen.
-      auto* endpoint = reinterpret_cast<ShmEndpoint*>(data & ~uint64_t{7});
-      if (!endpoint->torn_down()) endpoint->DrainDoorbell();
     }
+    // kTagRing: the wake-up was the point; the pass polls the rings next, and
+    // PrepareToSleep drains the doorbell now and then (shm_doorbell.h).
   }
 }
 

@@ -150,11 +150,10 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   bool Poll();
   // The socket or pidfd was signalled: checks liveness.
   void OnEvent();
-  // Before the progress thread blocks: true if it must not (data arrived).
+  // Before the progress thread blocks: true if it must not (data arrived). Drains
+  // the doorbell every few calls (shm_doorbell.h), before it asks for wake-ups.
   bool PrepareToSleep();
   void Awake();
-  // The doorbell rang: drains it (the rings, polled next, say what to do).
-  void DrainDoorbell();
   void Teardown(Status why);
   bool torn_down() const { return torn_down_; }
   const Link& link() const { return link_; }
@@ -226,6 +225,9 @@ class ShmEndpoint final : public Endpoint, public std::enable_shared_from_this<S
   ShmFabric& fabric_;
   Link link_;
   CompletionHandler handler_;
+  // Progress thread only: PrepareToSleep's drains of the doorbell (shm_doorbell.h).
+  int sleeps_per_drain_ = 1;
+  int sleeps_since_drain_ = 0;
   std::atomic<bool> started_{false};
 
   std::mutex send_mutex_;
