@@ -15,7 +15,8 @@ fuzz_begin "$build_dir" "$root/base/include" "$root/transport/include" "$root/tr
   "$root/transport/relay"
 fuzz_objects "$root/transport/relay $root/base $root/transport/include $root/transport/src" -- \
   "$root/transport/relay/grpc_splitter.cc" "$root/transport/relay/relay_wire.cc" \
-  "$root/transport/src/allocator.cc" "$root/base/src/status.cc" \
+  "$root/transport/src/allocator.cc" "$root/transport/src/message_recycler.cc" \
+  "$root/base/src/status.cc" \
   "$here/fuzz/relay_fuzz.cc"
 nice "$cxx" "${flags[@]}" "${objects[@]}" -o relay_fuzz -lpthread
 

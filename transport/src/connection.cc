@@ -47,7 +47,8 @@ Connection::Connection(Role role, std::shared_ptr<fabric::Endpoint> endpoint,
       on_request_(std::move(on_request)),
       on_closed_(std::move(on_closed)),
       config_(ClampToGeometry(config, geometry)),
-      config_epoch_(config_epoch) {}
+      config_epoch_(config_epoch),
+      recycler_(internal::MessageRecycler::Create(geometry.max_outstanding)) {}
 
 Connection::~Connection() = default;
 

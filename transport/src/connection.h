@@ -60,6 +60,7 @@
 #include "artune/transport/transport.h"
 #include "call_slots.h"
 #include "fabric/fabric.h"
+#include "message_recycler.h"
 #include "stats.h"
 #include "timer.h"
 #include "wire.h"
@@ -161,7 +162,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public Deadl
     uint32_t received = 0;
     uint64_t announced_bytes = 0;
     std::vector<uint8_t> have;
-    std::shared_ptr<Message> message;
+    Message message;  // its lists from recycler_
     std::vector<ConstSlice> slices;
     std::vector<std::unique_ptr<Transfer>> transfers;
     uint32_t reads_in_flight = 0;
@@ -369,6 +370,8 @@ class Connection : public std::enable_shared_from_this<Connection>, public Deadl
   // the server's idle watch could close it under a call (Client::RefreshIfStale).
   std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
   std::vector<Buffer> recv_buffers_;
+  // The received messages' lists and storage blocks (message_recycler.h).
+  const std::shared_ptr<internal::MessageRecycler> recycler_;
   // Flow control (see the header comment).
   uint32_t send_credits_ = 0;
   bool spare_available_ = true;

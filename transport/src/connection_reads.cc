@@ -145,9 +145,9 @@ void Connection::OnRead(const fabric::Completion& completion, Callbacks& callbac
                                   ? Protocol::kChunkedRendezvous
                                   : Protocol::kRendezvousRead;
     stats_.CountSlice(protocol, transfer.entry.length);
-    auto storage = std::make_shared<Buffer>(std::move(transfer.destination));
+    auto storage = recycler_->Hold(std::move(transfer.destination));
     call.in.slices[transfer.entry.slice_index] = ConstSlice(storage->data(), storage->size());
-    internal::EngineAccess::KeepAlive(*call.in.message, std::move(storage));
+    internal::EngineAccess::KeepAlive(call.in.message, std::move(storage));
     ++call.in.received;
   } else if (live && call.failure.ok()) {
     PostReads(call, transfer, read.transfer);

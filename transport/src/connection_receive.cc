@@ -295,7 +295,7 @@ Status Connection::BeginAssembly(Call& call, const wire::PacketHeader& header,
   in.slice_count = header.slice_count;
   in.have.assign(in.slice_count, 0);
   in.slices.assign(in.slice_count, ConstSlice());
-  in.message = std::make_shared<Message>();
+  recycler_->Prepare(in.message);
   in.method.assign(reinterpret_cast<const char*>(payload), header.method_bytes);
   return Status::Ok();
 }
@@ -325,9 +325,9 @@ Status Connection::HandleSlices(Call& call, const wire::PacketHeader& header,
   if (data_bytes > 0) {
     Result<Buffer> buffer = allocator_.Allocate(data_bytes);
     if (!buffer.ok()) return buffer.status();
-    storage = std::make_shared<Buffer>(std::move(buffer).value());
+    storage = recycler_->Hold(std::move(buffer).value());
     std::memcpy(storage->data(), payload + header.method_bytes, data_bytes);
-    internal::EngineAccess::KeepAlive(*in.message, storage);
+    internal::EngineAccess::KeepAlive(in.message, storage);
   }
   const Protocol protocol = header.entry_count > 1 ? Protocol::kCoalescedEager : Protocol::kEager;
   uint64_t offset = 0;
@@ -420,11 +420,10 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
     if (!call.failure.ok()) {
       CompleteCallLocked(call, call.failure, callbacks);
     } else {
-      for (const ConstSlice& slice : in.slices)
-        internal::EngineAccess::AddSlice(*in.message, slice);
-      CompleteCallLocked(call, std::move(*in.message), callbacks);
+      for (const ConstSlice& slice : in.slices) internal::EngineAccess::AddSlice(in.message, slice);
+      CompleteCallLocked(call, std::move(in.message), callbacks);
     }
-    in.message.reset();
+    in.message = Message();
     MaybeEraseLocked(call.id);
     return;
   }
@@ -439,9 +438,10 @@ void Connection::MaybeFinishAssembly(Call& call, Callbacks& callbacks) {
     if (!sent.ok()) FailLocked(sent);
     return;
   }
-  for (const ConstSlice& slice : in.slices) internal::EngineAccess::AddSlice(*in.message, slice);
+  for (const ConstSlice& slice : in.slices) internal::EngineAccess::AddSlice(in.message, slice);
   Transition(call, wire::CallState::kHandling, "request complete");
-  callbacks.emplace_back(IncomingRequest{call.id, std::move(in.method), std::move(in.message)});
+  callbacks.emplace_back(IncomingRequest{call.id, std::move(in.method),
+                                         std::make_shared<Message>(std::move(in.message))});
 }
 
 void Connection::OnDisconnected(const Status& why, Callbacks& callbacks) {

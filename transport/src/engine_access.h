@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <memory>
 #include <utility>
+#include <vector>
 
 #include "artune/transport/transport.h"
 
@@ -32,6 +33,18 @@ struct EngineAccess {
   static void KeepAlive(Message& message, std::shared_ptr<void> storage) {
     message.storage_.push_back(std::move(storage));
   }
+  // MessageRecycler's (message_recycler.h). Gives an empty message recycled lists and
+  // the recycler they go back to when it ends.
+  static void Adopt(Message& message, std::vector<ConstSlice> slices,
+                    std::vector<std::shared_ptr<void>> storage,
+                    std::shared_ptr<MessageRecycler> recycler) {
+    message.slices_ = std::move(slices);
+    message.storage_ = std::move(storage);
+    message.recycler_ = std::move(recycler);
+  }
+  // ~Message's, for a message with a recycler: releases its storage, then gives its
+  // lists' room back.
+  static void Recycle(Message& message);
 };
 
 }  // namespace internal

@@ -53,6 +53,7 @@ using ConstSlice = std::span<const std::byte>;
 namespace internal {
 // The engine's access to what applications do not see (transport/src/engine_access.h).
 struct EngineAccess;
+class MessageRecycler;
 }  // namespace internal
 
 // A block of registered memory from a transport's allocator. Move-only; returns its
@@ -99,7 +100,8 @@ class Message {
  public:
   Message() = default;
   Message(Message&&) noexcept = default;
-  Message& operator=(Message&&) noexcept = default;
+  Message& operator=(Message&& other) noexcept;
+  ~Message();
 
   size_t slice_count() const { return slices_.size(); }
   ConstSlice slice(size_t i) const { return slices_[i]; }
@@ -110,6 +112,10 @@ class Message {
   friend struct internal::EngineAccess;
   std::vector<ConstSlice> slices_;
   std::vector<std::shared_ptr<void>> storage_;
+  // A received message's: where its lists' room goes when it ends, for the
+  // connection's next message (no allocation per message). Shared: the message
+  // may outlive its connection.
+  std::shared_ptr<internal::MessageRecycler> recycler_;
 };
 
 // What a handler fills in. Append() of a slice that lies in memory from the
