@@ -128,6 +128,47 @@ TEST(WriteQueue, PushFrontGoesBeforeEverythingUnwritten) {
   EXPECT_EQ(Drain(empty, [](size_t offered) { return 7 < offered ? 7 : offered; }), front);
 }
 
+// Held pieces (a request's memory, no copy) leave in order between copies, from
+// where the socket stopped, and their memory is given back once the last of its
+// pieces is out, not before.
+TEST(WriteQueue, HeldPiecesKeepTheirMemoryUntilTheLastIsWritten) {
+  auto request = std::make_shared<const Bytes>(Pattern(300, 4));
+  const std::weak_ptr<const Bytes> watch = request;
+  HeldBytes held;
+  held.pieces = {std::span(*request).subspan(10, 100), std::span(*request).subspan(200, 100)};
+  held.keep = request;
+  request.reset();
+  WriteQueue queue;
+  const Bytes before = Pattern(20, 5), after = Pattern(20, 6);
+  queue.Push(before);
+  queue.PushHeld(std::move(held));
+  queue.Push(after);
+  EXPECT_EQ(queue.bytes(), 240u);
+  Bytes want(before);
+  want.insert(want.end(), watch.lock()->begin() + 10, watch.lock()->begin() + 110);
+  want.insert(want.end(), watch.lock()->begin() + 200, watch.lock()->end());
+  want.insert(want.end(), after.begin(), after.end());
+  // At most 170 bytes per sendmsg: the held pieces leave across calls.
+  const Bytes got = Drain(queue, [](size_t offered) { return std::min<size_t>(offered, 170); });
+  EXPECT_EQ(got, want);
+  EXPECT_TRUE(watch.expired());
+
+  WriteQueue partial;
+  auto again = std::make_shared<const Bytes>(Pattern(64, 7));
+  const std::weak_ptr<const Bytes> watch_again = again;
+  HeldBytes front;
+  front.pieces = {std::span(*again).subspan(0, 32), std::span(*again).subspan(32)};
+  front.keep = std::move(again);
+  partial.PushHeldFront(std::move(front));
+  iovec pieces[WriteQueue::kMaxPieces];
+  ASSERT_EQ(partial.Gather(pieces), 2u);
+  partial.Consume(40);  // the first piece and 8 bytes of the second
+  EXPECT_FALSE(watch_again.expired());
+  partial.Consume(24);
+  EXPECT_TRUE(watch_again.expired());
+  EXPECT_TRUE(partial.empty());
+}
+
 // Reads what is waiting on `fd` (non-blocking) onto `out`.
 void ReadAvailable(int fd, Bytes& out) {
   std::byte buffer[65536];

@@ -168,6 +168,9 @@ RelayCounters RelayImpl::counters() const {
   RelayCounters counters;
   counters.connections = connections_.load();
   counters.bytes = bytes_.load();
+  counters.queued_bytes = queued_bytes_.load();
+  counters.copied_bytes = copied_bytes_.load();
+  counters.held_bytes = held_->load();
   std::lock_guard lock(stats_mutex_);
   for (int p = 0; p < transport::kProtocolCount; ++p) counters.by_protocol[p] = dropped_stats_[p];
   for (const auto& [address, peer] : peers_) AddStats(counters.by_protocol, peer->client->stats());
@@ -262,7 +265,9 @@ void RelayImpl::RegisterHandlers(transport::Server& server) {
       std::string(kDataMethod),
       [this](const transport::Message& request, transport::ResponseWriter&) -> Status {
         ARTUNE_ASSIGN_OR_RETURN(ChunkView chunk, ViewChunk(request));
-        if (!TryWriteNow(chunk)) Post(DataEvent{DecodedChunk{chunk.header, CopyFrom(chunk, 0)}});
+        if (!TryWriteNow(chunk, request)) {
+          Post(DataEvent{HeldChunk{chunk.header, Keep(chunk, request, 0)}});
+        }
         return Status::Ok();
       },
       non_blocking);

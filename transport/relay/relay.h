@@ -11,7 +11,10 @@
 // Bytes move both ways as Data calls (relay_wire.h), each gRPC message's payload a
 // slice of its own; per connection and direction at most `window` bytes are in
 // flight or queued (the receiver acknowledges what it wrote), so a slow reader
-// stops the sender and memory stays bounded. Half-close and resets pass through.
+// stops the sender and memory stays bounded. What a socket does not take at once
+// waits in the Data request's own memory (Message::Share: the transport server's
+// registered blocks, no copy), up to `held_limit` bytes of such memory in all;
+// past it the rest is copied to the heap. Half-close and resets pass through.
 // A peer relay whose connection is lost, or that answers no Ping (every 250 ms) for
 // 5 s, resets every connection carried through it, so the program's calls fail
 // instead of hanging; a slow ping alone does not.
@@ -55,6 +58,11 @@ struct RelayOptions {
   std::string control_socket;
   // Per-connection, per-direction bytes in flight or queued at the receiver.
   uint64_t window = 16u << 20;
+  // Request memory the relay keeps for its queues, all connections together,
+  // counted as Message::Share says it pins (twice the bytes, plus 256 B per
+  // slice): a quarter of the transport's allocator limit (2 GiB per server), so
+  // held requests never starve the transport of memory for new ones.
+  uint64_t held_limit = 512u << 20;
   // One line per notable event (a refused peer, a dead relay), for stderr.
   std::function<void(const std::string&)> log;
 };
@@ -62,6 +70,13 @@ struct RelayOptions {
 struct RelayCounters {
   uint64_t connections = 0;  // carried connections opened (either role)
   uint64_t bytes = 0;        // stream bytes carried, both directions
+  // Stream bytes the Data handler did not write to the socket at once (they
+  // waited for the socket or for the loop), and of those the bytes copied to wait
+  // (past held_limit; the rest waited in the request's own memory); the request
+  // memory held for waiting bytes now (held_limit's count).
+  uint64_t queued_bytes = 0;
+  uint64_t copied_bytes = 0;
+  uint64_t held_bytes = 0;
   // The transport's slices and bytes of this relay's links, both directions.
   transport::ProtocolStats by_protocol[transport::kProtocolCount];
 };

@@ -177,15 +177,15 @@ void RelayImpl::SendAck(Conn& conn) {
             });
 }
 
-void RelayImpl::Deliver(Conn& conn, DecodedChunk chunk) {
+void RelayImpl::Deliver(Conn& conn, HeldChunk chunk) {
   if (chunk.header.seq < conn.expect_seq || conn.reorder.contains(chunk.header.seq)) return;
   conn.reorder.emplace(chunk.header.seq, std::move(chunk));
   while (!conn.reorder.empty() && conn.reorder.begin()->first == conn.expect_seq) {
-    DecodedChunk next = std::move(conn.reorder.begin()->second);
+    HeldChunk next = std::move(conn.reorder.begin()->second);
     conn.reorder.erase(conn.reorder.begin());
     ++conn.expect_seq;
     bytes_.fetch_add(next.bytes.size());
-    conn.out.Push(std::move(next.bytes));
+    conn.out.PushHeld(std::move(next.bytes));
     if (next.header.flags & kFlagReset) return CloseConn(conn, true, false);
     if (next.header.flags & kFlagFin) conn.fin_pending = true;
   }
@@ -210,7 +210,23 @@ bool RelayImpl::FlushOut(Conn& conn) {
   return true;
 }
 
-bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
+HeldBytes RelayImpl::Keep(const ChunkView& chunk, const transport::Message& request, size_t skip) {
+  if (skip >= chunk.bytes) return {};
+  queued_bytes_.fetch_add(chunk.bytes - skip);
+  // What Message::Share says the hold pins: blocks of power-of-two classes.
+  const uint64_t charge = 2 * request.total_bytes() + 256 * uint64_t{request.slice_count()};
+  if (held_->fetch_add(charge) + charge <= options_.held_limit) {
+    HeldBytes held;
+    held.pieces = PiecesFrom(chunk, skip);
+    held.keep = std::make_shared<const HeldRequest>(request.Share(), held_, charge);
+    return held;
+  }
+  held_->fetch_sub(charge);
+  copied_bytes_.fetch_add(chunk.bytes - skip);
+  return HeldBytes::Own(CopyFrom(chunk, skip));
+}
+
+bool RelayImpl::TryWriteNow(const ChunkView& chunk, const transport::Message& request) {
   // Never on the loop's own thread (it holds the lock; a transport that ran a
   // handler inline in CallAsync would get here).
   if (loop_thread_of == this) return false;
@@ -232,7 +248,7 @@ bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
     bytes_.fetch_add(chunk.bytes);
     if (!conn->out.empty()) {
       // Behind queued bytes: all of it joins the queue, flushed here under the lock.
-      conn->out.Push(CopyFrom(chunk, 0));
+      conn->out.PushHeld(Keep(chunk, request, 0));
       AfterHandlerWrite(*conn, FlushOut(*conn));
       return true;
     }
@@ -240,11 +256,11 @@ bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
     fd = conn->fd;
   }
   // Straight from the transport's memory while the socket takes it, without the
-  // lock; only what it does not take now is copied, to wait in the queue (the
-  // request's memory is the transport's again when this handler returns).
+  // lock; what it does not take now waits in the queue, in the same memory (held
+  // past this handler's return) while held_limit allows.
   size_t taken = 0;
   const bool healthy = SendPieces(fd, chunk.pieces, taken);
-  std::vector<std::byte> rest = CopyFrom(chunk, taken);
+  HeldBytes rest = Keep(chunk, request, taken);
   std::unique_lock state(state_mutex_, std::try_to_lock);
   if (state.owns_lock()) {
     FinishHandlerWrite(*conn, taken, std::move(rest), healthy, false);
@@ -254,11 +270,11 @@ bool RelayImpl::TryWriteNow(const ChunkView& chunk) {
   return true;
 }
 
-void RelayImpl::FinishHandlerWrite(Conn& conn, size_t taken, std::vector<std::byte> rest,
-                                   bool healthy, bool on_loop) {
+void RelayImpl::FinishHandlerWrite(Conn& conn, size_t taken, HeldBytes rest, bool healthy,
+                                   bool on_loop) {
   conn.handler_writing = false;
   conn.written += taken;
-  conn.out.PushFront(std::move(rest));  // before what was queued meanwhile
+  conn.out.PushHeldFront(std::move(rest));  // before what was queued meanwhile
   if (conn.close_after_write.has_value()) {
     CloseSocket(conn, *conn.close_after_write);
     closing_conns_.erase(&conn);  // `conn` is gone

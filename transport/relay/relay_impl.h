@@ -47,6 +47,29 @@ struct OneSlice {
   transport::ConstSlice slice;
 };
 
+// A Data request's stream bytes kept past its handler: held in its memory, or
+// copied (RelayImpl::Keep).
+struct HeldChunk {
+  DataHeader header;
+  HeldBytes bytes;
+};
+// Keeps a held request (Message::Share) and its charge to the relay's held total
+// (RelayImpl::held_) until the last of its pieces is written.
+class HeldRequest {
+ public:
+  HeldRequest(transport::Message message, std::shared_ptr<std::atomic<uint64_t>> total,
+              uint64_t charge)
+      : message_(std::move(message)), total_(std::move(total)), charge_(charge) {}
+  HeldRequest(const HeldRequest&) = delete;
+  HeldRequest& operator=(const HeldRequest&) = delete;
+  ~HeldRequest() { total_->fetch_sub(charge_); }
+
+ private:
+  transport::Message message_;
+  std::shared_ptr<std::atomic<uint64_t>> total_;
+  uint64_t charge_;
+};
+
 // Another relay's transport server, and this relay's client of it.
 struct Peer : std::enable_shared_from_this<Peer> {
   std::string address;
@@ -107,7 +130,7 @@ struct Conn {
   uint64_t next_seq = 0;
   // Peer -> socket.
   uint64_t expect_seq = 0;
-  std::map<uint64_t, DecodedChunk> reorder;
+  std::map<uint64_t, HeldChunk> reorder;
   WriteQueue out;
   uint64_t written = 0;
   uint64_t ack_sent = 0;
@@ -143,7 +166,7 @@ struct OpenedEvent {  // origin role: the target accepted this connection
   uint64_t conn;
 };
 struct DataEvent {
-  DecodedChunk chunk;
+  HeldChunk chunk;
 };
 struct AckEvent {
   Ack ack;
@@ -185,9 +208,9 @@ struct PeerSetUpEvent {
 // handler_writing marks is never destroyed before FinishHandlerWrite.
 struct HandlerWroteEvent {
   Conn* conn;
-  size_t taken;                 // bytes the socket took
-  std::vector<std::byte> rest;  // the chunk's bytes it did not take
-  bool healthy;                 // false: the socket failed
+  size_t taken;    // bytes the socket took
+  HeldBytes rest;  // the chunk's bytes it did not take
+  bool healthy;    // false: the socket failed
 };
 struct PeerRefreshedEvent {  // a job's client->Refresh() is over
   std::shared_ptr<Peer> peer;
@@ -261,17 +284,20 @@ class RelayImpl final : public Relay {
   void Handle(WriteEvent& event);
   // From a Data handler: delivers `chunk` and writes it to the socket on this
   // thread, straight from the request's memory, when it is the connection's next
-  // chunk and the state lock is free; what the socket does not take is copied into
-  // the queue. The socket write itself runs outside the state lock (a loopback
+  // chunk and the state lock is free; what the socket does not take waits in the
+  // queue (Keep). The socket write itself runs outside the state lock (a loopback
   // write wakes the reader, who often takes this thread's core at once: the loop
   // would wait for the lock behind it). False (nothing done) when the loop must
   // take it instead.
-  bool TryWriteNow(const ChunkView& chunk);
+  bool TryWriteNow(const ChunkView& chunk, const transport::Message& request);
+  // `chunk`'s bytes from stream offset `skip` on, kept past the handler: held in
+  // `request`'s memory (Message::Share) while the relay's held total stays within
+  // held_limit, else copied. Any thread.
+  HeldBytes Keep(const ChunkView& chunk, const transport::Message& request, size_t skip);
   // The end of that write, under the state lock: on the handler's thread when it
   // got the lock back at once (`on_loop` false: no transport calls, they go to the
   // loop as a WriteEvent), else on the loop (HandlerWroteEvent).
-  void FinishHandlerWrite(Conn& conn, size_t taken, std::vector<std::byte> rest, bool healthy,
-                          bool on_loop);
+  void FinishHandlerWrite(Conn& conn, size_t taken, HeldBytes rest, bool healthy, bool on_loop);
   void Handle(HandlerWroteEvent& event);
   // On the handler's thread, after its write: the ack, the end or the reset due go
   // to the loop (transport calls may wait for a slot); else the epoll interest.
@@ -324,7 +350,7 @@ class RelayImpl final : public Relay {
   void SendData(Conn& conn, std::span<const std::byte> bytes, const std::vector<ByteRun>& runs,
                 uint8_t flags, transport::Buffer* source = nullptr);
   void SendAck(Conn& conn);
-  void Deliver(Conn& conn, DecodedChunk chunk);
+  void Deliver(Conn& conn, HeldChunk chunk);
   // Closes the socket (with a reset when `reset`), tells the peer when `tell_peer`,
   // and forgets the connection. `conn` is invalid afterwards. While a Data handler
   // writes the socket (handler_writing) the connection is forgotten at once and
@@ -392,6 +418,11 @@ class RelayImpl final : public Relay {
   // Counters (any thread reads them).
   std::atomic<uint64_t> connections_{0};
   std::atomic<uint64_t> bytes_{0};
+  std::atomic<uint64_t> queued_bytes_{0};
+  std::atomic<uint64_t> copied_bytes_{0};
+  // Request memory held for the queues (Keep), as Message::Share counts it; shared
+  // with the HeldRequests, which may outlive a connection (in an event).
+  std::shared_ptr<std::atomic<uint64_t>> held_ = std::make_shared<std::atomic<uint64_t>>(0);
   mutable std::mutex stats_mutex_;
   transport::ProtocolStats dropped_stats_[transport::kProtocolCount];  // of peers gone
 };

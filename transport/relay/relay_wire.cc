@@ -265,6 +265,20 @@ std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip) {
   return bytes;
 }
 
+std::vector<transport::ConstSlice> PiecesFrom(const ChunkView& view, size_t skip) {
+  std::vector<transport::ConstSlice> pieces;
+  pieces.reserve(view.pieces.size());
+  for (const transport::ConstSlice& piece : view.pieces) {
+    if (skip >= piece.size()) {
+      skip -= piece.size();
+      continue;
+    }
+    pieces.push_back(piece.subspan(skip));
+    skip = 0;
+  }
+  return pieces;
+}
+
 Result<DecodedChunk> DecodeChunk(const transport::Message& message) {
   ARTUNE_ASSIGN_OR_RETURN(ChunkView view, ViewChunk(message));
   return DecodedChunk{view.header, CopyFrom(view, 0)};

@@ -102,6 +102,9 @@ struct DecodedChunk {
 Result<DecodedChunk> DecodeChunk(const transport::Message& message);
 // The bytes of `view` from stream offset `skip` on, copied into one buffer.
 std::vector<std::byte> CopyFrom(const ChunkView& view, size_t skip);
+// The same bytes in place: `view`'s pieces from stream offset `skip` on (valid
+// while the request's memory is).
+std::vector<transport::ConstSlice> PiecesFrom(const ChunkView& view, size_t skip);
 
 struct Ack {
   Toward toward = Toward::kTarget;

@@ -1,7 +1,9 @@
-// The bytes a carried connection still has to write to its socket: whole buffers
-// as they arrived from the peer, handed to the kernel several at a time (one
-// sendmsg for all the frames of a small call) and consumed exactly as far as the
-// kernel took them. Under the relay's state lock, like the Conn that holds it.
+// The bytes a carried connection still has to write to its socket: pieces of the
+// requests they arrived in (held with Message::Share, no copy) or of copies, as
+// they came from the peer, handed to the kernel several at a time (one sendmsg for
+// all the frames of a small call) and consumed exactly as far as the kernel took
+// them. Each piece's memory lives until the last piece it keeps is consumed.
+// Under the relay's state lock, like the Conn that holds it.
 #pragma once
 
 #include <sys/socket.h>
@@ -10,47 +12,73 @@
 #include <cerrno>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace artune::relay {
 
+// Bytes to write, in order, and what keeps them valid: `keep` owns the memory
+// every piece points into (a held request, or a copy).
+struct HeldBytes {
+  std::vector<std::span<const std::byte>> pieces;
+  std::shared_ptr<const void> keep;
+
+  size_t size() const {
+    size_t total = 0;
+    for (const auto& piece : pieces) total += piece.size();
+    return total;
+  }
+  // A copy the pieces' owner is: `bytes` itself, as one piece.
+  static HeldBytes Own(std::vector<std::byte> bytes) {
+    HeldBytes held;
+    if (bytes.empty()) return held;
+    auto owned = std::make_shared<const std::vector<std::byte>>(std::move(bytes));
+    held.pieces.emplace_back(owned->data(), owned->size());
+    held.keep = std::move(owned);
+    return held;
+  }
+};
+
 class WriteQueue {
  public:
-  // Buffers handed to one Gather() at most (well under IOV_MAX).
+  // Pieces handed to one Gather() at most (well under IOV_MAX).
   static constexpr size_t kMaxPieces = 64;
 
-  bool empty() const { return buffers_.empty(); }
+  bool empty() const { return pieces_.empty(); }
   // Bytes queued and not yet consumed.
   size_t bytes() const { return bytes_; }
 
-  // Appends `buffer` after everything queued; an empty one is dropped.
-  void Push(std::vector<std::byte> buffer) {
-    if (buffer.empty()) return;
-    bytes_ += buffer.size();
-    buffers_.push_back(std::move(buffer));
-  }
-
-  // Puts `buffer` before everything queued (what a Data handler's own write left,
-  // ahead of what arrived meanwhile); an empty one is dropped.
-  void PushFront(std::vector<std::byte> buffer) {
-    if (buffer.empty()) return;
-    if (front_offset_ > 0) {  // the old front's consumed bytes are out already: drop them
-      std::vector<std::byte>& front = buffers_.front();
-      front.erase(front.begin(), front.begin() + static_cast<std::ptrdiff_t>(front_offset_));
-      front_offset_ = 0;
+  // Appends `held`'s pieces after everything queued; empty pieces are dropped.
+  void PushHeld(HeldBytes held) {
+    for (const auto& bytes : held.pieces) {
+      if (bytes.empty()) continue;
+      bytes_ += bytes.size();
+      pieces_.push_back({bytes, held.keep});
     }
-    bytes_ += buffer.size();
-    buffers_.push_front(std::move(buffer));
+  }
+  void Push(std::vector<std::byte> buffer) { PushHeld(HeldBytes::Own(std::move(buffer))); }
+
+  // Puts `held`'s pieces, in their order, before everything queued (what a Data
+  // handler's own write left, ahead of what arrived meanwhile).
+  void PushHeldFront(HeldBytes held) {
+    for (auto it = held.pieces.rbegin(); it != held.pieces.rend(); ++it) {
+      if (it->empty()) continue;
+      bytes_ += it->size();
+      pieces_.push_front({*it, held.keep});
+    }
+  }
+  void PushFront(std::vector<std::byte> buffer) {
+    PushHeldFront(HeldBytes::Own(std::move(buffer)));
   }
 
-  // Fills `pieces` with the unconsumed bytes in order, the first buffer from where
+  // Fills `pieces` with the unconsumed bytes in order, the first piece from where
   // the last Consume stopped; returns how many it filled (0 when empty).
   size_t Gather(std::span<iovec, kMaxPieces> pieces) const {
     size_t count = 0;
-    for (auto it = buffers_.begin(); it != buffers_.end() && count < pieces.size(); ++it) {
-      const size_t skip = count == 0 ? front_offset_ : 0;
-      pieces[count++] = {const_cast<std::byte*>(it->data()) + skip, it->size() - skip};
+    for (auto it = pieces_.begin(); it != pieces_.end() && count < pieces.size(); ++it) {
+      pieces[count++] = {const_cast<std::byte*>(it->bytes.data()), it->bytes.size()};
     }
     return count;
   }
@@ -59,20 +87,22 @@ class WriteQueue {
   void Consume(size_t count) {
     bytes_ -= count;
     while (count > 0) {
-      const size_t rest = buffers_.front().size() - front_offset_;
-      if (count < rest) {
-        front_offset_ += count;
+      Piece& front = pieces_.front();
+      if (count < front.bytes.size()) {
+        front.bytes = front.bytes.subspan(count);
         return;
       }
-      count -= rest;
-      buffers_.pop_front();
-      front_offset_ = 0;
+      count -= front.bytes.size();
+      pieces_.pop_front();  // the last piece of a held request gives its memory back
     }
   }
 
  private:
-  std::deque<std::vector<std::byte>> buffers_;
-  size_t front_offset_ = 0;
+  struct Piece {
+    std::span<const std::byte> bytes;  // what is left of it to write
+    std::shared_ptr<const void> keep;
+  };
+  std::deque<Piece> pieces_;
   size_t bytes_ = 0;
 };
 

@@ -108,6 +108,31 @@ class Message {
   const std::vector<ConstSlice>& slices() const { return slices_; }
   uint64_t total_bytes() const;
 
+  // A second hold of this message's memory, without a copy: the same slices, and a
+  // share of what owns them, so the bytes stay valid and unchanged while either
+  // Message lives. This is how a handler keeps its request past its return (its
+  // `request` goes back to the transport then), or a caller a response it
+  // hands on. Thread-safety: like any const method (concurrent Share()s and
+  // reads are fine); the copy belongs to the caller and may go to another thread.
+  //
+  // What it pins: the blocks of the allocator of the Server (a request) or Client
+  // (a response) that received the message, never a fabric's own memory: every
+  // fabric's receive path (tcp and verbs receive buffers, the shm ring) copies
+  // eager bytes out into such a block before the message is complete, and
+  // rendezvous reads land in one. So a held message blocks no later read on its
+  // connection. The blocks are power-of-two classes of at least 256 B: at most
+  // twice the message's bytes plus 256 B per slice. Held blocks count against the
+  // allocator's limit (2 GiB per Server or Client), and a held block of 256 KiB
+  // to 1 MiB keeps its 2 MiB slab from being given back: a holder keeps what it
+  // holds bounded (the relay: RelayOptions::held_limit), or later messages of
+  // every connection of that server fail with kResourceExhausted.
+  Message Share() const {
+    Message held;
+    held.slices_ = slices_;
+    held.storage_ = storage_;
+    return held;
+  }
+
  private:
   friend struct internal::EngineAccess;
   std::vector<ConstSlice> slices_;
