@@ -12,6 +12,8 @@ namespace artune::transport {
 
 class EngineTest : public ::testing::TestWithParam<FabricKind> {
  protected:
+  // Callers wrap it in ASSERT_NO_FATAL_FAILURE: a failed ASSERT here returns from
+  // StartPair only, and a test that went on would use a null client and crash.
   void StartPair(const Config& config) {
     auto server = Server::Start(config, testing::TestListenAddress(GetParam()));
     ASSERT_TRUE(server.ok()) << server.status().ToString();

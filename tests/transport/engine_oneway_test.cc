@@ -36,7 +36,7 @@ TEST_P(EngineTest, OneWayCallsArriveExactlyOnceWithFewSlots) {
   config_.max_outstanding = 4;
   config_.eager_buffer_count = 4;
   config_.timeout_ms = 5000;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::vector<std::vector<std::byte>> received;
   server_->RegisterHandler(
@@ -97,7 +97,7 @@ TEST_P(EngineTest, OneWayCallsArriveExactlyOnceWithFewSlots) {
 // handlers run, their calls complete and the slots are free again.
 TEST_P(EngineTest, AStalledHandlerHoldsTheSlotsOfOneWayCalls) {
   config_.max_outstanding = 2;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::condition_variable changed;
   int entered = 0;
@@ -140,7 +140,7 @@ TEST_P(EngineTest, AStalledHandlerHoldsTheSlotsOfOneWayCalls) {
 // A one-way handler's error has nobody to go to but the connection: it closes,
 // the call fails, and the client's next call goes on a new connection.
 TEST_P(EngineTest, AFailedOneWayHandlerFailsItsCallByClosingTheConnection) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   auto payload = MakePayload({64}, 32);
   auto views = Views(payload);
   std::atomic<int> failed{0};

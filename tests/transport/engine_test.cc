@@ -27,7 +27,7 @@ using testing::SameSlices;
 using testing::Views;
 
 TEST_P(EngineTest, EagerSingleSlice) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({100}, 1);
   // Request and response each: one eager slice sent on one end, received on the other.
   EXPECT_EQ(Slices(client_->stats(), Protocol::kEager), 2u);
@@ -36,14 +36,14 @@ TEST_P(EngineTest, EagerSingleSlice) {
 }
 
 TEST_P(EngineTest, CoalescedEagerKeepsOrder) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({10, 20, 30, 0, 5}, 2);
   EXPECT_EQ(Slices(client_->stats(), Protocol::kCoalescedEager), 10u);
   EXPECT_EQ(Slices(client_->stats(), Protocol::kEager), 0u);
 }
 
 TEST_P(EngineTest, RendezvousReadOverTheFabric) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({100 * 1024}, 3);
   EXPECT_EQ(Slices(client_->stats(), Protocol::kRendezvousRead), 2u);
   EXPECT_EQ(Slices(server_->stats(), Protocol::kRendezvousRead), 2u);
@@ -54,13 +54,13 @@ TEST_P(EngineTest, RendezvousReadOverTheFabric) {
 TEST_P(EngineTest, ChunkedRendezvousPipelined) {
   config_.chunk_size = 64 * 1024;
   config_.pipeline_depth = 3;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({1024 * 1024 + 17}, 4);
   EXPECT_EQ(Slices(client_->stats(), Protocol::kChunkedRendezvous), 2u);
 }
 
 TEST_P(EngineTest, MixedMessageLikeTensorFlow) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   // Small headers, a medium tensor, boundary sizes and large tensors in one message.
   const uint64_t t = config_.eager_threshold;
   const uint64_t c = config_.chunk_size;
@@ -74,7 +74,7 @@ TEST_P(EngineTest, MixedMessageLikeTensorFlow) {
 }
 
 TEST_P(EngineTest, EmptyMessagesAndEmptySlices) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({}, 6);
   EchoAndValidate({0}, 7);
   EchoAndValidate({0, 0, 0}, 8);
@@ -85,7 +85,7 @@ TEST_P(EngineTest, BoundarySizesAroundEveryThreshold) {
   config_.eager_threshold = 4096;
   config_.coalesce_limit = 8192;
   config_.chunk_size = 16 * 1024;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   for (size_t size : {4095, 4096, 4097, 8191, 8192, 8193, 16383, 16384, 16385, 1, 2}) {
     SCOPED_TRACE(size);
     EchoAndValidate({size}, static_cast<uint32_t>(size));
@@ -94,13 +94,13 @@ TEST_P(EngineTest, BoundarySizesAroundEveryThreshold) {
 }
 
 TEST_P(EngineTest, ManySmallSlicesSpanSeveralPackets) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::vector<size_t> sizes(300, 100);  // more slices than one eager packet may hold
   EchoAndValidate(sizes, 10);
 }
 
 TEST_P(EngineTest, AllocatorBuffersGoZeroCopy) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   Result<Buffer> buffer = client_->allocator().Allocate(2 * 1024 * 1024);
   ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
   auto payload = MakePayload({buffer->size()}, 11);
@@ -113,7 +113,7 @@ TEST_P(EngineTest, AllocatorBuffersGoZeroCopy) {
 }
 
 TEST_P(EngineTest, HandlerBuffersAndErrorsReachTheClient) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   server_->RegisterHandler("make", [](const Message& request, ResponseWriter& response) {
     if (request.slice_count() != 1 || request.slice(0).size() != 8) {
       return Status::InvalidArgument("want one 8-byte size");
@@ -149,7 +149,7 @@ TEST_P(EngineTest, HandlerBuffersAndErrorsReachTheClient) {
 TEST_P(EngineTest, ManyAsyncCallsInFlight) {
   config_.max_outstanding = 16;
   config_.eager_buffer_count = 8;  // few credits: flow control must queue, not fail
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   constexpr int kCalls = 200;
   std::vector<std::vector<std::vector<std::byte>>> payloads;
   for (int i = 0; i < kCalls; ++i) {
@@ -179,7 +179,7 @@ TEST_P(EngineTest, ManyAsyncCallsInFlight) {
 }
 
 TEST_P(EngineTest, TimeoutAndLateResponseDropped) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::condition_variable changed;
   bool entered = false;
@@ -216,7 +216,7 @@ TEST_P(EngineTest, TimeoutAndLateResponseDropped) {
 // non-blocking, runs on a worker. A blocking handler on a worker never stalls a
 // non-blocking one inline.
 TEST_P(EngineTest, NonBlockingHandlersRunInlineWhenAllowed) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::set<std::thread::id> inline_threads, worker_threads;
   auto record = [&](std::set<std::thread::id>& into) {
@@ -285,7 +285,7 @@ TEST_P(EngineTest, EventCallersWaitInTheFabricTogether) {
 // anonymous namespace.
 void EngineTest::CallersDriveProgressTogether(PollingMode polling) {
   config_.polling = polling;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::atomic<int> failures{0};
   std::vector<std::thread> callers;
   for (int t = 0; t < 4; ++t) {
@@ -326,7 +326,7 @@ namespace {
 TEST_P(EngineTest, AdaptivePollingServesCallsAndSleepsWhenIdle) {
   config_.polling = PollingMode::kAdaptive;
   config_.poll_spin_us = 200;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   for (int i = 0; i < 20; ++i)
     EchoAndValidate({100, i % 4 == 0 ? size_t{300 * 1024} : size_t{10}}, 30 + i);
   std::atomic<int> async_done{0};
@@ -367,7 +367,7 @@ TEST_P(EngineTest, AdaptivePollingSleepsWhenTheHostIsOversubscribed) {
   const uint64_t back_offs_before = governor.back_offs();
   config_.polling = PollingMode::kAdaptive;
   config_.poll_spin_us = 100'000;  // far longer than a call: spinning would be plain
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   // The handler's sleep dwarfs a sleeping caller's own CPU per call: about 0.9 ms in
   // the lab's TCG guest, where every clock read and verbs post is emulated.
   server_->RegisterHandler("slow", [](const Message& request, ResponseWriter& response) {
@@ -405,7 +405,7 @@ TEST_P(EngineTest, AdaptivePollingSleepsWhenTheHostIsOversubscribed) {
 }
 
 TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({4096}, 16);
   EXPECT_EQ(Slices(client_->stats(), Protocol::kEager), 2u);
   Config smaller = config_;
@@ -435,7 +435,7 @@ TEST_P(EngineTest, ClientReconfigureChangesProtocolSelection) {
 // (SetExtraStats); their size histogram must come along, or `artune watch` and the
 // dashboard see the message counts without their sizes.
 TEST_P(EngineTest, ExtraStatsReachGetStatsWithTheirSizes) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({4096}, 22);
   Stats extra;
   extra.by_protocol[static_cast<int>(Protocol::kChunkedRendezvous)].slices = 3;
@@ -451,7 +451,7 @@ TEST_P(EngineTest, ExtraStatsReachGetStatsWithTheirSizes) {
 }
 
 TEST_P(EngineTest, ServerReconfigureReachesTheClient) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({4096}, 19);
   Config smaller = config_;
   smaller.eager_threshold = 2048;
@@ -493,7 +493,7 @@ double IdleRunnableSeconds(double seconds) {
 
 TEST_P(EngineTest, PollingSwitchesLiveBothWays) {
   config_.polling = PollingMode::kEvent;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({100, 64 * 1024}, 22);
   Config busy = config_;
   busy.polling = PollingMode::kBusy;
@@ -516,7 +516,7 @@ TEST_P(EngineTest, PollingSwitchesLiveBothWays) {
 }
 
 TEST_P(EngineTest, StartOnlyKnobsStayWithEachRunningSide) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   Config mtu = config_;
   mtu.verbs_mtu = config_.verbs_mtu == 1024 ? 2048 : 1024;
   // Given to the server itself: refused, with the way out.

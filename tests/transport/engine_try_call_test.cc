@@ -22,7 +22,7 @@ using testing::Views;
 // again. (The relay's loop relies on it: a hung peer must not stall it.)
 TEST_P(EngineTest, TryCallAsyncRefusesAtOnceWhenEverySlotIsTaken) {
   config_.max_outstanding = 2;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::condition_variable changed;
   int entered = 0;
@@ -72,7 +72,7 @@ TEST_P(EngineTest, TryCallAsyncRefusesAtOnceWhenEverySlotIsTaken) {
 // until Refresh() has fetched the new values. (Before, it handshook inline: up to
 // the control deadline on the relay's loop when the peer hung.)
 TEST_P(EngineTest, TryCallAsyncLeavesADueHandshakeToRefresh) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   EchoAndValidate({4096}, 22);
   EXPECT_FALSE(client_->RefreshDue());
   Config smaller = config_;

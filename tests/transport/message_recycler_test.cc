@@ -119,7 +119,7 @@ TEST_F(MessageRecyclerTest, AMessageOutlivesItsRecycler) {
 // on the same connection (each recycled list or block serves one live message).
 TEST_P(EngineTest, ResponsesHeldTogetherKeepTheirOwnBytes) {
   config_.max_outstanding = 4;
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   constexpr uint32_t kHeld = 12;  // three times the connection's recycler's bound
   std::vector<std::vector<std::vector<std::byte>>> payloads;
   std::vector<Message> responses;
@@ -141,7 +141,7 @@ TEST_P(EngineTest, ResponsesHeldTogetherKeepTheirOwnBytes) {
 }
 
 TEST_P(EngineTest, AResponseOutlivesItsClientAndServer) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   const auto payload = testing::MakePayload({100, 2 << 20}, 5);
   Result<Message> response = client_->Call("echo", testing::Views(payload));
   ASSERT_TRUE(response.ok()) << response.status().ToString();

@@ -20,7 +20,7 @@ using testing::Views;
 const std::vector<size_t> kMixedSizes = {100, 7, 4096, 300u << 10, 3u << 20};
 
 TEST_P(EngineTest, ARequestHeldPastItsHandlerKeepsItsBytesThroughLaterCalls) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   std::mutex mutex;
   std::vector<Message> kept;
   server_->RegisterHandler("keep", [&](const Message& request, ResponseWriter&) {
@@ -46,7 +46,7 @@ TEST_P(EngineTest, ARequestHeldPastItsHandlerKeepsItsBytesThroughLaterCalls) {
 }
 
 TEST_P(EngineTest, AResponseSharedOutlivesTheMessageItCameIn) {
-  StartPair(config_);
+  ASSERT_NO_FATAL_FAILURE(StartPair(config_));
   const auto payload = MakePayload(kMixedSizes, 41);
   Message held;
   {
