@@ -26,6 +26,7 @@
 #include "artune/cluster/cluster_wire.h"
 #include "artune/cluster/mpi_world.h"
 #include "artune/cluster/pair_schedule.h"
+#include "artune/cluster/scratch_dir.h"
 #include "artune/db/store.h"
 #include "artune/model/measure.h"
 #include "artune/model/model_json.h"
@@ -52,12 +53,6 @@ constexpr uint32_t kAbFinalRounds = 6;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::string Hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
 }
 
 // What every rank needs to run the same cluster run: rank 0 decides it (from the
@@ -235,32 +230,6 @@ Result<RunSetup> PrepareRun(const ClusterRunRequest& request, db::Store& store, 
   }
   return setup;
 }
-
-// A private directory for this rank's scratch store and token file, removed with
-// everything in it.
-class ScratchDir {
- public:
-  static Result<ScratchDir> Make() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern =
-        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/artune-mpi-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) {
-      return Status::IoError("cannot create a scratch directory like " + pattern +
-                             " (set TMPDIR to a writable directory)");
-    }
-    return ScratchDir(pattern);
-  }
-  ScratchDir(ScratchDir&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  ~ScratchDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit ScratchDir(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
 
 Status UseToken(const std::string& token, const std::string& dir) {
   const std::string path = dir + "/token";
