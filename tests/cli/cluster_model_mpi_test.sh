@@ -30,6 +30,9 @@ out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 source "$(dirname "$0")/cluster_netns_lib.sh"
 tag="acm$$"
 dir=$(mktemp -d)
+# The ranks' scratch directories go with the test's, a killed run's too (its
+# ranks may still be dying when the resumed run starts, and so are not stale yet).
+export TMPDIR="$dir"
 cleanup() {
   netns_down
   [[ -n ${KEEP:-} ]] || rm -rf "$dir"
@@ -94,11 +97,15 @@ awk -v best="$cluster_best" '{t[$1] += $2} END {
 echo "cluster best: $cluster_best; per link: $(jq -c '[.links[].best]' "$dir/run.json")"
 
 if ((slow)); then
-  outliers=$(jq -r '[.outliers[] | "\(.client_host)-\(.server_host) \(.term)"] | join(", ")' "$dir/run.json")
-  [[ $(jq '[.outliers[] | select(.term == "per-byte")] | length' "$dir/run.json") == 1 &&
-    $(jq -r '.outliers[] | select(.term == "per-byte") | "\(.client_host)\(.server_host)"' \
-      "$dir/run.json") =~ ^(node2node3|node3node2)$ ]] ||
-    fail "the throttled link node2-node3 is not the one per-byte outlier: $outliers; $(jq -c '[.links[] | [.client_host, .server_host, .per_byte_s]]' "$dir/run.json")"
+  # The throttled link must be flagged, and be the most extreme per-byte outlier.
+  # A healthy link may be flagged beside it: 4 ranks on 2 cores shared with other
+  # tests scatter a healthy link's per-byte cost up to about 5x the median (4.9x
+  # seen beside cli_cluster_mpi), past the rule's 4x; the throttled one measures
+  # 37-48x. The rule's thresholds are pinned by the ModelOutliers unit tests.
+  outliers=$(jq -r '[.outliers[] | "\(.client_host)-\(.server_host) \(.term) \(.ratio)x"] | join(", ")' "$dir/run.json")
+  [[ $(jq -r '[.outliers[] | select(.term == "per-byte")] | max_by(.ratio) // {} |
+      "\(.client_host)\(.server_host)"' "$dir/run.json") =~ ^(node2node3|node3node2)$ ]] ||
+    fail "the throttled link node2-node3 is not the largest per-byte outlier: $outliers; $(jq -c '[.links[] | [.client_host, .server_host, .per_byte_s]]' "$dir/run.json")"
   echo "outliers: $outliers"
 fi
 

@@ -28,6 +28,9 @@ out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
 source "$(dirname "$0")/cluster_netns_lib.sh"
 tag="acl$$"
 dir=$(mktemp -d)
+# The ranks' scratch directories go with the test's, a killed run's too (its
+# ranks may still be dying when the resumed run starts, and so are not stale yet).
+export TMPDIR="$dir"
 cleanup() {
   netns_down
   [[ -n ${KEEP:-} ]] || rm -rf "$dir"
