@@ -19,21 +19,16 @@
 
 #include "redirect_asker.h"
 #include "relay.h"
+#include "slow_echo_server.h"
 
 namespace artune::relay {
 namespace {
 
 using Bytes = std::vector<std::byte>;
 
-void SetTimeouts(int fd) {
-  timeval wait{20, 0};  // bounds every blocking call of the test
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-}
-
-uint16_t PortOf(const std::string& address) {
-  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
+using testing::PortOf;
+using testing::SetTimeouts;
+using testing::SlowEchoServer;
 
 struct EchoRun {
   bool exact = false;
@@ -47,32 +42,7 @@ struct EchoRun {
 // bytes every 10 ms for its first 50 reads through a small receive buffer.
 EchoRun RunEcho(uint64_t held_limit, size_t total) {
   EchoRun run;
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const int small = 8 << 10;
-  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  EXPECT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  EXPECT_EQ(listen(listener, 4), 0);
-  EXPECT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  SetTimeouts(listener);
-  std::thread server([listener] {
-    const int fd = accept(listener, nullptr, nullptr);
-    if (fd < 0) return;
-    SetTimeouts(fd);
-    Bytes buffer(256 << 10);
-    for (int reads = 0; reads < 100'000; ++reads) {
-      const bool slow = reads < 50;
-      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      const ssize_t got = recv(fd, buffer.data(), slow ? 1000 : buffer.size(), 0);
-      if (got <= 0) break;
-      if (send(fd, buffer.data(), static_cast<size_t>(got), MSG_NOSIGNAL) != got) break;
-    }
-    shutdown(fd, SHUT_WR);
-    close(fd);
-  });
+  SlowEchoServer server(256 << 10);
 
   RelayOptions target_options;
   target_options.listen = "127.0.0.1:0";
@@ -89,18 +59,13 @@ EchoRun RunEcho(uint64_t held_limit, size_t total) {
   origin_options.control_socket = control;
   auto origin = Relay::Start(origin_options);
   EXPECT_TRUE(origin.ok()) << origin.status().ToString();
-  if (!target.ok() || !origin.ok()) {
-    shutdown(listener, SHUT_RDWR);
-    server.join();
-    close(listener);
-    return run;
-  }
+  if (!target.ok() || !origin.ok()) return run;
 
   const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in carried{};
   carried.sin_family = AF_INET;
   carried.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  carried.sin_port = htons(testing::CarriedPort(control, ntohs(address.sin_port)));
+  carried.sin_port = htons(testing::CarriedPort(control, server.port()));
   SetTimeouts(client);
   EXPECT_EQ(connect(client, reinterpret_cast<sockaddr*>(&carried), sizeof carried), 0);
 
@@ -137,8 +102,6 @@ EchoRun RunEcho(uint64_t held_limit, size_t total) {
   run.target = (*target)->counters();
   run.origin = (*origin)->counters();
   close(client);
-  server.join();
-  close(listener);
   (*origin)->Shutdown();
   (*target)->Shutdown();
   run.exact = echoed == sent;

@@ -20,21 +20,16 @@
 #include "redirect_asker.h"
 #include "redirect_protocol.h"
 #include "relay.h"
+#include "slow_echo_server.h"
 
 namespace artune::relay {
 namespace {
 
 using Bytes = std::vector<std::byte>;
 
-void SetTimeouts(int fd) {
-  timeval wait{20, 0};  // bounds every blocking call of the test
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-}
-
-uint16_t PortOf(const std::string& address) {
-  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
+using testing::PortOf;
+using testing::SetTimeouts;
+using testing::SlowEchoServer;
 
 int ConnectLoopback(uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -48,35 +43,9 @@ int ConnectLoopback(uint16_t port) {
 }
 
 TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
-  // The echo server: reads slowly at first through a small buffer (the relay's queue fills
-  // up), then echoes everything until the client half-closes.
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  // A small receive buffer (inherited by the accepted socket): the relay's writes
-  // stop soon, and the chunks behind them wait in its queue.
-  const int small = 8 << 10;
-  setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  std::thread server([listener] {
-    const int fd = accept(listener, nullptr, nullptr);
-    if (fd < 0) return;
-    SetTimeouts(fd);
-    Bytes buffer(64 << 10);
-    for (int reads = 0; reads < 100'000; ++reads) {
-      const bool slow = reads < 50;
-      if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      const ssize_t got = recv(fd, buffer.data(), slow ? 1000 : buffer.size(), 0);
-      if (got <= 0) break;
-      if (send(fd, buffer.data(), static_cast<size_t>(got), MSG_NOSIGNAL) != got) break;
-    }
-    shutdown(fd, SHUT_WR);
-    close(fd);
-  });
+  // The echo server reads slowly at first (the relay's queue fills up), then echoes
+  // everything until the client half-closes.
+  SlowEchoServer server(64 << 10);
 
   RelayOptions target_options;
   target_options.listen = "127.0.0.1:0";
@@ -91,7 +60,7 @@ TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
   auto origin = Relay::Start(origin_options);
   ASSERT_TRUE(origin.ok()) << origin.status().ToString();
 
-  const int client = ConnectLoopback(testing::CarriedPort(control, ntohs(address.sin_port)));
+  const int client = ConnectLoopback(testing::CarriedPort(control, server.port()));
   // Writes of 1 B to 300 KiB (below and above the handler's 64 KiB), random bytes.
   std::mt19937 random(22);
   Bytes sent;
@@ -125,8 +94,6 @@ TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
   }
   writer.join();
   close(client);
-  server.join();
-  close(listener);
   (*origin)->Shutdown();
   (*target)->Shutdown();
   ASSERT_EQ(echoed.size(), sent.size());
