@@ -18,6 +18,14 @@ std::string KnobWords(const std::string& key) {
   return text;
 }
 
+// "node0-node1 4.2 MAD slower": a swept run's outlier link, as both views list it.
+std::string OutlierWords(const tuner::ClusterData& data, const tuner::Outlier& outlier) {
+  const db::ClusterLinkRecord& link = data.links[outlier.link];
+  return link.client_host + "-" + link.server_host + " " +
+         tuner::FormatDeviations(outlier.deviations) + " MAD " +
+         (data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower");
+}
+
 }  // namespace
 
 ClusterLine ClusterLineOfSweeps(const tuner::ClusterData& data,
@@ -32,10 +40,7 @@ ClusterLine ClusterLineOfSweeps(const tuner::ClusterData& data,
     line.none_reason = analysis.winner.reason;
   }
   for (const tuner::Outlier& outlier : analysis.outliers) {
-    const db::ClusterLinkRecord& link = data.links[outlier.link];
-    line.outliers.push_back(link.client_host + "-" + link.server_host + " " +
-                            tuner::FormatDeviations(outlier.deviations) + " MAD " +
-                            (data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower"));
+    line.outliers.push_back(OutlierWords(data, outlier));
   }
   return line;
 }
@@ -119,10 +124,7 @@ std::optional<ClusterPanel> ClusterPanelForSweep(const tuner::ClusterData& data,
     panel.cells.push_back(std::move(row));
   }
   for (const tuner::Outlier& outlier : analysis.outliers) {
-    const db::ClusterLinkRecord& link = data.links[outlier.link];
-    panel.outliers.push_back(link.client_host + "-" + link.server_host + " " +
-                             tuner::FormatDeviations(outlier.deviations) + " MAD " +
-                             (data.input.goal == tuner::ObjectiveGoal::kMax ? "lower" : "slower"));
+    panel.outliers.push_back(OutlierWords(data, outlier));
   }
   return panel;
 }
