@@ -59,7 +59,9 @@ Status RunRelay(const RelayFlags& flags) {
   if (flags.json) {
     std::cout << nlohmann::ordered_json{{"stopped", strsignal(received)},
                                         {"connections", counters.connections},
-                                        {"bytes", counters.bytes}}
+                                        {"bytes", counters.bytes},
+                                        {"waited_bytes", counters.queued_bytes},
+                                        {"copied_bytes", counters.copied_bytes}}
                      .dump()
               << "\n";
   } else {

@@ -33,10 +33,14 @@ nlohmann::ordered_json CarriedJson(const relay::RelayCounters& counters) {
     by_protocol[kNames[p]] = {{"slices", counters.by_protocol[p].slices},
                               {"bytes", counters.by_protocol[p].bytes}};
   }
+  // waited: stream bytes this side's relay could not hand to the program's socket
+  // at once (the program read slowly), and of those the bytes it copied to wait
+  // (past its held-memory limit) rather than keeping the transport's memory.
   return {{"carried",
            {{"connections", counters.connections},
             {"bytes", counters.bytes},
-            {"by_protocol", by_protocol}}}};
+            {"by_protocol", by_protocol},
+            {"waited", {{"bytes", counters.queued_bytes}, {"copied", counters.copied_bytes}}}}}};
 }
 
 Status Run(const RunFlags& flags, int& exit_code) {
@@ -92,10 +96,13 @@ void RegisterRun(CLI::App& root, Context& context) {
                    "without a relay there is dialled directly")
       ->check(CLI::Range(1, 65535))
       ->capture_default_str();
-  command->add_option("--output", flags->output,
-                      "At exit, write what was carried as JSON: {\"carried\": {\"connections\", "
-                      "\"bytes\", \"by_protocol\": {eager|coalesced|rendezvous|chunked: "
-                      "{slices, bytes}}}}");
+  command->add_option(
+      "--output", flags->output,
+      "At exit, write what was carried as JSON: {\"carried\": {\"connections\", "
+      "\"bytes\", \"by_protocol\": {eager|coalesced|rendezvous|chunked: "
+      "{slices, bytes}}, \"waited\": {bytes, copied}}}: waited counts the bytes the "
+      "program did not read at once, and copied those of them the relay copied "
+      "to hold");
   command->add_option("command", flags->command, "The command and its arguments, after --")
       ->type_name("CMD ARGS")
       ->required();

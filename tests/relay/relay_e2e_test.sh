@@ -69,6 +69,10 @@ local)
     jq -e ".carried.bytes >= $tensors" "$dir/carried.json"
   check "the tensors went by rendezvous or chunked ($(tensor_bytes "$dir/carried.json") B)" \
     test "$(tensor_bytes "$dir/carried.json")" -ge "$((tensors / 2))"
+  # What the program did not read at once waited in the transport's memory: nothing
+  # was copied to wait (the held-memory limit is far above this workload's window).
+  check "the bytes that waited are reported, none copied ($(jq -c .carried.waited "$dir/carried.json"))" \
+    jq -e '(.carried.waited.bytes | type) == "number" and .carried.waited.copied == 0' "$dir/carried.json"
   # No relay on the port: direct, untouched, nothing carried.
   timeout 300 "$artune" run --relay-port 1 --output "$dir/direct.json" -- \
     "$artune" workload --steps 1 --scale 0.1 --json >"$dir/direct-workload.json" 2>"$dir/direct.err"
