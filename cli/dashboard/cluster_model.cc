@@ -4,19 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "artune/db/trial_knob_text.h"
 #include "sweep_model.h"
 
 namespace artune::dashboard {
 namespace {
-
-// "eager_threshold=4KiB;chunk_size=1MiB" -> "eager_threshold=4KiB chunk_size=1MiB".
-std::string KnobWords(const std::string& key) {
-  const auto knobs = db::ParseTrialKnobKey(key);
-  if (!knobs.ok()) return key;
-  std::string text;
-  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : " ") + name + "=" + value;
-  return text;
-}
 
 // "node0-node1 4.2 MAD slower": a swept run's outlier link, as both views list it.
 std::string OutlierWords(const tuner::ClusterData& data, const tuner::Outlier& outlier) {
@@ -35,7 +27,7 @@ ClusterLine ClusterLineOfSweeps(const tuner::ClusterData& data,
   line.links = data.links.size();
   line.usable = analysis.usable_links;
   if (analysis.winner.winner) {
-    line.best = KnobWords(analysis.winner.winner->key);
+    line.best = db::TrialKnobText(analysis.winner.winner->key, " ");
   } else {
     line.none_reason = analysis.winner.reason;
   }
@@ -55,7 +47,7 @@ ClusterLine ClusterLineOfModels(const tuner::ClusterModelData& data) {
   if (prediction.ranked.empty()) {
     line.none_reason = "no link has a model";
   } else {
-    line.best = KnobWords(prediction.ranked.front().key);
+    line.best = db::TrialKnobText(prediction.ranked.front().key, " ");
     line.best_ms = prediction.ranked.front().seconds * 1e3;
     line.margin = prediction.margin;
   }

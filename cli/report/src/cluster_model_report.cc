@@ -5,6 +5,7 @@
 
 #include "artune/cluster/cluster_analysis.h"
 #include "artune/cluster/cluster_summary.h"
+#include "artune/db/trial_knob_text.h"
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
 
@@ -13,14 +14,6 @@ namespace {
 
 // Configs listed in the report's table of totals; the rest are counted.
 constexpr size_t kConfigsShown = 20;
-
-std::string KnobText(const std::string& key) {
-  const auto knobs = db::ParseTrialKnobKey(key);
-  if (!knobs.ok()) return key;
-  std::string text;
-  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : ", ") + name + "=" + value;
-  return text;
-}
 
 std::string BestKey(const model::Prediction& prediction) {
   return db::TrialKnobKey(prediction.best().knobs);
@@ -79,14 +72,14 @@ void AddClusterBest(HtmlDocument& document, const tuner::ClusterModelData& data)
     return;
   }
   const tuner::ClusterConfigTotal& best = prediction.ranked.front();
-  std::string text = "Predicted best: " + KnobText(best.key) + ", " + Millis(best.seconds) +
-                     " for one pass of the workload on each of the " +
+  std::string text = "Predicted best: " + db::TrialKnobText(best.key, ", ") + ", " +
+                     Millis(best.seconds) + " for one pass of the workload on each of the " +
                      std::to_string(prediction.usable_links) + " links; its slowest link is " +
                      tuner::LinkHosts(data.links[best.worst_link]) + " at " + Millis(best.worst_s) +
                      ".";
   if (prediction.default_total) {
     text +=
-        " The default (" + KnobText(prediction.default_total->key) + ") totals " +
+        " The default (" + db::TrialKnobText(prediction.default_total->key, ", ") + ") totals " +
         Millis(prediction.default_total->seconds) +
         (prediction.margin > 0 ? ": the best saves " + FormatNumber(prediction.margin * 100) + " %."
                                : ": no config of the space is predicted faster.");
@@ -98,7 +91,7 @@ void AddClusterBest(HtmlDocument& document, const tuner::ClusterModelData& data)
   for (size_t i = 0; i < prediction.ranked.size() && i < kConfigsShown; ++i) {
     const tuner::ClusterConfigTotal& total = prediction.ranked[i];
     const bool is_default = prediction.default_total && prediction.default_total->key == total.key;
-    table.rows.push_back({KnobText(total.key) + (is_default ? " (default)" : ""),
+    table.rows.push_back({db::TrialKnobText(total.key, ", ") + (is_default ? " (default)" : ""),
                           Millis(total.seconds), Millis(total.worst_s),
                           tuner::LinkHosts(data.links[total.worst_link])});
   }
@@ -120,7 +113,7 @@ std::string PredictedHeatmapSvg(const tuner::ClusterModelData& data, const std::
     return static_cast<size_t>(std::find(hosts.begin(), hosts.end(), host) - hosts.begin());
   };
   Heatmap heatmap;
-  heatmap.title = "Predicted ms per pass under " + KnobText(key);
+  heatmap.title = "Predicted ms per pass under " + db::TrialKnobText(key, ", ");
   heatmap.row_axis = "client host";
   heatmap.column_axis = "server host";
   heatmap.value_name = "predicted ms per pass";
@@ -228,7 +221,7 @@ void AddLinks(HtmlDocument& document, const tuner::ClusterModelData& data) {
          std::string(db::LinkStatusName(link.status)),
          link.model_id == 0 ? "-" : std::to_string(link.model_id),
          costs ? Millis(costs->per_call_s) : "-", costs ? Millis(costs->per_byte_s * 1048576) : "-",
-         prediction ? KnobText(BestKey(*prediction)) : "-",
+         prediction ? db::TrialKnobText(BestKey(*prediction), ", ") : "-",
          prediction ? FormatNumber(prediction->best().cost.seconds * 1e3) : "-",
          prediction ? FormatNumber(prediction->default_config.cost.seconds * 1e3) : "-",
          prediction ? FormatNumber(prediction->margin * 100) + " %" : "-", OutlierTerms(data, i),

@@ -2,19 +2,12 @@
 
 #include <vector>
 
+#include "artune/db/trial_knob_text.h"
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
 
 namespace artune::report {
 namespace {
-
-std::string KnobText(const std::string& key) {
-  const auto knobs = db::ParseTrialKnobKey(key);
-  if (!knobs.ok()) return key;
-  std::string text;
-  for (const auto& [name, value] : *knobs) text += (text.empty() ? "" : ", ") + name + "=" + value;
-  return text;
-}
 
 std::string Joined(const std::vector<std::string>& words) {
   std::string text;
@@ -62,17 +55,18 @@ void AddWinner(HtmlDocument& document, const tuner::ClusterData& data,
     document.EndSection();
     return;
   }
-  document.AddParagraph("Winner: " + KnobText(winner->key) + ", " + analysis.winner.reason +
-                        ". Its worst link is " + Hosts(data.links[winner->worst_link]) + " at " +
+  document.AddParagraph("Winner: " + db::TrialKnobText(winner->key, ", ") + ", " +
+                        analysis.winner.reason + ". Its worst link is " +
+                        Hosts(data.links[winner->worst_link]) + " at " +
                         FormatNumber(winner->worst) + ".");
   Table table;
   table.header = {"config", "worst link", "on", "geometric mean"};
   table.numeric = {false, true, false, true};
   for (const tuner::ConfigScore& score : analysis.winner.candidates) {
-    table.rows.push_back(
-        {KnobText(score.key) + (score.key == data.input.default_key ? " (default)" : ""),
-         FormatNumber(score.worst), Hosts(data.links[score.worst_link]),
-         score.geomean_ok ? FormatNumber(score.geomean) : "-"});
+    table.rows.push_back({db::TrialKnobText(score.key, ", ") +
+                              (score.key == data.input.default_key ? " (default)" : ""),
+                          FormatNumber(score.worst), Hosts(data.links[score.worst_link]),
+                          score.geomean_ok ? FormatNumber(score.geomean) : "-"});
   }
   table.highlighted_row = 0;
   table.caption = "Every config measured on every measured link, best first";
@@ -104,7 +98,7 @@ void AddOutliersAndGroups(HtmlDocument& document, const tuner::ClusterData& data
     for (const tuner::HostGroup& group : analysis.grouping.groups) {
       table.rows.push_back({group.device_class.empty() ? "unknown" : group.device_class,
                             Joined(group.hosts), std::to_string(group.links.size()),
-                            group.winner.winner ? KnobText(group.winner.winner->key)
+                            group.winner.winner ? db::TrialKnobText(group.winner.winner->key, ", ")
                                                 : "none: " + group.winner.reason});
     }
     document.AddTable(table);
@@ -128,7 +122,8 @@ void AddLinks(HtmlDocument& document, const tuner::ClusterData& data,
          End(link.client_host, link.client_device), End(link.server_host, link.server_device),
          std::string(db::LinkStatusName(link.status)),
          link.sweep_id == 0 ? "-" : std::to_string(link.sweep_id),
-         usable ? KnobText(row.best_key) : "-", usable ? FormatNumber(row.best_objective) : "-",
+         usable ? db::TrialKnobText(row.best_key, ", ") : "-",
+         usable ? FormatNumber(row.best_objective) : "-",
          row.default_objective ? FormatNumber(*row.default_objective) : "-",
          row.gain ? FormatNumber(*row.gain) + "×" : "-",
          row.winner_objective ? FormatNumber(*row.winner_objective) : "-", link.error});
@@ -144,7 +139,8 @@ std::string ClusterHeatmapSvg(const tuner::ClusterData& data,
   const tuner::HostMatrix& matrix = analysis.matrix;
   Heatmap heatmap;
   heatmap.title = Objective(data) + " under " +
-                  (matrix.is_winner ? "the winner " : "the default ") + KnobText(matrix.config_key);
+                  (matrix.is_winner ? "the winner " : "the default ") +
+                  db::TrialKnobText(matrix.config_key, ", ");
   heatmap.row_axis = "client host";
   heatmap.column_axis = "server host";
   heatmap.value_name = data.objective;
