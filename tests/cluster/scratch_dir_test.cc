@@ -71,12 +71,20 @@ TEST_F(ScratchDirTest, ADirectoryOfAGoneProcessIsRemovedByTheNextMake) {
   EXPECT_TRUE(fs::exists(next->path()));
 }
 
-TEST_F(ScratchDirTest, ALiveProcesssAnotherHostsAndForeignDirectoriesAreKept) {
+TEST_F(ScratchDirTest, LiveProcessesOtherHostsOtherNamespacesAndForeignDirectoriesAreKept) {
   auto live = ScratchDir::MakeIn(base_, "node0");  // this process: alive
   ASSERT_TRUE(live.ok());
   const std::string other_host = LeftByAGoneProcess("node1");
   const std::string unowned = base_ + "/" + ScratchDir::kPrefix + "older";
   fs::create_directory(unowned);  // no owner file: not ours to judge
+  // A gone process of this host in another pid namespace (a container sharing
+  // /tmp): its pid says nothing here.
+  const std::string other_namespace = LeftByAGoneProcess("node0");
+  std::string host, pid_namespace;
+  long pid = 0;
+  std::ifstream(other_namespace + "/owner") >> host >> pid >> pid_namespace;
+  ASSERT_TRUE(pid_namespace.starts_with("pid:[")) << pid_namespace;
+  std::ofstream(other_namespace + "/owner") << host << ' ' << pid << " pid:[1]\n";
   const std::string unrelated = base_ + "/someone-else";
   fs::create_directory(unrelated);
 
@@ -84,6 +92,7 @@ TEST_F(ScratchDirTest, ALiveProcesssAnotherHostsAndForeignDirectoriesAreKept) {
   EXPECT_TRUE(fs::exists(live->path()));
   EXPECT_TRUE(fs::exists(other_host)) << "a directory of another host's process was removed";
   EXPECT_TRUE(fs::exists(unowned));
+  EXPECT_TRUE(fs::exists(other_namespace)) << "a directory of another pid namespace was removed";
   EXPECT_TRUE(fs::exists(unrelated));
   EXPECT_EQ(ScratchDir::RemoveStale(base_, "node1"), 1);
   EXPECT_FALSE(fs::exists(other_host));

@@ -17,6 +17,15 @@ namespace {
 
 constexpr const char* kOwnerFile = "owner";
 
+// This process's pid namespace ("pid:[4026531836]"): a pid means something only
+// inside its own namespace (a container on the same host name sharing /tmp may
+// have its own), so only directories made in this namespace are judged.
+std::string PidNamespace() {
+  std::error_code error;
+  const auto target = std::filesystem::read_symlink("/proc/self/ns/pid", error);
+  return error ? std::string("unknown") : target.string();
+}
+
 // Whether `dir` is a scratch directory of this user that a gone process of `host`
 // left behind.
 bool IsStale(const std::filesystem::path& dir, const std::string& host) {
@@ -25,9 +34,12 @@ bool IsStale(const std::filesystem::path& dir, const std::string& host) {
     return false;
   }
   std::ifstream owner(dir / kOwnerFile);
-  std::string owner_host;
+  std::string owner_host, owner_namespace;
   long pid = 0;
-  if (!(owner >> owner_host >> pid) || owner_host != host || pid <= 0) return false;
+  if (!(owner >> owner_host >> pid >> owner_namespace) || owner_host != host || pid <= 0 ||
+      owner_namespace != PidNamespace()) {
+    return false;
+  }
   // ESRCH: no such process. EPERM means it lives (as another user).
   return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
@@ -69,7 +81,7 @@ Result<ScratchDir> ScratchDir::MakeIn(const std::string& base, const std::string
   }
   ScratchDir dir(pattern);
   std::ofstream owner(pattern + "/" + kOwnerFile);
-  owner << host << ' ' << getpid() << '\n';
+  owner << host << ' ' << getpid() << ' ' << PidNamespace() << '\n';
   if (!owner.flush()) {
     return Status::IoError("cannot write " + pattern + "/" + kOwnerFile +
                            " (set TMPDIR to a writable directory)");

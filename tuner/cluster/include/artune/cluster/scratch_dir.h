@@ -2,11 +2,12 @@
 // $TMPDIR or /tmp, removed with everything in it when the ScratchDir ends.
 //
 // A rank that is killed (mpirun's SIGTERM after another rank's MPI_Abort, a
-// SIGKILL) never runs that destructor. So each directory names its owner (host and
-// pid, in a file "owner"), and Make first removes this user's scratch directories
-// whose owner was a process of this host that is gone. Directories of other hosts
-// (a TMPDIR on a shared file system) and of live processes are left alone; a
-// recycled pid only keeps a stale directory a while longer.
+// SIGKILL) never runs that destructor. So each directory names its owner (host,
+// pid and pid namespace, in a file "owner"), and Make first removes this user's
+// scratch directories whose owner was a process of this host and pid namespace
+// that is gone. Directories of other hosts (a TMPDIR on a shared file system), of
+// other pid namespaces (containers sharing /tmp) and of live processes are left
+// alone; a recycled pid only keeps a stale directory a while longer.
 #pragma once
 
 #include <string>
