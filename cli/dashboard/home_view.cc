@@ -95,21 +95,10 @@ int DrawClusterLine(const ClusterLine& cluster, Canvas& canvas, int row, int row
   return row;
 }
 
-}  // namespace
-
-void DrawHomeView(const HomePanel& home, Canvas& canvas) {
-  const int width = canvas.width();
-  canvas.Put(1, 1, KeepEnd("store " + home.store_path, static_cast<size_t>(width - 2)),
-             Style::kHeader);
-  int row = 2;
-  if (!home.error.empty()) {
-    canvas.Put(row++, 1, KeepEnd(home.error, static_cast<size_t>(width - 2)), Style::kWarn);
-  }
-  // Space left for the four tables, with their titles and the two hint lines.
-  const int available = canvas.height() - 1 - row - 4 - 3;
-  const int per_section = std::max(1, available / 4);
+// The home view's tables, each from `row` within `per_section` rows; each returns
+// the row after it.
+int DrawSweeps(const HomePanel& home, Canvas& canvas, int row, int per_section) {
   char line[256];
-
   row = SectionTitle(canvas, row, "Sweeps", RowsOf(home, "sweeps"),
                      std::min<size_t>(home.sweeps.size(), static_cast<size_t>(per_section)));
   if (home.sweeps.empty()) canvas.Put(row++, 3, "none yet: artune sweep", Style::kDim);
@@ -122,7 +111,11 @@ void DrawHomeView(const HomePanel& home, Canvas& canvas) {
     const int col = canvas.Put(row, 0, line);
     canvas.Put(row++, col, SweepState(sweep), SweepStyle(sweep));
   }
+  return row;
+}
 
+int DrawCaptures(const HomePanel& home, Canvas& canvas, int row, int per_section) {
+  char line[256];
   row = SectionTitle(canvas, row, "Captures", RowsOf(home, "captures"),
                      std::min<size_t>(home.captures.size(), static_cast<size_t>(per_section)));
   if (home.captures.empty()) canvas.Put(row++, 3, "none yet: artune probe", Style::kDim);
@@ -140,7 +133,11 @@ void DrawHomeView(const HomePanel& home, Canvas& canvas) {
                   probes::FormatBytes(bytes).c_str());
     canvas.Put(row++, 0, line);
   }
+  return row;
+}
 
+int DrawBenchRuns(const HomePanel& home, Canvas& canvas, int row, int per_section) {
+  char line[256];
   row = SectionTitle(canvas, row, "Bench runs", RowsOf(home, "bench_runs"),
                      std::min<size_t>(home.runs.size(), static_cast<size_t>(per_section)));
   if (home.runs.empty()) canvas.Put(row++, 3, "none yet: artune bench", Style::kDim);
@@ -163,7 +160,26 @@ void DrawHomeView(const HomePanel& home, Canvas& canvas) {
                   run.validated ? "" : "  NOT VALIDATED");
     canvas.Put(row++, 0, line, run.validated ? Style::kNormal : Style::kWarn);
   }
+  return row;
+}
 
+}  // namespace
+
+void DrawHomeView(const HomePanel& home, Canvas& canvas) {
+  const int width = canvas.width();
+  canvas.Put(1, 1, KeepEnd("store " + home.store_path, static_cast<size_t>(width - 2)),
+             Style::kHeader);
+  int row = 2;
+  if (!home.error.empty()) {
+    canvas.Put(row++, 1, KeepEnd(home.error, static_cast<size_t>(width - 2)), Style::kWarn);
+  }
+  // Space left for the four tables, with their titles and the two hint lines.
+  const int available = canvas.height() - 1 - row - 4 - 3;
+  const int per_section = std::max(1, available / 4);
+
+  row = DrawSweeps(home, canvas, row, per_section);
+  row = DrawCaptures(home, canvas, row, per_section);
+  row = DrawBenchRuns(home, canvas, row, per_section);
   row = SectionTitle(canvas, row, "Cluster runs", RowsOf(home, "clusters"),
                      std::min<size_t>(home.clusters.size(), static_cast<size_t>(per_section)));
   if (home.clusters.empty()) canvas.Put(row++, 3, "none yet: artune sweep --mpi", Style::kDim);
