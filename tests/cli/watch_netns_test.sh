@@ -140,13 +140,27 @@ done
 check "the first window became the reference (baseline)" \
   jq -e -s '.[0].action == "baseline" and .[0].window_messages >= 200' "$dir/watch.jsonl"
 program large --classes L --large-bytes 4194304
-check "the 4 MiB run exits 0 and went by rendezvous/chunked" jq -e \
+check "the 4 MiB run exits 0 and went by rendezvous/chunked ($(jq -c .carried.by_protocol \
+  "$dir/large.carried.json" 2>/dev/null))" jq -e \
   '.carried.by_protocol.rendezvous.bytes + .carried.by_protocol.chunked.bytes >= 4194304' \
   "$dir/large.carried.json"
-# The watcher decides within a few windows of the drift (the A/B takes seconds).
-for _ in $(seq 300); do
-  [[ $(jq -s '[.[] | select(.action != "baseline")] | length' "$dir/watch.jsonl") -ge 1 ]] && break
+# The watcher judges a window once it holds 200 messages (--window-messages): on a
+# loaded host 2 s of one-at-a-time 4 MiB calls can carry fewer, and then no window
+# closes and nothing is decided before the watcher's --duration ends. So the
+# program runs again (at most 4 more times) while no decision came within 10 s of
+# its last run; the A/B itself takes seconds.
+decided() { [[ $(jq -s '[.[] | select(.action != "baseline")] | length' "$dir/watch.jsonl") -ge 1 ]]; }
+reruns=0
+last_run=$(date +%s)
+for _ in $(seq 750); do
+  decided && break
   (($(date +%s) - started < 150)) || break
+  if (($(date +%s) - last_run >= 10 && reruns < 4)); then
+    reruns=$((reruns + 1))
+    echo "no decision 10 s after the 4 MiB run: running it again ($reruns)"
+    program "large$reruns" --classes L --large-bytes 4194304
+    last_run=$(date +%s)
+  fi
   sleep 0.2
 done
 kill -INT "$watcher"

@@ -479,9 +479,7 @@ void RelayImpl::Handle(AckEvent& event) {
 void RelayImpl::Handle(ConnFailedEvent& event) {
   Conn* conn = FindConn(event.self, event.session, event.conn);
   if (conn == nullptr) return;
-  if (options_.log && conn->self == Toward::kOrigin) {
-    Log("relay: a carried connection failed: " + event.why);
-  }
+  Log("relay: a carried connection (" + ConnName(*conn) + ") failed: " + event.why);
   CloseConn(*conn, true, false);
 }
 

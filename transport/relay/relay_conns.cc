@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "relay_impl.h"
@@ -34,6 +35,12 @@ Conn* RelayImpl::FindConn(Toward self, uint64_t session, uint64_t conn) {
   }
   auto it = target_conns_.find({session, conn});
   return it == target_conns_.end() ? nullptr : it->second.get();
+}
+
+std::string RelayImpl::ConnName(const Conn& conn) {
+  char session[17];
+  std::snprintf(session, sizeof session, "%016llx", static_cast<unsigned long long>(conn.session));
+  return "connection " + std::to_string(conn.id) + " of session " + session;
 }
 
 Conn& RelayImpl::AddConn(std::unique_ptr<Conn> conn) {
@@ -186,7 +193,13 @@ void RelayImpl::Deliver(Conn& conn, HeldChunk chunk) {
     ++conn.expect_seq;
     bytes_.fetch_add(next.bytes.size());
     conn.out.PushHeld(std::move(next.bytes));
-    if (next.header.flags & kFlagReset) return CloseConn(conn, true, false);
+    if (next.header.flags & kFlagReset) {
+      // Said on both ends: a program's call that fails at once is then traced to the
+      // relay that gave up the connection, and that relay's own line says why.
+      Log("relay: the relay at " + conn.peer->address + " reset a carried connection (" +
+          ConnName(conn) + ")");
+      return CloseConn(conn, true, false);
+    }
     if (next.header.flags & kFlagFin) conn.fin_pending = true;
   }
   if (!conn.connecting) WriteSocket(conn);

@@ -337,6 +337,8 @@ class RelayImpl final : public Relay {
   void Log(const std::string& line) const;
   // relay_conns.cc
   Conn* FindConn(Toward self, uint64_t session, uint64_t conn);
+  // "connection 3 of session 1f…", the same words on both relays, for the logs.
+  static std::string ConnName(const Conn& conn);
   Conn& AddConn(std::unique_ptr<Conn> conn);
   void UpdateInterest(Conn& conn);
   void OnConnEvents(Conn& conn, uint32_t events);

@@ -295,8 +295,6 @@ void RelayImpl::Handle(PeerDeadEvent& event) {
   auto it = peers_.find(event.address);
   if (it == peers_.end()) return;
   std::shared_ptr<Peer> peer = it->second;
-  Log("relay: the relay at " + event.address + " stopped answering (" + event.why +
-      "); resetting its connections");
   std::vector<Conn*> doomed;
   for (auto& [id, conn] : origin_conns_) {
     if (conn->peer == peer) doomed.push_back(conn.get());
@@ -304,6 +302,8 @@ void RelayImpl::Handle(PeerDeadEvent& event) {
   for (auto& [key, conn] : target_conns_) {
     if (conn->peer == peer) doomed.push_back(conn.get());
   }
+  Log("relay: the relay at " + event.address + " stopped answering (" + event.why +
+      "); resetting its " + std::to_string(doomed.size()) + " connection(s)");
   // Each reset is also sent to the peer: one that was only slow (a loaded host, a
   // stopped process) learns that its side of the connection is gone, instead of
   // leaving its program waiting on a connection nobody carries any more.
