@@ -183,8 +183,8 @@ double LinkModel::SlicesFactor(Protocol protocol, PollingMode polling, uint64_t 
   Curve factors = {{1.0, 1.0}};
   for (const auto& [count, range] : measured) {
     // Outside the sizes measured at this count the factor, not the call's cost,
-    // is held (calls of 8 slices stop at 256KiB per slice: a 1MiB slice's call
-    // costs more, in proportion).
+    // is held (calls of 8 slices stop at 2MiB per slice under the 16MiB cap: a
+    // 4MiB slice's call costs more, in proportion).
     const uint64_t at = std::clamp(size, range.low, range.high);
     const Result<double> base = UnitCost(Protocol::kEager, polling, 1, range.inflight);
     const Result<double> one =

@@ -29,6 +29,8 @@ using transport::Protocol;
 constexpr uint64_t kMaxSliceBytes = 10ull << 20;  // GeneratePayloadFromSizes' limit
 constexpr uint64_t kEagerTop = 1ull << 20;        // eager_threshold's and coalesce_limit's top
 constexpr uint64_t kReadChunk = 64ull << 20;      // chunk_size's top: one read of any slice
+// The size step between the calls of several slices a rendezvous group measures.
+constexpr uint64_t kSeveralSlicesStep = 4;
 // The rendezvous groups' eager_threshold: every measured slice (min_size and up) is
 // read, while the 16 B ack reply stays eager, as it is under every real config (a
 // threshold of 0 would add a rendezvous of the reply to every call).
@@ -111,25 +113,37 @@ bool IsRendezvous(Protocol protocol) {
   return protocol == Protocol::kRendezvousRead || protocol == Protocol::kChunkedRendezvous;
 }
 
-// The calls of several slices a rendezvous group measures: each slice count at the
-// group's coarse sizes (the ladder's: first, first * coarse_factor, ..., last)
-// whose call stays within max_call_bytes. (size, slices) pairs.
-std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(const Group& group,
+}  // namespace
+
+std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(Protocol protocol, uint64_t first,
+                                                              uint64_t last,
                                                               const MeasureOptions& options) {
   std::vector<std::pair<uint64_t, uint32_t>> planned;
-  if (!IsRendezvous(group.key.protocol)) return planned;
+  if (!IsRendezvous(protocol) || first == 0 || first > last) return planned;
+  // A finer ladder than the single-slice curves' (x4, not coarse_factor): the
+  // factor is a ratio of two interpolations, and where it grows fast with the
+  // slice (past 256KiB on tcp) a x16 gap left the read's factor at 1MiB the
+  // 256KiB one while a chunked group, whose ladder starts at 1MiB, had its own.
   std::vector<uint64_t> ladder;
-  for (uint64_t size = group.first; size < group.last; size *= options.coarse_factor) {
-    ladder.push_back(size);
-  }
-  ladder.push_back(group.last);
+  for (uint64_t size = first; size < last; size *= kSeveralSlicesStep) ladder.push_back(size);
+  ladder.push_back(last);
   for (uint32_t slices : options.slice_counts) {
+    uint64_t largest = 0;
     for (uint64_t size : ladder) {
-      if (size * slices <= options.max_call_bytes) planned.emplace_back(size, slices);
+      if (size * slices > options.max_call_bytes) continue;
+      planned.emplace_back(size, slices);
+      largest = size;
     }
+    // The largest slice a call of this many can carry: on loopback tcp the factor
+    // grows with the slice (8 reads of 256KiB cost their sum, 6 of 1MiB 2-3x it),
+    // and past the last measured size it is held.
+    const uint64_t at_cap = std::min(last, options.max_call_bytes / slices);
+    if (at_cap > largest && at_cap >= first) planned.emplace_back(at_cap, slices);
   }
   return planned;
 }
+
+namespace {
 
 // Seconds per call of up to `calls` calls kept `inflight` deep (see kSampleSeconds).
 Result<double> TimeCalls(tuner::BenchChannel& channel, const tuner::PreparedPayload& prepared,
@@ -281,7 +295,7 @@ Status MeasureGroup(const Group& group, const MeasureOptions& options, Connectio
     ladder.tolerance = options.refine_tolerance;
     auto measure_size = [&](uint64_t size) { return measure(size, 1, options.inflights); };
     ARTUNE_RETURN_IF_ERROR(SampleCurve(ladder, measure_size, may_refine).status());
-    several = SeveralSlicePoints(group, options);
+    several = SeveralSlicePoints(group.key.protocol, group.first, group.last, options);
   } else {
     std::shuffle(sizes.begin(), sizes.end(), random);
     for (uint64_t size : sizes)

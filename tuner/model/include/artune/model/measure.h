@@ -9,9 +9,9 @@
 // (16 B: the ack reply stays eager, as under any real config; slices are >= 64 B)
 // under each polling mode asked for. A group is one such config; a point one
 // slice size under it at one number of calls in flight. A rendezvous group also
-// measures calls of several slices (slice_counts) at its coarse sizes, at the
-// first inflight count only, each call at most max_call_bytes (link_model.h's
-// SlicesFactor).
+// measures calls of several slices (slice_counts) at x4 sizes and at the largest
+// slice under the cap (SeveralSlicePoints), at the first inflight count
+// only, each call at most max_call_bytes (link_model.h's SlicesFactor).
 //
 // About 30 s per link on a loaded host (curve_sampling.h): a group's sizes are a
 // coarse log2 ladder (x8), refined only where the curve bends and log-log
@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "artune/model/curve_sampling.h"
@@ -68,6 +69,16 @@ struct MeasureOptions {
 // kInvalidArgument naming the field (no polling mode, min_rounds 0 or above rounds,
 // a size outside 1B..10MiB, ...).
 Status ValidateMeasureOptions(const MeasureOptions& options);
+
+// The calls of several slices a rendezvous group of slice sizes first..last
+// measures: (size, slices) for each of options.slice_counts at the sizes first,
+// first * 4, ..., last whose call stays within max_call_bytes, and at the largest
+// slice such a call carries (max_call_bytes / slices, at most last), so that every
+// rendezvous group has its factor at the sizes of multi-MiB messages. Empty for an
+// eager protocol.
+std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(transport::Protocol protocol,
+                                                              uint64_t first, uint64_t last,
+                                                              const MeasureOptions& options);
 
 // Calls per sample: 256 KiB of slices, at most 16 calls and at least `inflight`
 // (so that the window fills); fewer when the calls outlast kSampleSeconds.
