@@ -2,6 +2,8 @@
 // counts as having lost its core, how back-offs grow and reset, and the host check.
 #include "fabric/spin_governor.h"
 
+#include "artune/transport/adaptive_polling.h"
+
 #include <gtest/gtest.h>
 #include <sched.h>
 
@@ -80,6 +82,31 @@ TEST_F(SpinGovernorTest, ALossDuringABackOffDoesNotLengthenIt) {
   governor_.LostCpu(t0_ + milliseconds(5));
   EXPECT_EQ(governor_.back_offs(), before);
   EXPECT_TRUE(governor_.MaySpin(t0_ + SpinGovernor::kMinBackOff));
+}
+
+// What a benchmark reads to tell which mode adaptive polling was in (issue 26,
+// ProcessAdaptiveBackOffs): each period counts once, and the current one only up to
+// now. The periods below lie in the past but the last, which starts 5 ms ago.
+TEST_F(SpinGovernorTest, TheTimeBackedOffCountsEachPeriodOnceAndOnlyUpToNow) {
+  EXPECT_EQ(ProcessAdaptiveBackOffs().backed_off_ns, 0u);
+  const uint64_t back_offs_before = ProcessAdaptiveBackOffs().back_offs;
+  const Clock::time_point past = Clock::now() - std::chrono::seconds(10);
+  governor_.LostCpu(past);
+  governor_.LostCpu(past + milliseconds(5));  // within the period: not a second one
+  // Lost again soon after it ended: a period twice as long.
+  governor_.LostCpu(past + SpinGovernor::kMinBackOff + milliseconds(3));
+  const auto ns = [](auto duration) {
+    return static_cast<uint64_t>(std::chrono::nanoseconds(duration).count());
+  };
+  EXPECT_EQ(ProcessAdaptiveBackOffs().backed_off_ns, ns(3 * SpinGovernor::kMinBackOff));
+  EXPECT_EQ(ProcessAdaptiveBackOffs().back_offs, back_offs_before + 2);
+
+  // Long after: a period of the shortest length, of which 5 ms (and what this test
+  // took since) have passed, and never more than its length.
+  governor_.LostCpu(Clock::now() - milliseconds(5));
+  const uint64_t now_backed_off = ProcessAdaptiveBackOffs().backed_off_ns;
+  EXPECT_GE(now_backed_off, ns(3 * SpinGovernor::kMinBackOff + milliseconds(5)));
+  EXPECT_LE(now_backed_off, ns(4 * SpinGovernor::kMinBackOff));
 }
 
 TEST_F(SpinGovernorTest, AnOversubscribedHostStopsSpinsAtTheSecondBusySample) {

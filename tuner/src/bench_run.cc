@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 
+#include "artune/transport/adaptive_polling.h"
 #include "artune/transport/credentials.h"
 #include "artune/transport/devices.h"
 #include "artune/transport/knobs.h"
@@ -28,6 +29,16 @@ Result<double> PeerCpuSeconds(const std::string& address) {
     return Status::NotFound("the peer does not report its CPU time (an earlier version)");
   }
   return static_cast<double>(stats.process_cpu_ns) / 1e9;
+}
+
+AdaptiveShare AdaptiveOver(const transport::AdaptiveBackOffs& before,
+                           const transport::AdaptiveBackOffs& after, double wall_s) {
+  const double backed_off_s =
+      static_cast<double>(after.backed_off_ns -
+                          std::min(after.backed_off_ns, before.backed_off_ns)) /
+      1e9;
+  return {after.back_offs - std::min(after.back_offs, before.back_offs),
+          std::clamp(backed_off_s / wall_s, 0.0, 1.0)};
 }
 
 // The knobs whose value in effect (what the server agreed) is not the one asked for.
@@ -85,6 +96,7 @@ Result<TransportRun> RunBenchTransport(const BenchTarget& target, const transpor
   const bool peer_counts_cpu = !target.peer.empty() && target.transport == "artune";
   const Result<double> peer_cpu_before =
       peer_counts_cpu ? PeerCpuSeconds(addresses.front()) : Result<double>(0.0);
+  const transport::AdaptiveBackOffs here_before = transport::ProcessAdaptiveBackOffs();
   const auto wall_before = std::chrono::steady_clock::now();
   auto result = RunBenchmark(*transport, addresses, payload, options);
   const double wall_s =
@@ -99,6 +111,9 @@ Result<TransportRun> RunBenchTransport(const BenchTarget& target, const transpor
   run.transport = target.transport;
   run.fabric = transport->fabric();
   run.result = *result;
+  if (target.transport == "artune" && wall_s > 0) {
+    run.adaptive = AdaptiveOver(here_before, transport::ProcessAdaptiveBackOffs(), wall_s);
+  }
   if (peer_counts_cpu && peer_cpu_before.ok() && wall_s > 0) {
     if (Result<double> after = PeerCpuSeconds(addresses.front()); after.ok()) {
       run.peer_cpu_cores = std::max(0.0, *after - *peer_cpu_before) / wall_s;
@@ -151,6 +166,10 @@ ordered_json BenchRunJson(const TransportRun& run, const RunOptions& options,
               {"peer_cores",
                run.peer_cpu_cores >= 0 ? ordered_json(run.peer_cpu_cores) : ordered_json(nullptr)},
               {"rpcs_per_core", run.rpcs_per_core()}};
+  if (run.adaptive) {
+    j["adaptive"] = {{"back_offs", run.adaptive->back_offs},
+                     {"backed_off_share", run.adaptive->backed_off_share}};
+  }
   j["validated"] = r.validated;
   if (!r.validated) j["validation_error"] = r.validation_error;
   if (options.kind == BenchmarkKind::kBandwidth) j["server_checksum"] = options.server_checksum;

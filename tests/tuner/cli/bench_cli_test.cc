@@ -198,6 +198,14 @@ TEST_F(BenchCliTest, BenchAgainstAServeProcess) {
               cpu.at("this_process_cores").get<double>() + cpu.at("peer_cores").get<double>(), 1e-9)
       << cpu.dump();
   EXPECT_TRUE(j["runs"][1]["cpu"].at("peer_cores").is_null());
+  // Issue 26: which mode the callers' adaptive polling was in over the run, so that
+  // a busy host's slow round can be told from a fast one (bench/busy-host). Stock
+  // gRPC has no such policy.
+  const nlohmann::json& adaptive = j["runs"][0].at("adaptive");
+  EXPECT_TRUE(adaptive.at("back_offs").is_number_unsigned()) << adaptive.dump();
+  const double share = adaptive.at("backed_off_share").get<double>();
+  EXPECT_TRUE(share >= 0.0 && share <= 1.0) << adaptive.dump();
+  EXPECT_FALSE(j["runs"][1].contains("adaptive"));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "serve did not stop cleanly";
 }
 

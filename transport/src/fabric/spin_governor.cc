@@ -1,5 +1,7 @@
 #include "fabric/spin_governor.h"
 
+#include "artune/transport/adaptive_polling.h"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -24,6 +26,19 @@ int UsableCpus() {
   CPU_ZERO(&set);
   if (::sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
   return std::max(1, CPU_COUNT(&set));
+}
+
+// What ProcessAdaptiveBackOffs reports, kept beside the process's governor (its
+// header is included by every fabric; this is read by benchmarks only): the
+// lengths of every back-off period started, and where the last one ends. Periods
+// never overlap (a loss during one starts none), so the time backed off up to
+// `now` is their sum less what of the last lies after `now`.
+std::atomic<SpinGovernor::Clock::rep> periods_started{0};
+std::atomic<SpinGovernor::Clock::rep> last_period_end{0};
+
+void NoteBackOff(SpinGovernor::Clock::rep at, SpinGovernor::Clock::rep period) {
+  last_period_end.store(at + period, std::memory_order_relaxed);
+  periods_started.fetch_add(period, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -64,6 +79,7 @@ void SpinGovernor::LostCpu(Clock::time_point now) {
   if (!resume_at_.compare_exchange_strong(resume, at + period, std::memory_order_relaxed)) return;
   back_off_.store(period, std::memory_order_relaxed);
   back_offs_.fetch_add(1, std::memory_order_relaxed);
+  if (this == &Process()) NoteBackOff(at, period);
 }
 
 void SpinGovernor::ResetForTesting() {
@@ -71,6 +87,25 @@ void SpinGovernor::ResetForTesting() {
   busy_samples_.store(0, std::memory_order_relaxed);
   resume_at_.store(0, std::memory_order_relaxed);
   back_off_.store(0, std::memory_order_relaxed);
+  if (this == &Process()) {
+    periods_started.store(0, std::memory_order_relaxed);
+    last_period_end.store(0, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace artune::transport::fabric
+
+namespace artune::transport {
+
+AdaptiveBackOffs ProcessAdaptiveBackOffs() {
+  using Clock = fabric::SpinGovernor::Clock;
+  const Clock::rep now = Clock::now().time_since_epoch().count();
+  const Clock::rep still_to_come =
+      std::max<Clock::rep>(0, fabric::last_period_end.load(std::memory_order_relaxed) - now);
+  const Clock::duration backed_off(std::max<Clock::rep>(
+      0, fabric::periods_started.load(std::memory_order_relaxed) - still_to_come));
+  return {fabric::SpinGovernor::Process().back_offs(),
+          static_cast<uint64_t>(std::chrono::nanoseconds(backed_off).count())};
+}
+
+}  // namespace artune::transport

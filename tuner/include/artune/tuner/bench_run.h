@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct KnobFromPeer {
   std::string knob, requested, in_effect;
 };
 
+// Adaptive polling's state over a run (warm-up included): back-offs to sleeping
+// started, and the share of the run's wall time spent backed off (1: the waiters
+// slept as event polling does throughout; 0: they could spin throughout).
+struct AdaptiveShare {
+  uint64_t back_offs = 0;
+  double backed_off_share = 0;
+};
+
 struct TransportRun {
   std::string transport;
   std::string fabric;
@@ -47,6 +56,9 @@ struct TransportRun {
   // The serving process's CPU cores over the whole run (warm-up included), from its
   // counters (artune against a peer only); < 0 when not known.
   double peer_cpu_cores = -1;
+  // artune runs only: adaptive polling in this process (the callers'; a peer's
+  // serving threads have their own, which `artune serve` does not report).
+  std::optional<AdaptiveShare> adaptive;
 
   // Both ends' cores: this process's alone when the servers run here.
   double cores() const { return result.cpu_cores + std::max(0.0, peer_cpu_cores); }
