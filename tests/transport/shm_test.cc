@@ -18,12 +18,14 @@
 #include <future>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <tuple>
 
 #include "engine_test_util.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm_doorbell.h"
 #include "fabric/shm/shm_fabric.h"
+#include "fabric/spin_governor.h"
 #include "shm_test_util.h"
 
 namespace artune::transport {
@@ -167,6 +169,78 @@ TEST(ShmDoorbellTest, EventPollingDrainsTheDoorbellEveryFewWakeups) {
   const uint64_t reads = counts.drain_reads.load() - reads_before;
   ASSERT_GE(rings, 1000u) << "the calls did not wake the other side: not the case under test";
   EXPECT_LE(reads * 2, rings) << reads << " drain reads for " << rings << " rings";
+}
+
+// Runs `passes` idle caller passes of a busy shm fabric without connections on a
+// new thread (its own IdleYield, from zero) and returns the yields and the
+// pass's looks at the sockets they made. The progress thread parks meanwhile.
+struct IdleSpinCalls {
+  uint64_t yields = 0;
+  uint64_t socket_looks = 0;
+  int64_t milliseconds = 0;  // how long the passes took
+};
+IdleSpinCalls SpinIdle(uint64_t passes) {
+  Config config = testing::TestConfig(FabricKind::kShm);
+  config.polling = PollingMode::kBusy;
+  auto made = fabric::MakeFabric(FabricKind::kShm, config);
+  EXPECT_TRUE(made.ok()) << made.status().ToString();
+  if (!made.ok()) return {};
+  auto& shm = dynamic_cast<fabric::shm::ShmFabric&>(**made);
+  shm.BeginCallerPolling();
+  const uint64_t yields_before = fabric::IdleYields();
+  const uint64_t looks_before = shm.pass_socket_looks();
+  uint64_t progressed = 0;
+  const auto started = std::chrono::steady_clock::now();
+  std::thread spinner([&] {
+    for (uint64_t i = 0; i < passes; ++i) progressed += shm.Poll() ? 1 : 0;
+  });
+  spinner.join();
+  const auto spun = std::chrono::steady_clock::now() - started;
+  shm.EndCallerPolling(false);
+  EXPECT_EQ(progressed, 0u) << "nothing to move on a fabric without connections";
+  return {fabric::IdleYields() - yields_before, shm.pass_socket_looks() - looks_before,
+          std::chrono::duration_cast<std::chrono::milliseconds>(spun).count()};
+}
+
+class ShmBusyPollingTest : public ::testing::Test {
+ protected:
+  static bool NeverBusy() { return false; }
+  void SetUp() override {
+    governor_.ResetForTesting();
+    governor_.SetHostCheckForTesting(&NeverBusy);
+  }
+  void TearDown() override {
+    governor_.ResetForTesting();
+    governor_.SetHostCheckForTesting(&fabric::SpinGovernor::HostIsOversubscribed);
+  }
+  static constexpr uint64_t kPasses = 64 * 1024;
+  fabric::SpinGovernor& governor_ = fabric::SpinGovernor::Process();
+};
+
+// On a host with room a busy caller's idle spin (its wait for a reply) makes next
+// to no system calls: a yield once per kIdlePassesPerYield passes after
+// kIdlePassesBeforeYield of them (it yielded on every idle pass after 64), and a
+// look at the sockets about once a millisecond (every 256 passes before: 256
+// looks here, in a few milliseconds).
+TEST_F(ShmBusyPollingTest, AnIdleSpinMakesFewSystemCallsWhereTheHostHasRoom) {
+  const IdleSpinCalls calls = SpinIdle(kPasses);
+  EXPECT_LE(calls.yields, 2 * kPasses / fabric::IdleYield::kIdlePassesPerYield);
+  EXPECT_GE(calls.yields, 1u) << "a long idle spin still lets a thread on its core run";
+  // One look at the first 256th pass (the last look is long ago), then one per
+  // millisecond at most.
+  EXPECT_LE(calls.socket_looks, static_cast<uint64_t>(calls.milliseconds) + 2)
+      << "in " << calls.milliseconds << " ms";
+}
+
+// On a busy host (the governor backs off) the spin yields on every idle pass after
+// the first kIdlePassesPerYield, as before: the thread it waits for may be
+// waiting for this core.
+TEST_F(ShmBusyPollingTest, AnIdleSpinYieldsEveryPassWhereTheHostIsBusy) {
+  governor_.LostCpu(fabric::SpinGovernor::Clock::now());  // a back-off of 20 ms
+  const IdleSpinCalls calls = SpinIdle(kPasses);
+  // Not every one: a pass that found the pass lock held (the progress thread,
+  // before it parked) ran nothing. A lazy spin would make about 1000.
+  EXPECT_GE(calls.yields, kPasses / 2);
 }
 
 // fabric = auto: a server also listens on shm, a client on its host (same boot,

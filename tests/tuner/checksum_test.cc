@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string>
 #include <vector>
 
 namespace artune::tuner {
@@ -31,6 +33,19 @@ std::vector<ByteSpan> Cut(const std::vector<std::byte>& bytes, size_t piece) {
     slices.emplace_back(bytes.data() + at, std::min(piece, bytes.size() - at));
   }
   return slices;
+}
+
+// An ack crosses processes that may be different builds: the checksum is XXH3-64
+// with seed 0, whichever implementation computes it (these values are the
+// reference implementation's, the header inlined and the library alike).
+TEST(ChecksumTest, IsXxh3SixtyFourOfTheBytes) {
+  const std::string word = "artune";
+  EXPECT_EQ(Checksum(std::as_bytes(std::span(word))), 0x5850de3dc093b2c4u);
+  std::vector<std::byte> mebibyte(1 << 20);
+  for (size_t i = 0; i < mebibyte.size(); ++i) mebibyte[i] = static_cast<std::byte>(i * 131 + 7);
+  EXPECT_EQ(Checksum(mebibyte), 0x6f7c82505ffbc516u);
+  // Streamed across slices: the same value.
+  EXPECT_EQ(StreamChecksum(Cut(mebibyte, 4099)), 0x6f7c82505ffbc516u);
 }
 
 TEST(ChecksumTest, EchoOfTheSentSlicesValidates) {

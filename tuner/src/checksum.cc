@@ -5,8 +5,12 @@
 #include <cstring>
 #include <string>
 
-// Header-only use of xxHash: every function inlined, no link dependency.
-#define XXH_INLINE_ALL
+// The shared libxxhash, not the header inlined: Debian builds it with its x86
+// dispatch, so XXH3 runs on AVX2/AVX-512 where the CPU has them, while code
+// compiled here for baseline x86-64 gets SSE2 only: 32 against 16.5 GB/s on 1 MiB
+// on the bench host (bench/side-by-side.md, 2026-11-28 02:50). The bandwidth
+// rows hash every byte they move. The state type's size needs the static API.
+#define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
 namespace artune::tuner {

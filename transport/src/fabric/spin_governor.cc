@@ -82,6 +82,21 @@ void SpinGovernor::LostCpu(Clock::time_point now) {
   if (this == &Process()) NoteBackOff(at, period);
 }
 
+namespace {
+std::atomic<uint64_t> idle_yields{0};
+}  // namespace
+
+bool IdleYield::HostHasRoom() {
+  return SpinGovernor::Process().MaySpin(SpinGovernor::Clock::now());
+}
+
+void IdleYield::YieldCore() {
+  idle_yields.fetch_add(1, std::memory_order_relaxed);
+  ::sched_yield();
+}
+
+uint64_t IdleYields() { return idle_yields.load(std::memory_order_relaxed); }
+
 void SpinGovernor::ResetForTesting() {
   sampled_at_.store(0, std::memory_order_relaxed);
   busy_samples_.store(0, std::memory_order_relaxed);

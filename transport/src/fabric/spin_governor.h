@@ -27,7 +27,8 @@
 // core soon after each period ends; a spin that keeps its core through a whole
 // period resets it. On an idle host no spin loses its core and nothing changes.
 //
-// Busy polling ignores the governor: it is for hosts that dedicate cores to it.
+// Busy polling never sleeps for the governor (it is for hosts that dedicate cores
+// to it); it only asks it how eagerly to yield (IdleYield).
 //
 // Threading: all methods may be called from any thread at any time; the state is
 // one process-wide instance (the cores are the host's, not one fabric's).
@@ -136,5 +137,48 @@ class SpinWatch {
  private:
   Clock::time_point last_{};
 };
+
+// Busy polling's courtesy to a thread that may share the spinner's core (the
+// peer, a handler, on a host with fewer free cores than spinning threads): a spin
+// that has found nothing for kIdlePassesPerYield passes in a row asks the
+// governor whether the host has room (one clock read per idle spell). If not, it
+// yields on every idle pass from there, as it always did: a hand-off to a thread
+// on the same core then waits microseconds, not a scheduler slice. If the host has
+// room, the thread it waits for runs on a core of its own (what busy polling is
+// for), and a yield is only a system call in the way of the reply (several per
+// 100 B round trip: bench/side-by-side.md, 2026-11-28 03:05): the spin yields
+// once per kIdlePassesPerYield passes only after kIdlePassesBeforeYield of them.
+//
+// Threading: one per spinning thread (not shared).
+class IdleYield {
+ public:
+  static constexpr uint32_t kIdlePassesPerYield = 64;
+  static constexpr uint32_t kIdlePassesBeforeYield = 1024;
+
+  // After every pass of the spin: `progressed` when it moved anything.
+  void AfterPass(bool progressed) {
+    if (progressed) {
+      idle_passes_ = 0;
+      return;
+    }
+    // Wraps after 2^32 idle passes: the spell starts over, harmless.
+    ++idle_passes_;
+    if (idle_passes_ < kIdlePassesPerYield) return;
+    if (idle_passes_ == kIdlePassesPerYield) host_has_room_ = HostHasRoom();
+    if (!host_has_room_ ||
+        (idle_passes_ >= kIdlePassesBeforeYield && idle_passes_ % kIdlePassesPerYield == 0)) {
+      YieldCore();
+    }
+  }
+
+ private:
+  static bool HostHasRoom();
+  static void YieldCore();
+  uint32_t idle_passes_ = 0;
+  bool host_has_room_ = true;
+};
+
+// sched_yield calls IdleYield made in this process (tests, and the cost of a spin).
+uint64_t IdleYields();
 
 }  // namespace artune::transport::fabric

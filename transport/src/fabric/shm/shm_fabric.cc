@@ -3,7 +3,6 @@
 // setup is in shm_setup.cc.
 #include "fabric/shm/shm_fabric.h"
 
-#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -16,8 +15,11 @@
 
 namespace artune::transport::fabric::shm {
 namespace {
-// Busy polling: idle passes before the spinning thread yields its core each pass.
-constexpr uint32_t kSpinsBeforeYield = 64;
+// PollEndpointsLocked's look at the sockets: at the end of every
+// kPassesPerSocketLook passes, if one of them moved something or the last look
+// is kSocketLookEvery old (an idle busy spin: about a millisecond).
+constexpr uint32_t kPassesPerSocketLook = 256;
+constexpr std::chrono::microseconds kSocketLookEvery{1000};
 }  // namespace
 
 ShmReadCounters& ReadCounters() {
@@ -143,8 +145,23 @@ bool ShmFabric::PollEndpointsLocked() {
   for (const auto& endpoint : polled_) {
     if (!endpoint->torn_down()) progressed |= endpoint->Poll();
   }
-  // Sockets (liveness, accepts) are looked at every so often while data flows.
-  if ((++passes_ & 255) == 0) WaitForEvents(0);
+  // Sockets (liveness, accepts) are looked at every kPassesPerSocketLook passes
+  // while data flows, and about every kSocketLookEvery while a spin finds nothing
+  // (an idle spin makes a pass every few tens of nanoseconds: a look every 256
+  // passes was an epoll_wait every ~10 us, a system call per few round trips;
+  // bench/side-by-side.md, 2026-11-28 02:50). Time, not a count of idle passes:
+  // a spin that yields on every pass (a busy host) takes a long while over them,
+  // and a client's connection waits for the look to be accepted.
+  moved_since_look_ |= progressed;
+  if ((++passes_ % kPassesPerSocketLook) == 0) {
+    const Clock::time_point now = Clock::now();
+    if (moved_since_look_ || now - last_socket_look_ >= kSocketLookEvery) {
+      moved_since_look_ = false;
+      last_socket_look_ = now;
+      pass_socket_looks_.fetch_add(1, std::memory_order_relaxed);
+      WaitForEvents(0);
+    }
+  }
   return progressed;
 }
 
@@ -180,7 +197,7 @@ void ShmFabric::ProgressLoop() {
   NameThisThread("artune-shm");
   auto last_activity = Clock::now();
   auto last_parked_pass = last_activity;
-  uint32_t idle_passes = 0;
+  IdleYield idle_yield;
   SpinWatch spin_watch;
   while (!stopping_.load(std::memory_order_relaxed)) {
     // Read on every pass: SetPolling may switch it while the thread runs.
@@ -213,11 +230,10 @@ void ShmFabric::ProgressLoop() {
       last_activity = Clock::now();
       spin_watch.Reset();  // the pass's time was work, not a lost core
     }
-    idle_passes = progressed ? 0 : idle_passes + 1;
     // A spinning thread that found nothing for a while lets the threads it waits
     // for (the caller, the handlers) run: on a host with few cores they share
     // them, and a hand-off that waits for a time slice costs milliseconds.
-    if (mode == PollingMode::kBusy && idle_passes >= kSpinsBeforeYield) ::sched_yield();
+    if (mode == PollingMode::kBusy) idle_yield.AfterPass(progressed);
   }
 }
 
@@ -226,12 +242,11 @@ bool ShmFabric::Poll() {
   // progress thread does: the thread it waits for (the peer's progress thread, a
   // handler) may share that core, and then waits a whole scheduler tick (4 ms
   // round trips under load) if the caller never lets go.
-  thread_local uint32_t idle_polls = 0;
+  thread_local IdleYield idle_yield;
   const CallerPass pass = TryCallerPass([this] { return PollEndpointsLocked(); });
   if (pass == CallerPass::kNotRun) return false;
   const bool progressed = pass == CallerPass::kProgressed;
-  idle_polls = progressed ? 0 : idle_polls + 1;
-  if (idle_polls >= kSpinsBeforeYield && polling() == PollingMode::kBusy) ::sched_yield();
+  if (polling() == PollingMode::kBusy) idle_yield.AfterPass(progressed);
   return progressed;
 }
 

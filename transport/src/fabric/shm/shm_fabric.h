@@ -289,6 +289,9 @@ class ShmFabric final : public ProgressFabric {
                                             std::span<const std::byte> private_data) override;
   // A polling caller that finds nothing for a while yields its core (busy mode).
   bool Poll() override;
+  // How many times a pass has looked at the sockets on its way (an epoll_wait
+  // that does not wait): for tests, and the system calls of a spin. Any thread.
+  uint64_t pass_socket_looks() const { return pass_socket_looks_.load(std::memory_order_relaxed); }
   bool caller_waiting() const override { return true; }
 
   // For endpoints.
@@ -320,7 +323,12 @@ class ShmFabric final : public ProgressFabric {
 
   // Guarded by progress_mutex_.
   std::vector<std::shared_ptr<ShmEndpoint>> polled_;
+  // The passes' looks at the sockets (PollEndpointsLocked).
   uint32_t passes_ = 0;
+  bool moved_since_look_ = false;
+  Clock::time_point last_socket_look_{};
+  // Written in a pass, read from any thread (pass_socket_looks).
+  std::atomic<uint64_t> pass_socket_looks_{0};
   int epoll_fd_ = -1;
   int listen_fd_ = -1;
   AcceptHandler on_accept_;
