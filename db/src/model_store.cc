@@ -13,16 +13,19 @@ using sqlite::Statement;
 using sqlite::Transaction;
 
 constexpr std::string_view kModelColumns = "id, created_at, host, peer, fabric, rounds, duration_s";
-constexpr RecordTable kModelTable = {"link_models", kModelColumns, "created_at", "link model",
-                                     "link models"};
+constexpr RecordTable kModelTable = {
+    "link_models", kModelColumns,
+    "created_at",  "link model",
+    "link models", "`artune model list` lists them; `artune model measure` makes one"};
 constexpr std::string_view kPointColumns =
     "protocol, polling, chunk_size, pipeline_depth, size, inflight, median_s, low_s, high_s, "
     "rounds, slices";
 constexpr std::string_view kPredictionColumns =
     "id, created_at, model_id, workload, search_space, inflight, configs, best_knobs, best_s, "
     "default_knobs, default_s, summary";
-constexpr RecordTable kPredictionTable = {"predictions", kPredictionColumns, "created_at",
-                                          "prediction", "predictions"};
+constexpr RecordTable kPredictionTable = {"predictions", kPredictionColumns,
+                                          "created_at",  "prediction",
+                                          "predictions", "`artune predict list` lists them"};
 
 LinkModelRecord ReadModelRow(const Statement& row) {
   LinkModelRecord model;
@@ -143,11 +146,6 @@ Status CheckPrediction(const PredictionRecord& prediction) {
   return Status::Ok();
 }
 
-Status NoSuchModel(Database& db, int64_t id) {
-  return Status::NotFound("no link model with id " + std::to_string(id) + " in " + db.path() +
-                          " (`artune model list` lists them; `artune model measure` makes one)");
-}
-
 }  // namespace
 
 Result<int64_t> InsertLinkModel(Database& db, const LinkModelRecord& model,
@@ -178,12 +176,8 @@ Result<std::vector<LinkModelRecord>> ListLinkModels(Database& db, int limit) {
 }
 
 Result<LinkModelRecord> GetLinkModel(Database& db, int64_t id) {
-  ARTUNE_ASSIGN_OR_RETURN(
-      std::optional<LinkModelRecord> model,
-      FindRecord(db, kModelTable, id, ReadModelRow,
-                 [&db](LinkModelRecord& found) { return LoadPoints(db, found); }));
-  if (!model) return NoSuchModel(db, id);
-  return std::move(*model);
+  return GetRecord(db, kModelTable, id, ReadModelRow,
+                   [&db](LinkModelRecord& found) { return LoadPoints(db, found); });
 }
 
 Result<int64_t> InsertPrediction(Database& db, const PredictionRecord& prediction,
@@ -193,7 +187,7 @@ Result<int64_t> InsertPrediction(Database& db, const PredictionRecord& predictio
   ARTUNE_ASSIGN_OR_RETURN(Statement model, db.Prepare("SELECT 1 FROM link_models WHERE id = ?"));
   ARTUNE_RETURN_IF_ERROR(model.Bind(1, prediction.model_id));
   ARTUNE_ASSIGN_OR_RETURN(bool model_exists, model.Step());
-  if (!model_exists) return NoSuchModel(db, prediction.model_id);
+  if (!model_exists) return NoSuchRecord(db, kModelTable, prediction.model_id);
   ARTUNE_ASSIGN_OR_RETURN(
       Statement insert,
       db.Prepare("INSERT INTO predictions (" + std::string(kPredictionColumns.substr(4)) +
@@ -219,15 +213,8 @@ Result<std::vector<PredictionRecord>> ListPredictions(Database& db, int limit) {
 }
 
 Result<PredictionRecord> GetPrediction(Database& db, int64_t id) {
-  ARTUNE_ASSIGN_OR_RETURN(
-      std::optional<PredictionRecord> prediction,
-      FindRecord(db, kPredictionTable, id, ReadPredictionRow,
-                 [&db](PredictionRecord& found) { return LoadConfig(db, found); }));
-  if (!prediction) {
-    return Status::NotFound("no prediction with id " + std::to_string(id) + " in " + db.path() +
-                            " (`artune predict list` lists them)");
-  }
-  return std::move(*prediction);
+  return GetRecord(db, kPredictionTable, id, ReadPredictionRow,
+                   [&db](PredictionRecord& found) { return LoadConfig(db, found); });
 }
 
 }  // namespace artune::db::models

@@ -26,6 +26,9 @@ struct RecordTable {
   std::string_view time_column;  // listed newest first by it, then by id
   std::string_view noun;         // "bench run": "bench run list limit -1 is negative"
   std::string_view plural;       // "runs": "pass 0 for all runs or a positive count"
+  // Where the ids are found, for an id that is not: "`artune results` lists the
+  // stored runs".
+  std::string_view where_ids = "";
 };
 
 // The newest `limit` records of `table` (0: all). `read_row(const Statement&)`
@@ -80,6 +83,23 @@ auto FindRecord(sqlite::Database& db, const RecordTable& table, int64_t id, Read
   ARTUNE_RETURN_IF_ERROR(complete(record));
   ARTUNE_RETURN_IF_ERROR(transaction.Commit());
   return std::optional<Record>(std::move(record));
+}
+
+// kNotFound for an `id` that `table` does not hold: "no <noun> with id <id> in
+// <path> (<where_ids>)".
+inline Status NoSuchRecord(sqlite::Database& db, const RecordTable& table, int64_t id) {
+  return Status::NotFound("no " + std::string(table.noun) + " with id " + std::to_string(id) +
+                          " in " + db.path() + " (" + std::string(table.where_ids) + ")");
+}
+
+// FindRecord, with NoSuchRecord's error where it finds none.
+template <typename ReadRow, typename Complete>
+auto GetRecord(sqlite::Database& db, const RecordTable& table, int64_t id, ReadRow read_row,
+               Complete complete)
+    -> Result<std::invoke_result_t<ReadRow, const sqlite::Statement&>> {
+  ARTUNE_ASSIGN_OR_RETURN(auto record, FindRecord(db, table, id, read_row, complete));
+  if (!record) return NoSuchRecord(db, table, id);
+  return std::move(*record);
 }
 
 // Sets finished_at to `now` on the record of `table` with `id`, in one write

@@ -69,7 +69,9 @@ BenchRun ReadRunRow(const Statement& row) {
   return run;
 }
 
-constexpr RecordTable kRunTable = {"bench_runs", kRunColumns, "started_at", "bench run", "runs"};
+constexpr RecordTable kRunTable = {"bench_runs", kRunColumns,
+                                   "started_at", "bench run",
+                                   "runs",       "`artune results` lists the stored runs"};
 
 constexpr std::string_view kCaptureColumns =
     "id, started_at, backend, process, duration_s, lost_events, profile_json";
@@ -86,8 +88,9 @@ CaptureRecord ReadCaptureRow(const Statement& row) {
   return capture;
 }
 
-constexpr RecordTable kCaptureTable = {"captures", kCaptureColumns, "started_at", "capture",
-                                       "captures"};
+constexpr RecordTable kCaptureTable = {"captures",   kCaptureColumns,
+                                       "started_at", "capture",
+                                       "captures",   "`artune captures` lists the stored captures"};
 
 class SqliteStore final : public Store {
  public:
@@ -133,14 +136,8 @@ class SqliteStore final : public Store {
   }
 
   Result<BenchRun> GetBenchRun(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(std::optional<BenchRun> run,
-                            FindRecord(db_, kRunTable, id, ReadRunRow,
-                                       [this](BenchRun& found) { return LoadPairs(found); }));
-    if (!run) {
-      return Status::NotFound("no bench run with id " + std::to_string(id) + " in " + db_.path() +
-                              " (`artune results` lists the stored runs)");
-    }
-    return std::move(*run);
+    return GetRecord(db_, kRunTable, id, ReadRunRow,
+                     [this](BenchRun& found) { return LoadPairs(found); });
   }
 
   Result<int64_t> InsertCapture(const CaptureRecord& capture) override {
@@ -179,15 +176,8 @@ class SqliteStore final : public Store {
   }
 
   Result<CaptureRecord> GetCapture(int64_t id) override {
-    ARTUNE_ASSIGN_OR_RETURN(
-        std::optional<CaptureRecord> capture,
-        FindRecord(db_, kCaptureTable, id, ReadCaptureRow,
-                   [this](CaptureRecord& found) { return LoadMethodRows(found); }));
-    if (!capture) {
-      return Status::NotFound("no capture with id " + std::to_string(id) + " in " + db_.path() +
-                              " (`artune captures` lists the stored captures)");
-    }
-    return std::move(*capture);
+    return GetRecord(db_, kCaptureTable, id, ReadCaptureRow,
+                     [this](CaptureRecord& found) { return LoadMethodRows(found); });
   }
 
   Result<int64_t> InsertSweep(const SweepRecord& sweep) override {

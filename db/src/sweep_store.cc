@@ -65,7 +65,9 @@ constexpr std::string_view kSweepInsertColumns =
 constexpr std::string_view kSweepColumns =
     "id, created_at, finished_at, host, peer, fabric, objective, goal, strategy, workload, "
     "search_space, default_knobs, background_load";
-constexpr RecordTable kSweepTable = {"sweeps", kSweepColumns, "created_at", "sweep", "sweeps"};
+constexpr RecordTable kSweepTable = {
+    "sweeps", kSweepColumns, "created_at",
+    "sweep",  "sweeps",      "`artune results --sweeps` lists the stored sweeps"};
 
 constexpr std::string_view kTrialColumns =
     "id, sweep_id, knobs, status, objective, ci_low, ci_high, samples, remeasured, validated, "
@@ -277,15 +279,8 @@ Result<std::vector<SweepRecord>> ListSweeps(Database& db, int limit) {
 }
 
 Result<SweepRecord> GetSweep(Database& db, int64_t id) {
-  ARTUNE_ASSIGN_OR_RETURN(std::optional<SweepRecord> sweep,
-                          FindRecord(db, kSweepTable, id, ReadSweepRow, [&db](SweepRecord& found) {
-                            return LoadSweepPairs(db, found);
-                          }));
-  if (!sweep) {
-    return Status::NotFound("no sweep with id " + std::to_string(id) + " in " + db.path() +
-                            " (`artune results --sweeps` lists the stored sweeps)");
-  }
-  return std::move(*sweep);
+  return GetRecord(db, kSweepTable, id, ReadSweepRow,
+                   [&db](SweepRecord& found) { return LoadSweepPairs(db, found); });
 }
 
 Result<int64_t> InsertTrial(Database& db, const TrialRecord& trial, const std::string& now) {

@@ -79,14 +79,8 @@ inline artune::Result<int64_t> WriteCluster(db::Store& store, uint32_t ranks,
   cluster.parameters = {{"repeats", "5"}};
   ARTUNE_ASSIGN_OR_RETURN(const int64_t cluster_id, store.InsertCluster(cluster));
   for (const LinkSpec& spec : links) {
-    db::ClusterLinkRecord link;
-    link.cluster_id = cluster_id;
-    link.round = spec.round;
-    link.pair = spec.pair;
-    link.client_rank = spec.client_rank;
-    link.server_rank = spec.server_rank;
-    link.client_host = spec.client;
-    link.server_host = spec.server;
+    db::ClusterLinkRecord link{cluster_id,       spec.round,  spec.pair,  spec.client_rank,
+                               spec.server_rank, spec.client, spec.server};
     link.client_device = spec.client_device;
     link.server_device = spec.server_device;
     if (spec.by_eager.empty()) {

@@ -79,14 +79,8 @@ inline artune::Result<int64_t> WriteLinkModelCluster(db::Store& store) {
   for (const Spec& spec :
        {Spec{0, 0, 0, 1, "p", "q", 1}, Spec{0, 1, 2, 3, "r", "s", 1}, Spec{1, 0, 0, 2, "p", "r", 1},
         Spec{1, 1, 1, 3, "q", "s", 20}, Spec{2, 0, 0, 3, "p", "s", 0}}) {
-    db::ClusterLinkRecord link;
-    link.cluster_id = cluster_id;
-    link.round = spec.round;
-    link.pair = spec.pair;
-    link.client_rank = spec.client_rank;
-    link.server_rank = spec.server_rank;
-    link.client_host = spec.client;
-    link.server_host = spec.server;
+    db::ClusterLinkRecord link{cluster_id,       spec.round,  spec.pair,  spec.client_rank,
+                               spec.server_rank, spec.client, spec.server};
     link.client_device = link.server_device = "tcp:eth0";
     if (spec.byte_factor == 0) {
       link.status = db::LinkStatus::kFailed;

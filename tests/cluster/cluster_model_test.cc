@@ -6,34 +6,18 @@
 
 #include <limits>
 
+#include "../synthetic_link_model.h"
 #include "artune/tuner/payload.h"
 
 namespace artune::tuner {
 namespace {
 
+using model::AddSyntheticCurve;
 using transport::PollingMode;
 using transport::Protocol;
 
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
-
-// time = fixed + size / bandwidth at 64B..8MiB (x4), one call in flight.
-void AddCurve(model::LinkModel& model, Protocol protocol, double fixed_s, double bytes_per_s,
-              uint64_t chunk = 0, uint32_t depth = 0, uint64_t first = 64) {
-  for (uint64_t size = first; size <= 8 * kMiB; size *= 4) {
-    model::ModelPoint point;
-    point.protocol = protocol;
-    point.polling = PollingMode::kAdaptive;
-    point.chunk_size = chunk;
-    point.pipeline_depth = depth;
-    point.size = size;
-    point.inflight = 1;
-    point.median_s = fixed_s + static_cast<double>(size) / bytes_per_s;
-    point.low_s = point.high_s = point.median_s;
-    point.rounds = 1;
-    model.points.push_back(point);
-  }
-}
 
 // A link whose calls cost `fixed` times and whose bytes `slow` times the usual
 // (eager 10 us + 1 GB/s, read 30 us + 4 GB/s, chunked 40 us + 2 or 8 GB/s), and
@@ -42,13 +26,14 @@ model::LinkModel LinkOf(int64_t id, double fixed = 1, double slow = 1, double ch
   model::LinkModel model;
   model.id = id;
   model.fabric = "tcp";
-  AddCurve(model, Protocol::kEager, 10e-6 * fixed, 1e9 / slow);
-  AddCurve(model, Protocol::kCoalescedEager, 10e-6 * fixed, 1e9 / slow, 0, 0, 512);
-  AddCurve(model, Protocol::kRendezvousRead, 30e-6 * fixed, 4e9 / slow);
-  AddCurve(model, Protocol::kChunkedRendezvous, 40e-6 * fixed * chunked, 2e9 / slow / chunked,
-           64 * kKiB, 4, 128 * kKiB);
-  AddCurve(model, Protocol::kChunkedRendezvous, 40e-6 * fixed * chunked, 8e9 / slow / chunked,
-           1 * kMiB, 4, 2 * kMiB);
+  // One call in flight, one round.
+  AddSyntheticCurve(model, Protocol::kEager, 10e-6 * fixed, 1e9 / slow);
+  AddSyntheticCurve(model, Protocol::kCoalescedEager, 10e-6 * fixed, 1e9 / slow, {.first = 512});
+  AddSyntheticCurve(model, Protocol::kRendezvousRead, 30e-6 * fixed, 4e9 / slow);
+  AddSyntheticCurve(model, Protocol::kChunkedRendezvous, 40e-6 * fixed * chunked,
+                    2e9 / slow / chunked, {.chunk = 64 * kKiB, .first = 128 * kKiB, .depth = 4});
+  AddSyntheticCurve(model, Protocol::kChunkedRendezvous, 40e-6 * fixed * chunked,
+                    8e9 / slow / chunked, {.chunk = 1 * kMiB, .first = 2 * kMiB, .depth = 4});
   return model;
 }
 

@@ -3,27 +3,22 @@
 // outlier and the failed link, and the view draws it beside the sweep's heatmap,
 // below it, or as one line when neither fits.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "../cli/cluster_fixture.h"
 #include "cluster_model.h"
+#include "store_file_test.h"
 #include "sweep_source.h"
 #include "views.h"
 
 namespace artune::dashboard {
 namespace {
 
-class ClusterPanelTest : public ::testing::Test {
+class ClusterPanelTest : public StoreFileTest {
  protected:
   void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("artune_dashboard_cluster_" + std::to_string(getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(directory_);
-    std::filesystem::create_directories(directory_);
-    path_ = (directory_ / "store.db").string();
+    StoreFileTest::SetUp();
     auto store = db::Store::Open(path_);
     ASSERT_TRUE(store.ok()) << store.status().message();
     store_ = std::move(*store);
@@ -34,7 +29,6 @@ class ClusterPanelTest : public ::testing::Test {
     data_ = std::move(*data);
     analysis_ = tuner::AnalyzeCluster(data_.input);
   }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
 
   // The sweep id of the link from `client` to `server`.
   int64_t SweepOf(const std::string& client, const std::string& server) const {
@@ -45,8 +39,6 @@ class ClusterPanelTest : public ::testing::Test {
     return 0;
   }
 
-  std::filesystem::path directory_;
-  std::string path_;
   std::unique_ptr<db::Store> store_;
   tuner::ClusterData data_;
   tuner::ClusterAnalysis analysis_;

@@ -5,32 +5,18 @@
 #include "home_source.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "../cli/cluster_model_fixture.h"
 #include "artune/cluster/cluster_model.h"
+#include "store_file_test.h"
 #include "views.h"
 
 namespace artune::dashboard {
 namespace {
 
-class HomeSourceTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("artune_dashboard_home_" + std::to_string(getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(directory_);
-    std::filesystem::create_directories(directory_);
-    path_ = (directory_ / "store.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
-  std::filesystem::path directory_;
-  std::string path_;
-};
+class HomeSourceTest : public StoreFileTest {};
 
 TEST_F(HomeSourceTest, AModelRunShowsItsPredictedBestAndItsOutlier) {
   tuner::ClusterModelData expected;

@@ -4,25 +4,16 @@
 #include "sweep_source.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
+
+#include "store_file_test.h"
 
 namespace artune::dashboard {
 namespace {
 
-class SweepSourceTest : public ::testing::Test {
+class SweepSourceTest : public StoreFileTest {
  protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("artune_dashboard_sweep_" + std::to_string(getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(directory_);
-    std::filesystem::create_directories(directory_);
-    path_ = (directory_ / "store.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
   std::unique_ptr<db::Store> OpenWriter() {
     auto store = db::Store::Open(path_);
     EXPECT_TRUE(store.ok()) << store.status().message();
@@ -58,9 +49,6 @@ class SweepSourceTest : public ::testing::Test {
     auto id = store.InsertTrial(trial);
     ASSERT_TRUE(id.ok()) << id.status().message();
   }
-
-  std::filesystem::path directory_;
-  std::string path_;
 };
 
 TEST_F(SweepSourceTest, MissingStoreIsAnErrorTextNotAFailure) {

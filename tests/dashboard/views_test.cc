@@ -15,18 +15,48 @@ bool Contains(const Canvas& canvas, const std::string& text) {
   return canvas.Text().find(text) != std::string::npos;
 }
 
-// The sweep view of `input` on an 80 x 24 screen.
-Canvas DrawSweepScreen(const SweepInput& input) {
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
+// Each of `texts` is somewhere on the canvas.
+void ExpectShows(const Canvas& canvas, std::initializer_list<std::string> texts) {
+  for (const std::string& text : texts) {
+    EXPECT_TRUE(Contains(canvas, text)) << "no \"" << text << "\" in\n" << canvas.Text();
+  }
+}
+
+// `frame` drawn with `view` in front on an 80 x 24 screen.
+Canvas DrawView(const Frame& frame, View view) {
   Canvas canvas(80, 24);
   UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
+  ui.view = view;
   DrawScreen(frame, ui, canvas);
   return canvas;
+}
+
+// The sweep view of `input` on an 80 x 24 screen.
+Canvas DrawSweepScreen(const SweepInput& input) {
+  Frame frame;
+  frame.sweep.configured = true;
+  frame.sweep.summary = SummarizeSweep(input);
+  return DrawView(frame, View::kSweep);
+}
+
+// A sweep finished at the start of 2026, of latency-like objective (lower is better).
+SweepInput FinishedSweep(int64_t id, const std::string& objective, const std::string& strategy) {
+  return {.id = id,
+          .finished_at = "2026-01-01T00:00:00.000Z",
+          .objective = objective,
+          .goal = "min",
+          .strategy = strategy};
+}
+
+// A validated trial of eager threshold x chunk size, its interval [low, high].
+SweepTrial OkTrial(const std::string& eager, const std::string& chunk, double objective,
+                   double low = 0, double high = 0) {
+  return {.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}},
+          .status = db::TrialStatus::kOk,
+          .validated = true,
+          .objective = objective,
+          .ci_low = low,
+          .ci_high = high};
 }
 
 TrafficSnapshot SampleTraffic() {
@@ -74,20 +104,14 @@ TEST(ViewsTest, TrafficViewShowsMethodsRatesAndHistograms) {
   frame.traffic = SampleTraffic();
   DrawScreen(frame, ui, canvas);
   const std::string text = canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "artune dashboard")) << text;
-  EXPECT_TRUE(Contains(canvas, "1 traffic")) << text;
+  ExpectShows(canvas, {"artune dashboard", "1 traffic"});
   EXPECT_EQ(canvas.StyleAt(0, static_cast<int>(canvas.RowText(0).find("1 traffic"))),
             Style::kTabActive);
-  EXPECT_TRUE(Contains(canvas, "WorkerService/RecvTensor")) << text;
-  EXPECT_TRUE(Contains(canvas, "WorkerService/GetStatus")) << text;
-  EXPECT_TRUE(Contains(canvas, "RPC/s")) << text;
+  ExpectShows(canvas, {"WorkerService/RecvTensor", "WorkerService/GetStatus", "RPC/s"});
   // 30 requests in second 0, window of one second at 1.5 s.
-  EXPECT_TRUE(Contains(canvas, "  30  ")) << text;
-  EXPECT_TRUE(Contains(canvas, "message sizes:")) << text;
-  EXPECT_TRUE(Contains(canvas, "iovec sizes (all send calls)")) << text;
+  ExpectShows(canvas, {"  30  ", "message sizes:", "iovec sizes (all send calls)"});
   EXPECT_TRUE(Contains(canvas, "   1M #")) << text;  // the 1 MiB responses' bucket
-  EXPECT_TRUE(Contains(canvas, "running")) << text;
-  EXPECT_TRUE(Contains(canvas, "q quit")) << text;
+  ExpectShows(canvas, {"running", "q quit"});
   // Nothing is written past row 23 or column 79 (the canvas clips), and no row is
   // left blank where the table should be.
   EXPECT_EQ(canvas.RowText(23).find("q quit") != std::string::npos, true) << text;
@@ -155,27 +179,21 @@ TEST(ViewsTest, LargerTerminalsUseTheSpace) {
 
 TEST(ViewsTest, KeysSwitchViewsAndToggleHelp) {
   UiState ui;
-  HandleKey(ui, Key::kSweep, 0);
-  EXPECT_EQ(ui.view, View::kSweep);
-  HandleKey(ui, Key::kNextView, 0);
-  EXPECT_EQ(ui.view, View::kTransport);
-  HandleKey(ui, Key::kNextView, 0);
-  EXPECT_EQ(ui.view, View::kHome);
-  HandleKey(ui, Key::kNextView, 0);
-  EXPECT_EQ(ui.view, View::kWatch);
-  HandleKey(ui, Key::kNextView, 0);
-  EXPECT_EQ(ui.view, View::kTraffic);
-  HandleKey(ui, Key::kWatch, 0);
-  EXPECT_EQ(ui.view, View::kWatch);
-  HandleKey(ui, Key::kHome, 0);
-  EXPECT_EQ(ui.view, View::kHome);
-  HandleKey(ui, Key::kTraffic, 0);
+  // Each key, then the view it leads to.
+  const std::pair<Key, View> steps[] = {
+      {Key::kSweep, View::kSweep},      {Key::kNextView, View::kTransport},
+      {Key::kNextView, View::kHome},    {Key::kNextView, View::kWatch},
+      {Key::kNextView, View::kTraffic}, {Key::kWatch, View::kWatch},
+      {Key::kHome, View::kHome},        {Key::kTraffic, View::kTraffic}};
+  for (size_t i = 0; i < std::size(steps); ++i) {
+    HandleKey(ui, steps[i].first, 0);
+    EXPECT_EQ(ui.view, steps[i].second) << "after key " << i;
+  }
   HandleKey(ui, Key::kHelp, 0);
   EXPECT_TRUE(ui.help);
   Canvas canvas(80, 24);
   DrawScreen(Frame{}, ui, canvas);
-  EXPECT_TRUE(Contains(canvas, "Keys")) << canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "quit (Ctrl-C too)")) << canvas.Text();
+  ExpectShows(canvas, {"Keys", "quit (Ctrl-C too)"});
   HandleKey(ui, Key::kEscape, 0);
   EXPECT_FALSE(ui.help);
   HandleKey(ui, Key::kQuit, 0);
@@ -223,27 +241,18 @@ TEST(ViewsTest, HomeViewListsTheNewestRecordsWithTotals) {
       {"/tensorflow.WorkerService/RecvTensor", "request", 1500, 90000, "uniform", 1500, 0, 0}};
   home.captures.push_back(capture);
 
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kHome;
   Frame frame;
   frame.home = home;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawView(frame, View::kHome);
   const std::string text = canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "store /data/artune.db")) << text;
-  EXPECT_TRUE(Contains(canvas, "Sweeps (40), newest ")) << text;
-  EXPECT_TRUE(Contains(canvas, "2026-11-25 16:40  tcp   bandwidth      capture:7")) << text;
-  EXPECT_TRUE(Contains(canvas, "unfinished")) << text;
-  EXPECT_TRUE(Contains(canvas, "beats default")) << text;
-  EXPECT_TRUE(Contains(canvas, "Captures (1)")) << text;
-  EXPECT_TRUE(Contains(canvas, "ebpf  python3")) << text;
-  EXPECT_TRUE(Contains(canvas, "3.0 k msgs")) << text;
-  EXPECT_TRUE(Contains(canvas, "none yet: artune bench")) << text;
+  ExpectShows(canvas,
+              {"store /data/artune.db", "Sweeps (40), newest ",
+               "2026-11-25 16:40  tcp   bandwidth      capture:7", "unfinished", "beats default",
+               "Captures (1)", "ebpf  python3", "3.0 k msgs", "none yet: artune bench"});
   // 20 sweeps do not fit at 80x24: the newest are shown, the rest cut, and the
   // hints and key line stay on screen.
   EXPECT_FALSE(Contains(canvas, "   21  ")) << text;
-  EXPECT_TRUE(Contains(canvas, "q quit")) << text;
-  EXPECT_TRUE(Contains(canvas, "--server HOST:PORT")) << text;
+  ExpectShows(canvas, {"q quit", "--server HOST:PORT"});
 }
 
 TEST(ViewsTest, HomeViewWithoutAStoreSaysHowToMakeOne) {
@@ -254,8 +263,7 @@ TEST(ViewsTest, HomeViewWithoutAStoreSaysHowToMakeOne) {
   ui.view = View::kHome;
   Canvas canvas(80, 24);
   DrawScreen(frame, ui, canvas);
-  EXPECT_TRUE(Contains(canvas, "no store yet")) << canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "none yet: artune sweep")) << canvas.Text();
+  ExpectShows(canvas, {"no store yet", "none yet: artune sweep"});
 }
 
 TEST(ViewsTest, TransportViewShowsProtocolCountersAndRates) {
@@ -283,33 +291,22 @@ TEST(ViewsTest, TransportViewShowsProtocolCountersAndRates) {
   EXPECT_DOUBLE_EQ(snapshot.calls_per_s, 50);
   EXPECT_EQ(snapshot.polls, 2u);
 
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kTransport;
   Frame frame;
   frame.transport = snapshot;
-  DrawScreen(frame, ui, canvas);
+  const Canvas canvas = DrawView(frame, View::kTransport);
   const std::string text = canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "server 127.0.0.1:50051")) << text;
-  EXPECT_TRUE(Contains(canvas, "eager")) << text;
-  EXPECT_TRUE(Contains(canvas, "chunked-rendezvous")) << text;
-  EXPECT_TRUE(Contains(canvas, "4.0 MiB/s")) << text;
-  EXPECT_TRUE(Contains(canvas, "calls 150 (50/s)")) << text;
-  EXPECT_TRUE(Contains(canvas, "slices by size")) << text;
+  ExpectShows(canvas, {"server 127.0.0.1:50051", "eager", "chunked-rendezvous", "4.0 MiB/s",
+                       "calls 150 (50/s)", "slices by size"});
 }
 
 TEST(ViewsTest, TransportErrorIsShownUntilTheNextSuccess) {
   TransportModel model;
   model.Configure("127.0.0.1:1");
   model.SetError("GetStats from the transport server at 127.0.0.1:1 failed: refused");
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kTransport;
   Frame frame;
   frame.transport = model.Snapshot();
-  DrawScreen(frame, ui, canvas);
-  EXPECT_TRUE(Contains(canvas, "unreachable")) << canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "failed: refused")) << canvas.Text();
+  const Canvas canvas = DrawView(frame, View::kTransport);
+  ExpectShows(canvas, {"unreachable", "failed: refused"});
   model.AddSample(TransportSample{}, std::chrono::steady_clock::now());
   EXPECT_TRUE(model.Snapshot().error.empty());
 }
@@ -325,55 +322,24 @@ TEST(ViewsTest, SweepViewShowsProgressHeatmapAndBest) {
   for (auto [eager, chunk, value] :
        {std::tuple{"256B", "64KiB", 12.5}, std::tuple{"4KiB", "64KiB", 30.0},
         std::tuple{"256B", "1MiB", 41.0}}) {
-    SweepTrial trial;
-    trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-    trial.status = db::TrialStatus::kOk;
-    trial.validated = true;
-    trial.objective = value;
+    SweepTrial trial = OkTrial(eager, chunk, value);
     trial.duration_s = 10;
     input.trials.push_back(trial);
   }
   const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
-  EXPECT_TRUE(Contains(canvas, "sweep 3  latency-p50 (min)")) << text;
-  EXPECT_TRUE(Contains(canvas, "3/4 trials")) << text;
-  EXPECT_TRUE(Contains(canvas, "ETA 10 s")) << text;
-  EXPECT_TRUE(Contains(canvas, "*12.50")) << text;
-  EXPECT_TRUE(Contains(canvas, "chunk_size=64KiB eager_threshold=256B  12.5")) << text;
-  EXPECT_TRUE(Contains(canvas, "trial 4 is being measured")) << text;
+  ExpectShows(canvas, {"sweep 3  latency-p50 (min)", "3/4 trials", "ETA 10 s", "*12.50",
+                       "chunk_size=64KiB eager_threshold=256B  12.5", "trial 4 is being measured"});
   // The unmeasured cell (4KiB x 1MiB) is a dot.
   EXPECT_TRUE(Contains(canvas, "30.00      .")) << text;
 }
 
 TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
-  SweepInput input;
-  input.id = 5;
-  input.objective = "latency-p50";
-  input.goal = "min";
-  input.strategy = "grid";
-  input.finished_at = "2026-01-01T00:00:00.000Z";
-  SweepTrial trial;
-  trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
-  trial.status = db::TrialStatus::kOk;
-  trial.validated = true;
-  trial.objective = 20;
-  input.trials.push_back(trial);
+  SweepInput input = FinishedSweep(5, "latency-p50", "grid");
+  input.trials.push_back(OkTrial("4KiB", "64KiB", 20));
   input.verdict = db::Verdict::kWithinNoise;
-  SweepTrial again = trial;
-  again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  again.objective = 21;
-  again.ci_low = 19;
-  again.ci_high = 23;
-  input.default_remeasured = again;
-  SweepPanel panel;
-  panel.configured = true;
-  panel.summary = SummarizeSweep(input);
-  Canvas canvas(80, 24);
-  UiState ui;
-  ui.view = View::kSweep;
-  Frame frame;
-  frame.sweep = panel;
-  DrawScreen(frame, ui, canvas);
+  input.default_remeasured = OkTrial("16KiB", "512KiB", 21, 19, 23);
+  const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   EXPECT_TRUE(Contains(canvas, "verdict within noise: the chosen config does not beat the default"))
       << text;
@@ -383,38 +349,16 @@ TEST(ViewsTest, AFinishedSweepShowsItsVerdictAndTheDefaultMeasuredAgain) {
 
   // While running (a resumed sweep keeps its old verdict stored) none is shown.
   input.finished_at.clear();
-  panel.summary = SummarizeSweep(input);
-  frame.sweep = panel;
-  Canvas running(80, 24);
-  DrawScreen(frame, ui, running);
+  const Canvas running = DrawSweepScreen(input);
   EXPECT_FALSE(Contains(running, "verdict")) << running.Text();
 }
 
 TEST(ViewsTest, TheChosenConfigMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
-  SweepInput input;
-  input.id = 6;
-  input.objective = "workload-time";
-  input.goal = "min";
-  input.strategy = "adaptive";
-  input.finished_at = "2026-01-01T00:00:00.000Z";
-  SweepTrial trial;
-  trial.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};
-  trial.status = db::TrialStatus::kOk;
-  trial.validated = true;
-  trial.objective = 20;
-  input.trials.push_back(trial);
+  SweepInput input = FinishedSweep(6, "workload-time", "adaptive");
+  input.trials.push_back(OkTrial("4KiB", "64KiB", 20));
   input.verdict = db::Verdict::kBeatsDefault;
-  SweepTrial best_again = trial;
-  best_again.objective = 18;
-  best_again.ci_low = 17;
-  best_again.ci_high = 19;
-  input.best_remeasured = best_again;
-  SweepTrial default_again = trial;
-  default_again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  default_again.objective = 24;
-  default_again.ci_low = 23;
-  default_again.ci_high = 25;
-  input.default_remeasured = default_again;
+  input.best_remeasured = OkTrial("4KiB", "64KiB", 18, 17, 19);
+  input.default_remeasured = OkTrial("16KiB", "512KiB", 24, 23, 25);
   const Canvas canvas = DrawSweepScreen(input);
   const std::string text = canvas.Text();
   const size_t best_line =
@@ -433,22 +377,8 @@ TEST(ViewsTest, TheChosenConfigMeasuredAgainShowsAboveTheDefaultMeasuredAgain) {
 // The final round chose 8KiB over the search's best trial (4KiB): the view names
 // the chosen config and stars it; the search's best is named as such, unstarred.
 TEST(ViewsTest, AFinishedSweepNamesAndStarsTheChosenConfig) {
-  SweepInput input;
-  input.id = 8;
-  input.objective = "workload-time";
-  input.goal = "min";
-  input.strategy = "adaptive";
-  input.finished_at = "2026-01-01T00:00:00.000Z";
-  for (const auto& [eager, objective] : {std::pair{"4KiB", 20.0}, std::pair{"8KiB", 21.0}}) {
-    SweepTrial trial;
-    trial.knobs = {{"eager_threshold", eager}, {"chunk_size", "64KiB"}};
-    trial.status = db::TrialStatus::kOk;
-    trial.validated = true;
-    trial.objective = objective;
-    trial.ci_low = objective - 1;
-    trial.ci_high = objective + 1;
-    input.trials.push_back(trial);
-  }
+  SweepInput input = FinishedSweep(8, "workload-time", "adaptive");
+  input.trials = {OkTrial("4KiB", "64KiB", 20, 19, 21), OkTrial("8KiB", "64KiB", 21, 20, 22)};
   input.verdict = db::Verdict::kBeatsDefault;
   input.chosen_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
   const Canvas canvas = DrawSweepScreen(input);

@@ -4,25 +4,16 @@
 #include "watch_source.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
+
+#include "store_file_test.h"
 
 namespace artune::dashboard {
 namespace {
 
-class WatchSourceTest : public ::testing::Test {
+class WatchSourceTest : public StoreFileTest {
  protected:
-  void SetUp() override {
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("artune_dashboard_watch_" + std::to_string(getpid()) + "_" +
-                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(directory_);
-    std::filesystem::create_directories(directory_);
-    path_ = (directory_ / "store.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
   static void InsertEvent(db::Store& store, db::WatchAction action, const std::string& reason) {
     db::WatchEventRecord event;
     event.servers = "127.0.0.1:7001";
@@ -32,9 +23,6 @@ class WatchSourceTest : public ::testing::Test {
     auto id = store.InsertWatchEvent(event);
     ASSERT_TRUE(id.ok()) << id.status().message();
   }
-
-  std::filesystem::path directory_;
-  std::string path_;
 };
 
 TEST_F(WatchSourceTest, FollowsDecisionsAsTheyAreStoredNewestFirst) {

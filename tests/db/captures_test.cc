@@ -10,10 +10,7 @@
 namespace artune::db {
 namespace {
 
-using testing::OpenAtVersion;
-using testing::OpenMigrated;
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 CaptureRecord SampleCapture(int sequence) {
   CaptureRecord capture;
@@ -122,22 +119,13 @@ TEST_F(CaptureStoreTest, RejectsInvalidRecordsWithoutWritingAnything) {
 
 TEST(CaptureMigration, UpgradeFromV1KeepsBenchRunsAndAddsCaptures) {
   TempDir dir;
-  const std::string path = dir.File("artune.db");
-  int64_t run_id = 0;
-  {
-    std::unique_ptr<Store> v1 = OpenAtVersion(path, 1);
-    ASSERT_NE(v1, nullptr);
-    EXPECT_EQ(v1->Info()->row_counts.count("captures"), 0u);
-    auto inserted = v1->InsertBenchRun(SampleRun(4, 3));
-    ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
-    run_id = *inserted;
-  }
-  std::unique_ptr<Store> store;
-  const StoreInfo info = OpenMigrated(path, store);
+  const UpgradedStore upgraded =
+      UpgradeWithRow(dir.File("artune.db"), 1, "captures",
+                     [](Store& v1) { return v1.InsertBenchRun(SampleRun(4, 3)); },
+                     {{"bench_runs", 1}, {"captures", 0}});
+  const std::unique_ptr<Store>& store = upgraded.store;
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(info.row_counts.at("bench_runs"), 1);
-  EXPECT_EQ(info.row_counts.at("captures"), 0);
-  auto run = store->GetBenchRun(run_id);
+  auto run = store->GetBenchRun(upgraded.old_row);
   ASSERT_TRUE(run.ok()) << run.status().ToString();
   EXPECT_EQ(run->config, SampleRun(4, 3).config);
   auto id = store->InsertCapture(SampleCapture(5));

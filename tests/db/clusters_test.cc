@@ -13,9 +13,7 @@
 namespace artune::db {
 namespace {
 
-using testing::OpenAtVersion;
-using testing::OpenMigrated;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 ClusterRecord SampleCluster(uint32_t ranks = 4) {
   ClusterRecord cluster;
@@ -235,22 +233,13 @@ TEST(LinkStatusNames, RoundTrip) {
 
 TEST(ClusterMigration, UpgradeFromV6KeepsSweepsAndAddsClusters) {
   TempDir dir;
-  const std::string path = dir.File("artune.db");
-  int64_t sweep = 0;
-  {
-    std::unique_ptr<Store> v6 = OpenAtVersion(path, 6);
-    ASSERT_NE(v6, nullptr);
-    EXPECT_EQ(v6->Info()->row_counts.count("clusters"), 0u);
-    auto inserted = v6->InsertSweep(LinkSweep("node0", "10.0.0.2:4000"));
-    ASSERT_TRUE(inserted.ok()) << inserted.status().ToString();
-    sweep = *inserted;
-  }
-  std::unique_ptr<Store> store;
-  const StoreInfo info = OpenMigrated(path, store);
+  const UpgradedStore upgraded =
+      UpgradeWithRow(dir.File("artune.db"), 6, "clusters",
+                     [](Store& v6) { return v6.InsertSweep(LinkSweep("node0", "10.0.0.2:4000")); },
+                     {{"sweeps", 1}, {"clusters", 0}, {"cluster_links", 0}});
+  const std::unique_ptr<Store>& store = upgraded.store;
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(info.row_counts.at("sweeps"), 1);
-  EXPECT_EQ(info.row_counts.at("clusters"), 0);
-  EXPECT_EQ(info.row_counts.at("cluster_links"), 0);
+  const int64_t sweep = upgraded.old_row;
   auto cluster = store->InsertCluster(SampleCluster(2));
   ASSERT_TRUE(cluster.ok()) << cluster.status().ToString();
   // A sweep stored before the upgrade can be a link's measurement.

@@ -23,8 +23,7 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 // Enough rows per run that the kill often lands inside a transaction.
 constexpr int kKnobsPerRun = 120;

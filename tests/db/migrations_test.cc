@@ -14,8 +14,7 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 // A raw connection for looking at a file from outside the store.
 sqlite::Database Inspect(const std::string& path) {

@@ -17,10 +17,7 @@
 namespace artune::db {
 namespace {
 
-using testing::OpenAtVersion;
-using testing::OpenMigrated;
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 LinkModelRecord SampleModel(const std::string& fabric = "tcp") {
   LinkModelRecord model;
@@ -131,22 +128,13 @@ TEST(Predictions, StoredWithTheBestConfigAndTiedToTheirModel) {
 
 TEST(Predictions, AStoreOfSchemaV8OpensAndUpgradesUnchanged) {
   TempDir dir;
-  const std::string path = dir.File("artune.db");
-  int64_t run_id = 0;
-  {
-    std::unique_ptr<Store> v8 = OpenAtVersion(path, 8);
-    ASSERT_NE(v8, nullptr);
-    EXPECT_EQ(v8->Info()->row_counts.count("link_models"), 0u);
-    auto run = v8->InsertBenchRun(SampleRun(2));
-    ASSERT_TRUE(run.ok());
-    run_id = *run;
-  }
-  std::unique_ptr<Store> store;
-  const StoreInfo info = OpenMigrated(path, store);
+  const UpgradedStore upgraded =
+      UpgradeWithRow(dir.File("artune.db"), 8, "link_models",
+                     [](Store& v8) { return v8.InsertBenchRun(SampleRun(2)); },
+                     {{"link_models", 0}, {"predictions", 0}});
+  const std::unique_ptr<Store>& store = upgraded.store;
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(info.row_counts.at("link_models"), 0);
-  EXPECT_EQ(info.row_counts.at("predictions"), 0);
-  auto run = store->GetBenchRun(run_id);
+  auto run = store->GetBenchRun(upgraded.old_row);
   ASSERT_TRUE(run.ok());
   EXPECT_EQ(run->config, SampleRun(2).config);
   EXPECT_TRUE(store->InsertLinkModel(SampleModel()).ok());

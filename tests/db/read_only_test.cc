@@ -23,8 +23,7 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 constexpr uid_t kNobody = 65534;
 

@@ -12,8 +12,7 @@
 namespace artune::db {
 namespace {
 
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 class StoreTest : public testing::StoreFixture {};
 

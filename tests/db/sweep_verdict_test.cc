@@ -17,9 +17,7 @@
 namespace artune::db {
 namespace {
 
-using testing::OpenAtVersion;
-using testing::OpenMigrated;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 SweepRecord VerdictSweep() {
   SweepRecord sweep;
@@ -398,14 +396,9 @@ TEST(SweepVerdictMigration, DeletingASweepDeletesItsVerdict) {
 TEST(SweepVerdictMigration, AV5VerdictReadsBackWithoutAFinalRound) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
-  int64_t sweep_id = 0;
-  {
-    std::unique_ptr<Store> v5 = OpenAtVersion(path, 5);
-    ASSERT_NE(v5, nullptr);
-    auto id = v5->InsertSweep(VerdictSweep());
-    ASSERT_TRUE(id.ok()) << id.status().ToString();
-    sweep_id = *id;
-  }
+  const int64_t sweep_id =
+      InsertAtVersion(path, 5, "", [](Store& v5) { return v5.InsertSweep(VerdictSweep()); });
+  ASSERT_NE(sweep_id, 0);
   {
     // This build writes v6 rows; a v5 build wrote the verdict's row without
     // final_rounds.

@@ -14,10 +14,7 @@
 namespace artune::db {
 namespace {
 
-using testing::OpenAtVersion;
-using testing::OpenMigrated;
-using testing::SampleRun;
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 SweepRecord SampleSweep(std::string goal = "min") {
   SweepRecord sweep;
@@ -270,19 +267,12 @@ TEST_F(SweepStoreTest, BestTrialFollowsTheGoalAndSkipsInvalidAndFailed) {
 
 TEST(SweepMigration, UpgradeFromV2KeepsRunsAndCapturesAndAddsSweeps) {
   TempDir dir;
-  const std::string path = dir.File("artune.db");
-  {
-    std::unique_ptr<Store> v2 = OpenAtVersion(path, 2);
-    ASSERT_NE(v2, nullptr);
-    EXPECT_EQ(v2->Info()->row_counts.count("sweeps"), 0u);
-    ASSERT_TRUE(v2->InsertBenchRun(SampleRun(1, 2)).ok());
-  }
-  std::unique_ptr<Store> store;
-  const StoreInfo info = OpenMigrated(path, store);
+  const UpgradedStore upgraded =
+      UpgradeWithRow(dir.File("artune.db"), 2, "sweeps",
+                     [](Store& v2) { return v2.InsertBenchRun(SampleRun(1, 2)); },
+                     {{"bench_runs", 1}, {"sweeps", 0}, {"trials", 0}});
+  const std::unique_ptr<Store>& store = upgraded.store;
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(info.row_counts.at("bench_runs"), 1);
-  EXPECT_EQ(info.row_counts.at("sweeps"), 0);
-  EXPECT_EQ(info.row_counts.at("trials"), 0);
   auto sweep = store->InsertSweep(SampleSweep());
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   ASSERT_TRUE(store->InsertTrial(SampleTrial(*sweep, "4KiB", "64KiB", 5.0)).ok());
@@ -311,14 +301,9 @@ TEST(SweepStoreConcurrency, TrialsCommittedByOneStoreAreSeenByAnother) {
 TEST(SweepMigration, BackgroundLoadReadsBackAndOlderSweepsReadNone) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
-  int64_t old_sweep = 0;
-  {
-    std::unique_ptr<Store> v7 = OpenAtVersion(path, 7);
-    ASSERT_NE(v7, nullptr);
-    auto id = v7->InsertSweep(SampleSweep());
-    ASSERT_TRUE(id.ok()) << id.status().ToString();
-    old_sweep = *id;
-  }
+  const int64_t old_sweep =
+      InsertAtVersion(path, 7, "", [](Store& v7) { return v7.InsertSweep(SampleSweep()); });
+  ASSERT_NE(old_sweep, 0);
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
   auto old_read = (*store)->GetSweep(old_sweep);

@@ -11,7 +11,7 @@
 namespace artune::db {
 namespace {
 
-using testing::TempDir;
+using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
 WatchEventRecord Decision(WatchAction action, const std::string& at) {
   WatchEventRecord event;

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "loopback_socket.h"
 #include "redirect_asker.h"
 #include "redirect_protocol.h"
 #include "relay.h"
@@ -75,33 +76,11 @@ extern "C" ssize_t sendmsg(int fd, const msghdr* message, int flags) {
 namespace artune::relay {
 namespace {
 
-void SetTimeouts(int fd, int seconds) {
-  timeval wait{seconds, 0};  // bounds every blocking call of the test
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-}
-
-uint16_t PortOf(const std::string& address) {
-  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
-
-uint16_t LocalPort(int fd) {
-  sockaddr_in address{};
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  return ntohs(address.sin_port);
-}
-
-int ConnectLoopback(uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  SetTimeouts(fd, 20);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  return fd;
-}
+using testing::ConnectLoopback;
+using testing::ListenLoopback;
+using testing::LocalPort;
+using testing::PortOf;
+using testing::SetTimeouts;
 
 // Reads exactly `size` bytes (or fewer on an error or the socket's timeout).
 std::string ReadExactly(int fd, size_t size) {
@@ -127,15 +106,7 @@ class RelayHandlerWrite : public ::testing::Test {
       std::lock_guard lock(hold_mutex);
       held = released = false;
     }
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    SetTimeouts(listener_, 20);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ASSERT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    ASSERT_EQ(listen(listener_, 4), 0);
-    ASSERT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    listener_ = ListenLoopback();
     RelayOptions target_options;
     target_options.listen = "127.0.0.1:0";
     auto target = Relay::Start(target_options);
@@ -150,7 +121,7 @@ class RelayHandlerWrite : public ::testing::Test {
     auto origin = Relay::Start(origin_options);
     ASSERT_TRUE(origin.ok()) << origin.status().ToString();
     origin_ = std::move(*origin);
-    carried_ = testing::CarriedPort(control, ntohs(address.sin_port));
+    carried_ = testing::CarriedPort(control, LocalPort(listener_));
   }
 
   void TearDown() override {

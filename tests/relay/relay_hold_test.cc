@@ -26,6 +26,7 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
+using testing::ConnectLoopback;
 using testing::PortOf;
 using testing::SetTimeouts;
 using testing::SlowEchoServer;
@@ -61,13 +62,7 @@ EchoRun RunEcho(uint64_t held_limit, size_t total) {
   EXPECT_TRUE(origin.ok()) << origin.status().ToString();
   if (!target.ok() || !origin.ok()) return run;
 
-  const int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in carried{};
-  carried.sin_family = AF_INET;
-  carried.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  carried.sin_port = htons(testing::CarriedPort(control, server.port()));
-  SetTimeouts(client);
-  EXPECT_EQ(connect(client, reinterpret_cast<sockaddr*>(&carried), sizeof carried), 0);
+  const int client = ConnectLoopback(testing::CarriedPort(control, server.port()));
 
   std::mt19937 random(22);
   Bytes sent(total);

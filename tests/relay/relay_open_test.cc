@@ -12,6 +12,7 @@
 #include <atomic>
 #include <future>
 
+#include "loopback_socket.h"
 #include "relay.h"
 #include "relay_wire.h"
 
@@ -33,11 +34,9 @@ class LoopbackPort {
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
     bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
     if (listening) listen(fd_, 8);
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    port_ = testing::LocalPort(fd_);
   }
   ~LoopbackPort() { close(fd_); }
   uint16_t port() const { return port_; }
@@ -129,20 +128,11 @@ TEST_F(RelayOpenTest, SucceedsWhenTheOriginRelayAnswers) {
 // Open from another origin is decided while that one still waits. Before, the loop
 // dialled it itself and every other connection waited the deadline out.
 TEST_F(RelayOpenTest, AnOriginThatHangsDelaysNoOtherConnection) {
-  const int hung = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(hung, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(hung, 8), 0);
-  ASSERT_EQ(getsockname(hung, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  timeval wait{20, 0};  // bounds the accept below
-  setsockopt(hung, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  const int hung = testing::ListenLoopback();  // its accept below is bounded
   LoopbackPort server(/*listening=*/true);
 
   const std::vector<std::byte> stalled_open = EncodeOpen(
-      {4, 1, "127.0.0.1:" + std::to_string(ntohs(address.sin_port)), "127.0.0.1", server.port()});
+      {4, 1, "127.0.0.1:" + std::to_string(testing::LocalPort(hung)), "127.0.0.1", server.port()});
   const transport::ConstSlice slice(stalled_open);
   // Shared with the completion, which may run after a failed assertion ends the test.
   struct Stalled {

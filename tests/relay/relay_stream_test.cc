@@ -27,20 +27,12 @@ namespace {
 
 using Bytes = std::vector<std::byte>;
 
+using testing::ConnectLoopback;
+using testing::ListenLoopback;
+using testing::LocalPort;
 using testing::PortOf;
 using testing::SetTimeouts;
 using testing::SlowEchoServer;
-
-int ConnectLoopback(uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port);
-  SetTimeouts(fd);
-  EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  return fd;
-}
 
 TEST(RelayStream, MixedChunkSizesEchoExactlyInOrder) {
   // The echo server reads slowly at first (the relay's queue fills up), then echoes
@@ -124,15 +116,7 @@ TEST(RelayStream, AHungPeerRelayDelaysNoOtherDestination) {
   ASSERT_EQ(listen(hung, 8), 0);
   SetTimeouts(hung);  // bounds the accept below
   // The echo server on 127.0.0.1, behind the live relay.
-  const int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof address;
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
-  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-  SetTimeouts(listener);
+  const int listener = ListenLoopback();
   std::thread server([listener] {
     const int fd = accept(listener, nullptr, nullptr);
     if (fd < 0) return;
@@ -159,7 +143,7 @@ TEST(RelayStream, AHungPeerRelayDelaysNoOtherDestination) {
   ASSERT_GE(dialled, 0) << "the origin never dialled the relay on 127.0.0.2";
 
   // Meanwhile a connection to 127.0.0.1 is carried, both ways.
-  const int client = ConnectLoopback(testing::CarriedPort(control, ntohs(address.sin_port)));
+  const int client = ConnectLoopback(testing::CarriedPort(control, LocalPort(listener)));
   const char hello[] = "carried while another relay hangs";
   ASSERT_EQ(send(client, hello, sizeof hello, MSG_NOSIGNAL), static_cast<ssize_t>(sizeof hello));
   char echoed[sizeof hello] = {};

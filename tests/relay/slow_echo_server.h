@@ -1,6 +1,6 @@
-// Test support for the relays' stream tests: bounded socket timeouts, and an echo
-// server on loopback that reads slowly at first through a small receive buffer, so
-// the relay's writes to it stop soon and what follows waits in the relay's queue.
+// Test support for the relays' stream tests: an echo server on loopback that reads slowly at first
+// through a small receive buffer, so the relay's writes to it stop soon and what follows waits in
+// the relay's queue.
 #pragma once
 
 #include <arpa/inet.h>
@@ -16,19 +16,9 @@
 #include <thread>
 #include <vector>
 
+#include "loopback_socket.h"
+
 namespace artune::relay::testing {
-
-// Bounds every blocking call on `fd` at 20 s: a relay that never answers fails the
-// test instead of hanging it.
-inline void SetTimeouts(int fd) {
-  timeval wait{20, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &wait, sizeof wait);
-}
-
-inline uint16_t PortOf(const std::string& address) {
-  return static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
 
 // Accepts one connection and echoes it until the peer half-closes: its first 50
 // reads take 1000 bytes every 10 ms (an 8 KiB receive buffer, inherited by the
@@ -36,18 +26,8 @@ inline uint16_t PortOf(const std::string& address) {
 class SlowEchoServer {
  public:
   explicit SlowEchoServer(size_t read_bytes) {
-    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int small = 8 << 10;
-    setsockopt(listener_, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    EXPECT_EQ(listen(listener_, 4), 0);
-    EXPECT_EQ(getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    port_ = ntohs(address.sin_port);
-    SetTimeouts(listener_);  // bounds the accept
+    listener_ = ListenLoopback(8 << 10);
+    port_ = LocalPort(listener_);
     thread_ = std::thread([this, read_bytes] { Serve(read_bytes); });
   }
   // Ends a wait for a connection that never came (a test that gave up before

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "artune/report/svg.h"
+#include "occurrences.h"
 
 namespace artune::report {
 namespace {
@@ -63,14 +64,6 @@ std::pair<db::CaptureRecord, probes::Profile> Fixture() {
   capture.backend = "ebpf";
   capture.process = "python3 <train.py>";
   return {capture, profile};
-}
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
-  return count;
 }
 
 TEST(CaptureReportHtml, EscapesUntrustedNamesEverywhere) {

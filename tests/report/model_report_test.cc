@@ -3,17 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include "occurrences.h"
 
 namespace artune::report {
 namespace {
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
-  return count;
-}
 
 db::LinkModelPointRow Point(std::string protocol, std::string polling, uint64_t size,
                             uint32_t inflight, double us, uint64_t chunk = 0, uint32_t depth = 0) {

@@ -4,17 +4,10 @@
 
 #include <cstdio>
 #include <string>
+#include "occurrences.h"
 
 namespace artune::report {
 namespace {
-
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
-  return count;
-}
 
 TEST(FormatBucketBound, UsesExactBinaryUnits) {
   EXPECT_EQ(FormatBucketBound(0), "0 B");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "artune/report/svg.h"
+#include "occurrences.h"
 
 namespace artune::report {
 namespace {
@@ -39,12 +40,17 @@ db::SweepRecord Sweep() {
   return sweep;
 }
 
-size_t Count(const std::string& text, const std::string& needle) {
-  size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++count;
-  }
-  return count;
+// Sweep() with its stored verdict: `verdict`, judging the config `best_knobs`.
+db::SweepRecord DecidedSweep(db::Verdict verdict, const std::string& best_knobs) {
+  db::SweepRecord sweep = Sweep();
+  sweep.verdict = db::SweepVerdict{.verdict = verdict, .best_knobs = best_knobs};
+  return sweep;
+}
+
+// The defaults (50), the search's best trial 4KiB (44), and 8KiB (45) close behind.
+std::vector<db::TrialRecord> ThreeTrials() {
+  return {Trial(1, "16KiB", "512KiB", 50), Trial(2, "4KiB", "64KiB", 44),
+          Trial(3, "8KiB", "64KiB", 45)};
 }
 
 TEST(ChooseHeatmapAxes, PrefersEagerThresholdByChunkSize) {
@@ -111,12 +117,9 @@ TEST(SweepReportHtml, ComparesTheChosenConfigWithTheDefaultsAndHighlightsIt) {
 TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
   const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
                                                Trial(2, "4KiB", "64KiB", 49)};
-  db::SweepRecord sweep = Sweep();
-  db::SweepVerdict verdict;
-  verdict.verdict = db::Verdict::kWithinNoise;
-  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
-  verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 48.5);
-  sweep.verdict = verdict;
+  db::SweepRecord sweep =
+      DecidedSweep(db::Verdict::kWithinNoise, "chunk_size=64KiB;eager_threshold=4KiB");
+  sweep.verdict->default_remeasured = Trial(0, "16KiB", "512KiB", 48.5);
   const std::string html = SweepReportHtml(sweep, trials, trials[1]);
   EXPECT_NE(html.find("Verdict: Within noise: the chosen config does not beat the defaults"),
             std::string::npos);
@@ -148,16 +151,11 @@ TEST(SweepReportHtml, StatesTheStoredVerdictWithTheDefaultMeasuredAgain) {
 }
 
 TEST(SweepReportHtml, ShowsTheChosenConfigMeasuredAgainBesideTheDefault) {
-  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
-                                               Trial(2, "4KiB", "64KiB", 44),
-                                               Trial(3, "8KiB", "64KiB", 45)};
-  db::SweepRecord sweep = Sweep();
-  db::SweepVerdict verdict;
-  verdict.verdict = db::Verdict::kBeatsDefault;
-  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
-  verdict.best_remeasured = Trial(0, "4KiB", "64KiB", 46.5);
-  verdict.default_remeasured = Trial(0, "16KiB", "512KiB", 49.5);
-  sweep.verdict = verdict;
+  const std::vector<db::TrialRecord> trials = ThreeTrials();
+  db::SweepRecord sweep =
+      DecidedSweep(db::Verdict::kBeatsDefault, "chunk_size=64KiB;eager_threshold=4KiB");
+  sweep.verdict->best_remeasured = Trial(0, "4KiB", "64KiB", 46.5);
+  sweep.verdict->default_remeasured = Trial(0, "16KiB", "512KiB", 49.5);
   std::string html = SweepReportHtml(sweep, trials, trials[1]);
   EXPECT_NE(html.find("Measured again together after the search, the chosen config gave "
                       "latency-p50 "
@@ -205,14 +203,9 @@ TEST(SweepReportHtml, ShowsTheChosenConfigMeasuredAgainBesideTheDefault) {
 // highlighted rows and the name "chosen" go to 8KiB, the config `apply config`
 // writes; 4KiB is named the search's best and not starred.
 TEST(SweepReportHtml, StarsTheChosenConfigNotTheSearchsBestTrial) {
-  const std::vector<db::TrialRecord> trials = {Trial(1, "16KiB", "512KiB", 50),
-                                               Trial(2, "4KiB", "64KiB", 44),
-                                               Trial(3, "8KiB", "64KiB", 45)};
-  db::SweepRecord sweep = Sweep();
-  db::SweepVerdict verdict;
-  verdict.verdict = db::Verdict::kBeatsDefault;
-  verdict.best_knobs = "chunk_size=64KiB;eager_threshold=8KiB";
-  sweep.verdict = verdict;
+  const std::vector<db::TrialRecord> trials = ThreeTrials();
+  const db::SweepRecord sweep =
+      DecidedSweep(db::Verdict::kBeatsDefault, "chunk_size=64KiB;eager_threshold=8KiB");
   const std::string html = SweepReportHtml(sweep, trials, trials[1]);
   EXPECT_EQ(Count(html, "★"), 1u);
   EXPECT_NE(html.find("eager_threshold 8KiB, chunk_size 64KiB: latency-p50 45 (95% CI 44 .. 46, "

@@ -7,6 +7,7 @@
 
 #include <deque>
 
+#include "../synthetic_link_model.h"
 #include "artune/transport/knobs.h"
 #include "artune/tuner/stats.h"
 
@@ -19,35 +20,19 @@ using transport::Protocol;
 constexpr uint64_t kKiB = 1024;
 constexpr uint64_t kMiB = 1024 * kKiB;
 
-// time = fixed + size / bandwidth, 64 B..8 MiB (x4), at 1 and 8 calls in flight.
-void AddCurve(model::LinkModel& model, Protocol protocol, double fixed_s, double bytes_per_s,
-              uint64_t chunk = 0, uint32_t depth = 0) {
-  for (uint64_t size = 64; size <= 8 * kMiB; size *= 4) {
-    for (uint32_t inflight : {1u, 8u}) {
-      model::ModelPoint point;
-      point.protocol = protocol;
-      point.polling = PollingMode::kAdaptive;
-      point.chunk_size = chunk;
-      point.pipeline_depth = depth;
-      point.size = size;
-      point.inflight = inflight;
-      point.median_s = point.low_s = point.high_s = fixed_s + size / bytes_per_s;
-      point.rounds = 3;
-      model.points.push_back(point);
-    }
-  }
-}
-
 // Eager 10 us + 1 GB/s, a rendezvous read 60 us + 4 GB/s: eager is cheaper up to
 // about 65 KiB, so 24 KiB messages want an eager threshold above the default 16 KiB
 // (a pass about 45 % shorter).
 model::LinkModel SyntheticModel() {
   model::LinkModel model;
   model.fabric = "tcp";
-  AddCurve(model, Protocol::kEager, 10e-6, 1e9);
-  AddCurve(model, Protocol::kCoalescedEager, 10e-6, 1e9);
-  AddCurve(model, Protocol::kRendezvousRead, 60e-6, 4e9);
-  AddCurve(model, Protocol::kChunkedRendezvous, 70e-6, 4e9, 512 * kKiB, 4);
+  // 64 B..8 MiB at 1 and 8 calls in flight, 3 rounds.
+  const model::SyntheticCurve kCurve = {.rounds = 3, .inflights = {1, 8}};
+  model::AddSyntheticCurve(model, Protocol::kEager, 10e-6, 1e9, kCurve);
+  model::AddSyntheticCurve(model, Protocol::kCoalescedEager, 10e-6, 1e9, kCurve);
+  model::AddSyntheticCurve(model, Protocol::kRendezvousRead, 60e-6, 4e9, kCurve);
+  model::AddSyntheticCurve(model, Protocol::kChunkedRendezvous, 70e-6, 4e9,
+                           {.chunk = 512 * kKiB, .depth = 4, .rounds = 3, .inflights = {1, 8}});
   return model;
 }
 

@@ -8,6 +8,7 @@
 #include "artune/db/trial_knob_text.h"
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
+#include "run_facts.h"
 
 namespace artune::report {
 namespace {
@@ -45,22 +46,15 @@ std::string OutlierTerms(const tuner::ClusterModelData& data, size_t link) {
 }
 
 void AddSummary(HtmlDocument& document, const tuner::ClusterModelData& data) {
-  const db::ClusterRecord& cluster = data.cluster;
   const tuner::ClusterModelPrediction& prediction = data.prediction;
-  document.AddFacts({
-      {"created (UTC)", cluster.created_at},
-      {"finished (UTC)", cluster.finished_at.empty()
-                             ? "not finished (running, or stopped before the end)"
-                             : cluster.finished_at},
-      {"ranks", std::to_string(cluster.ranks)},
-      {"pairs", cluster.pairs},
-      {"measurement", "model: each link measured its link model; every config is predicted"},
-      {"workload", data.workload + ", " + FormatNumber(prediction.inflight) + " calls in flight"},
-      {"search space", data.space.Canonical()},
-      {"links", std::to_string(data.links.size()) + " (" + std::to_string(prediction.usable_links) +
-                    " with a model, " +
-                    std::to_string(data.links.size() - prediction.usable_links) + " without)"},
-  });
+  document.AddFacts(ClusterRunFacts(
+      data.cluster,
+      {{"measurement", "model: each link measured its link model; every config is predicted"},
+       {"workload", data.workload + ", " + FormatNumber(prediction.inflight) + " calls in flight"},
+       {"search space", data.space.Canonical()},
+       {"links", std::to_string(data.links.size()) + " (" +
+                     std::to_string(prediction.usable_links) + " with a model, " +
+                     std::to_string(data.links.size() - prediction.usable_links) + " without)"}}));
 }
 
 void AddClusterBest(HtmlDocument& document, const tuner::ClusterModelData& data) {

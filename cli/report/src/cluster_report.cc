@@ -5,6 +5,7 @@
 #include "artune/db/trial_knob_text.h"
 #include "artune/report/html.h"
 #include "artune/report/svg.h"
+#include "run_facts.h"
 
 namespace artune::report {
 namespace {
@@ -30,20 +31,13 @@ std::string Objective(const tuner::ClusterData& data) {
 
 void AddSummary(HtmlDocument& document, const tuner::ClusterData& data,
                 const tuner::ClusterAnalysis& analysis) {
-  const db::ClusterRecord& cluster = data.cluster;
-  document.AddFacts({
-      {"created (UTC)", cluster.created_at},
-      {"finished (UTC)", cluster.finished_at.empty()
-                             ? "not finished (running, or stopped before the end)"
-                             : cluster.finished_at},
-      {"ranks", std::to_string(cluster.ranks)},
-      {"pairs", cluster.pairs},
-      {"measurement", cluster.measurement},
-      {"objective", data.objective.empty() ? "none measured" : Objective(data)},
-      {"links", std::to_string(data.links.size()) + " (" + std::to_string(analysis.usable_links) +
-                    " measured, " + std::to_string(analysis.failed_links) + " failed)"},
-      {"winner chosen by", std::string(tuner::ClusterGoalName(data.input.cluster_goal))},
-  });
+  document.AddFacts(ClusterRunFacts(
+      data.cluster,
+      {{"measurement", data.cluster.measurement},
+       {"objective", data.objective.empty() ? "none measured" : Objective(data)},
+       {"links", std::to_string(data.links.size()) + " (" + std::to_string(analysis.usable_links) +
+                     " measured, " + std::to_string(analysis.failed_links) + " failed)"},
+       {"winner chosen by", std::string(tuner::ClusterGoalName(data.input.cluster_goal))}}));
 }
 
 void AddWinner(HtmlDocument& document, const tuner::ClusterData& data,

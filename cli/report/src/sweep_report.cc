@@ -11,6 +11,7 @@
 #include "artune/transport/knobs.h"
 #include "artune/tuner/goal.h"
 #include "artune/tuner/sweep_choice.h"
+#include "run_facts.h"
 
 namespace artune::report {
 namespace {
@@ -161,21 +162,15 @@ void AddSummary(HtmlDocument& document, const db::SweepRecord& sweep,
   for (const auto& [status, count] : by_status) {
     counts += ", " + std::to_string(count) + " " + status;
   }
-  document.AddFacts({
-      {"created (UTC)", sweep.created_at},
-      {"finished (UTC)", sweep.finished_at.empty()
-                             ? "not finished (running, or stopped before the end)"
-                             : sweep.finished_at},
-      {"host", sweep.host},
-      {"peer", sweep.peer},
-      {"fabric", sweep.fabric},
-      {"objective", ObjectiveLabel(sweep)},
-      {"strategy", sweep.strategy},
-      {"workload", sweep.workload},
-      {"search space", sweep.search_space},
-      {"trials", counts},
-      {"verdict", VerdictFact(sweep)},
-  });
+  document.AddFacts(RunFacts(sweep, {{"host", sweep.host},
+                                     {"peer", sweep.peer},
+                                     {"fabric", sweep.fabric},
+                                     {"objective", ObjectiveLabel(sweep)},
+                                     {"strategy", sweep.strategy},
+                                     {"workload", sweep.workload},
+                                     {"search space", sweep.search_space},
+                                     {"trials", counts},
+                                     {"verdict", VerdictFact(sweep)}}));
 }
 
 bool SameTrial(const std::optional<db::TrialRecord>& a, const db::TrialRecord& b) {
