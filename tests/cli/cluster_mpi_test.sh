@@ -13,32 +13,10 @@
 set -uo pipefail
 artune=$(realpath "$1")
 
-skip() { echo "SKIP: $*"; exit 77; }
-[[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
-command -v mpirun >/dev/null || skip "mpirun not found (apt-get install openmpi-bin)"
-command -v sqlite3 >/dev/null || skip "sqlite3 not found"
-# One rank is no cluster: an artune with MPI says so (exit 2); without MPI, exit 4.
-# (LeakSanitizer off: Open MPI's own leaks, see cluster_netns_lib.sh.)
-out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-  ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 30 \
-  "$artune" --db /dev/null sweep --mpi 2>&1)
-[[ $out == *"at least 2 ranks"* ]] || skip "this artune has no MPI: $out"
-
 # shellcheck source=tests/cli/cluster_netns_lib.sh
 source "$(dirname "$0")/cluster_netns_lib.sh"
 tag="acl$$"
-dir=$(mktemp -d)
-# The ranks' scratch directories go with the test's, a killed run's too (its
-# ranks may still be dying when the resumed run starts, and so are not stale yet).
-export TMPDIR="$dir"
-cleanup() {
-  netns_down
-  [[ -n ${KEEP:-} ]] || rm -rf "$dir"
-}
-trap cleanup EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
+cluster_test_begin "$artune" "$tag"
 
 # A sweep small enough to run a round in about a second: two points, short
 # measurements, one repeat, a final round of one.
@@ -129,12 +107,7 @@ kill_sweep=(sweep --mpi --knob "eager_threshold=1KiB,4KiB" --duration 0.3 --warm
   --finalists 1 --final-rounds 1)
 run_on "$db" 90 "${kill_sweep[@]}" --pairs all >"$dir/kill.out" 2>"$dir/kill.err" &
 job=$!
-for _ in $(seq 1 300); do
-  links=$(q "$db" "SELECT count(*) FROM cluster_links" 2>/dev/null || echo 0)
-  [[ ${links:-0} -ge 2 ]] && break
-  sleep 0.1
-done
-kill -9 "$(cat "$dir/rank3.pid")"
+kill_rank_once_linked "$db" 3
 wait "$job"
 rc=$?
 [[ $rc != 0 ]] || fail "the job went on after a rank was killed"

@@ -13,6 +13,8 @@
 #   netns_down           removes what netns_up made (call it from an EXIT trap)
 #   run_ranks SECONDS ARGS...   mpirun -np N of ARGS through the wrapper, bounded
 #   netns_throttle TAG A B RATE  the path between ranks A and B at RATE (tc htb)
+#   cluster_test_begin ARTUNE TAG [TOOL...]  a cluster test's common start (below)
+#   kill_rank_once_linked DB RANK  RANK killed once DB holds 2 links (below)
 # Needs root. TAG: at most 9 characters (interface names: 15).
 
 netns_tag="" netns_count=0 netns_dir=""
@@ -79,4 +81,49 @@ run_ranks() {
     PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include="${netns_tag}br" \
     timeout "$seconds" mpirun --allow-run-as-root --oversubscribe -np "$netns_count" \
     --mca btl self,vader "$netns_dir/rank" "$@"
+}
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# What a cluster test under mpirun starts with: skips (exit 77) without root,
+# mpirun, sqlite3, each TOOL, an ARTUNE built with MPI, or network namespaces.
+# Then 4 ranks in namespaces TAG..., a scratch directory $dir (removed at exit
+# unless KEEP is set) and fail() counting in $fails. The ranks' scratch
+# directories go with the test's (TMPDIR), a killed run's too: its ranks may still
+# be dying when a resumed run starts, and so are not stale yet.
+cluster_test_begin() {
+  local artune=$1 tag=$2 tool out
+  shift 2
+  [[ $(id -u) == 0 ]] || skip "needs root for network namespaces"
+  command -v mpirun >/dev/null || skip "mpirun not found (apt-get install openmpi-bin)"
+  for tool in sqlite3 "$@"; do command -v "$tool" >/dev/null || skip "$tool not found"; done
+  # One rank is no cluster: an artune with MPI says so (exit 2); without MPI, exit 4.
+  # (LeakSanitizer off: Open MPI's own leaks, see netns_up.)
+  out=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" timeout 30 \
+    "$artune" --db /dev/null sweep --mpi 2>&1)
+  [[ $out == *"at least 2 ranks"* ]] || skip "this artune has no MPI: $out"
+  dir=$(mktemp -d)
+  export TMPDIR="$dir"
+  trap cluster_test_cleanup EXIT
+  fails=0
+  netns_up "$tag" 4 "$dir" || skip "cannot create network namespaces and a bridge"
+}
+
+cluster_test_cleanup() {
+  netns_down
+  [[ -n ${KEEP:-} ]] || rm -rf "$dir"
+}
+
+# Kills RANK (its pid from netns_up's wrapper) once DB holds at least 2 cluster
+# links, that is once round 1 is stored; waits at most 60 s for that.
+kill_rank_once_linked() {
+  local db=$1 rank=$2 links
+  for _ in $(seq 1 600); do
+    links=$(sqlite3 "$db" "SELECT count(*) FROM cluster_links" 2>/dev/null || echo 0)
+    [[ ${links:-0} -ge 2 ]] && break
+    sleep 0.1
+  done
+  kill -9 "$(cat "$netns_dir/rank$rank.pid")"
 }

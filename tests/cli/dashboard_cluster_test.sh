@@ -6,18 +6,14 @@
 set -euo pipefail
 artune=$1
 fixture=$2
-command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
 dashboard_test_begin cluster
-db=$WORK/store.db
 
 "$fixture" "$db" cluster >/dev/null  # cluster 1; its link b -> d is sweep 4
-start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log" --sweep 4 --view sweep
+start_store_dashboard --sweep 4 --view sweep
 wait_for "sweep 4  workload-time (min)"
 wait_for "cluster 1, link b -> d; winner eager_threshold=4KiB"
 wait_for "! b-d 10.8 MAD slower"
 screen | grep -qE 'b +\. +\. +8\.00 +16\.00!' || fail "the b row of the cluster heatmap is missing"
 
-tmux_ send-keys -t dash q
-expect_exit 0
-echo "PASS dashboard cluster panel"
+quit_dashboard "cluster panel"

@@ -7,12 +7,10 @@
 set -euo pipefail
 artune=$1
 fixture=$2
-command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
 dashboard_test_begin home
-db=$WORK/store.db
 
-start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log"
+start_store_dashboard
 wait_for "3 transport   4 home"
 wait_for "no store yet: artune probe, sweep and bench record there"
 
@@ -26,16 +24,10 @@ screen | grep -qE "^ +$second +[0-9-]+ [0-9:]+ +tcp +latency-p50 .*unfinished" |
 "$fixture" "$db" verdict "$second" beats_default "chunk_size=1MiB;eager_threshold=256B" 9.75
 "$fixture" "$db" finish "$second"
 wait_for "beats default"
-# Newest first: the second sweep's row is above the first's.
-rows=$(screen | grep -nE "^ +($first|$second) +[0-9-]+ " | cut -d: -f1 | tr '\n' ' ')
-read -r top bottom <<<"$rows"
-[[ -n $bottom && $top -lt $bottom ]] || fail "sweeps are not listed newest first ($rows)"
-screen | sed -n "${top}p" | grep -qE "^ +$second " || fail "the newest sweep is not first"
+expect_newest_first "$second" "$first" sweeps
 
 tmux_ send-keys -t dash 2
 wait_for "sweep $second  latency-p50 (min)"
 tmux_ send-keys -t dash 4
 wait_for "Sweeps (2)"
-tmux_ send-keys -t dash q
-expect_exit 0
-echo "PASS dashboard home view"
+quit_dashboard "home view"

@@ -9,7 +9,6 @@
 # Usage: dashboard_relay_test.sh ARTUNE_BINARY
 set -euo pipefail
 artune=$1
-command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
 dashboard_test_begin relay
 export XDG_CONFIG_HOME=$WORK/config

@@ -8,15 +8,12 @@
 set -euo pipefail
 artune=$1
 fixture=$2
-command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
 dashboard_test_begin sweep
-db=$WORK/store.db
 
 # The dashboard starts before any sweep exists and waits for one.
 "$fixture" "$db" create >/dev/null  # makes the store; this first sweep is not followed
-start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log" --sweep latest \
-  --view sweep
+start_store_dashboard --sweep latest --view sweep
 wait_for " 2 sweep "
 wait_for "sweep 1  latency-p50 (min)"
 
@@ -50,6 +47,4 @@ wait_for "again  default chunk_size=512KiB eager_threshold=8KiB  9.75"
 # The point never measured (64KiB x 1MiB) is a dot.
 screen | grep -qE '64KiB +x +\.' || fail "the unmeasured cell is not a dot"
 
-tmux_ send-keys -t dash q
-expect_exit 0
-echo "PASS dashboard sweep view"
+quit_dashboard "sweep view"

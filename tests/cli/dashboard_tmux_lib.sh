@@ -2,13 +2,15 @@
 # its own tmux server (-L) with a fixed-size window, so nothing depends on the
 # caller's terminal; every wait polls capture-pane against a deadline.
 #
-# A test calls `dashboard_test_begin NAME` first: it sets WORK (a scratch
-# directory), TMUX_SOCKET and `pids` (processes the test starts in the
-# background), and at exit stops the tmux server and those processes and
-# removes WORK.
+# A test calls `dashboard_test_begin NAME` first: it skips (exit 77) without
+# tmux, sets WORK (a scratch directory), db (a store in it, not yet made),
+# TMUX_SOCKET and `pids` (processes the test starts in the background), and at
+# exit stops the tmux server and those processes and removes WORK.
 
 dashboard_test_begin() {
+  command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
   WORK=$(mktemp -d)
+  db=$WORK/store.db
   TMUX_SOCKET="artune-dash-$1-$$"
   pids=()
   trap dashboard_test_end EXIT
@@ -93,6 +95,12 @@ SCRIPT
     "env ${DASH_ENV:-} bash $WORK/run.sh"
 }
 
+# start_store_dashboard ARGS...: `$artune --db $db dashboard ARGS` at 90 x 28, its
+# log in WORK.
+start_store_dashboard() {
+  start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log" "$@"
+}
+
 # expect_exit CODE: waits for the dashboard to exit and checks its status, that
 # the terminal modes are as before and that the screen is the shell's again.
 expect_exit() {
@@ -106,6 +114,24 @@ expect_exit() {
   # The alternate screen is gone: the shell's earlier line is visible again
   # (skipped with a second argument after a resize, which reflows that screen).
   if [[ -z ${2:-} ]]; then wait_for "shell before the dashboard" 10; fi
+}
+
+# expect_newest_first NEWER OLDER WHAT: the row of id NEWER (a line starting with
+# the id and a date) stands above the row of id OLDER.
+expect_newest_first() {
+  local newer=$1 older=$2 what=$3 rows top bottom
+  rows=$(screen | grep -nE "^ +($newer|$older) +[0-9-]+ " | cut -d: -f1 | tr '\n' ' ')
+  read -r top bottom <<<"$rows"
+  [[ -n $bottom && $top -lt $bottom ]] || fail "$what are not listed newest first ($rows)"
+  screen | sed -n "${top}p" | grep -qE "^ +$newer " || fail "the newest of the $what is not first"
+}
+
+# quit_dashboard WHAT: q, the dashboard exits 0 as expect_exit checks, and the
+# test passes.
+quit_dashboard() {
+  tmux_ send-keys -t dash q
+  expect_exit 0
+  echo "PASS dashboard $1"
 }
 
 # The dashboard process (the wrapper shell's child).

@@ -7,12 +7,10 @@
 set -euo pipefail
 artune=$1
 fixture=$2
-command -v tmux >/dev/null || { echo "SKIP: tmux not installed (scripts/setup)"; exit 77; }
 source "$(dirname "$0")/dashboard_tmux_lib.sh"
 dashboard_test_begin watch
-db=$WORK/store.db
 
-start_dashboard 90 28 "$artune" --db "$db" dashboard --log "$WORK/log"
+start_store_dashboard
 wait_for "4 home   5 watch"
 tmux_ send-keys -t dash 5
 wait_for "no store yet: artune watch run records its decisions there"
@@ -27,14 +25,8 @@ wait_for "Watch decisions (2)"
 wait_for "chunk_size 512KiB->1MiB"
 screen | grep -qE "^ +$push +[0-9-]+ [0-9:]+ +push +20\.0% +20\.0% +127\.0\.0\.1:7001" ||
   fail "the push $push is not listed with its predicted and measured saving"
-# Newest first: the push's row is above the baseline's.
-rows=$(screen | grep -nE "^ +($baseline|$push) +[0-9-]+ " | cut -d: -f1 | tr '\n' ' ')
-read -r top bottom <<<"$rows"
-[[ -n $bottom && $top -lt $bottom ]] || fail "decisions are not listed newest first ($rows)"
-screen | sed -n "${top}p" | grep -qE "^ +$push " || fail "the newest decision is not first"
+expect_newest_first "$push" "$baseline" decisions
 
 tmux_ send-keys -t dash w
 wait_for "Watch decisions (2)"
-tmux_ send-keys -t dash q
-expect_exit 0
-echo "PASS dashboard watch view"
+quit_dashboard "watch view"

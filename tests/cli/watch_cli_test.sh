@@ -14,6 +14,8 @@ artune=${1:?usage: watch_cli_test.sh ARTUNE}
 
 # shellcheck source=../relay/test_lib.sh
 source "$(dirname "$(readlink -f "$0")")/../relay/test_lib.sh"
+# shellcheck source=watch_test_lib.sh
+source "$(dirname "$(readlink -f "$0")")/watch_test_lib.sh"
 relay_test_begin watch
 
 export XDG_CONFIG_HOME=$dir/config XDG_DATA_HOME=$dir/data
@@ -66,12 +68,7 @@ workload() {
 workload 6 0.01
 check "the small-tensor run went through the relay" jq -e '.validated == true' \
   "$dir/workload-0.01.json"
-for _ in $(seq 100); do
-  [[ -s $dir/watch.jsonl ]] && break
-  sleep 0.1
-done
-check "the first window became the reference (baseline)" \
-  jq -e -s '.[0].action == "baseline" and .[0].window_messages >= 200' "$dir/watch.jsonl"
+wait_for_baseline
 workload 2 1
 check "the full-size run went through the relay" jq -e '.validated == true' "$dir/workload-1.json"
 # The watcher decides within a few windows of the drift (an A/B takes seconds).
@@ -79,13 +76,7 @@ for _ in $(seq 300); do
   [[ $(wc -l <"$dir/watch.jsonl") -ge 2 ]] && break
   sleep 0.1
 done
-kill -INT "$watcher"
-wait "$watcher"
-status=$?
-check "watch stopped cleanly at SIGINT (exit $status: $(tail -c 300 "$dir/watch.err"))" \
-  test "$status" = 0
-echo "decisions:"
-jq -c '{action, drift, in_force, candidate, predicted_margin, paired, reason}' "$dir/watch.jsonl"
+stop_watcher "$watcher"
 decision=$(sed -n 2p "$dir/watch.jsonl")
 check "the watcher decided after the full-size run" test -n "$decision"
 check "the full-size tensors were a drift the watcher decided on" \

@@ -28,6 +28,8 @@ command -v jq >/dev/null || { echo "skip: needs jq"; exit 77; }
 
 # shellcheck source=../relay/test_lib.sh
 source "$(dirname "$(readlink -f "$0")")/../relay/test_lib.sh"
+# shellcheck source=watch_test_lib.sh
+source "$(dirname "$(readlink -f "$0")")/watch_test_lib.sh"
 relay_test_begin watch-netns
 started=$(date +%s)
 finish() {
@@ -50,15 +52,8 @@ export ARTUNE_TOKEN_FILE=$dir/token
 
 # Distinct subnet and tag from the relay tests' (10.201.0.0/24, ra/rl), so they can
 # run in parallel.
-tag=aw$$
-a=${tag}a b=${tag}b
 host_a=10.202.0.1 host_b=10.202.0.2
-ip netns add "$a" && namespaces+=("$a") && ip netns add "$b" && namespaces+=("$b") || exit 1
-ip link add "${tag}x" type veth peer name "${tag}y" || exit 1
-ip link set "${tag}x" netns "$a" && ip link set "${tag}y" netns "$b" || exit 1
-ip -n "$a" addr add "$host_a/24" dev "${tag}x" && ip -n "$b" addr add "$host_b/24" dev "${tag}y"
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link set "${tag}x" up && ip -n "$b" link set "${tag}y" up || exit 1
+veth_pair_up "aw$$" 10.202.0
 in_a() { ip netns exec "$a" "$artune" "$@"; }
 
 # start NAME NS ARGS...: artune ARGS in namespace NS in the background, until its
@@ -133,12 +128,7 @@ program() {
 program small --classes M --medium-bytes 4096
 check "the 4 KiB run exits 0 and was carried to B's relay ($(jq -c .carried "$dir/small.carried.json" 2>/dev/null))" \
   jq -e '.carried.connections >= 1 and .carried.bytes >= 819200' "$dir/small.carried.json"
-for _ in $(seq 100); do
-  [[ -s $dir/watch.jsonl ]] && break
-  sleep 0.1
-done
-check "the first window became the reference (baseline)" \
-  jq -e -s '.[0].action == "baseline" and .[0].window_messages >= 200' "$dir/watch.jsonl"
+wait_for_baseline
 program large --classes L --large-bytes 4194304
 check "the 4 MiB run exits 0 and went by rendezvous/chunked ($(jq -c .carried.by_protocol \
   "$dir/large.carried.json" 2>/dev/null))" jq -e \
@@ -163,13 +153,7 @@ for _ in $(seq 750); do
   fi
   sleep 0.2
 done
-kill -INT "$watcher"
-wait "$watcher"
-status=$?
-check "watch stopped cleanly at SIGINT (exit $status: $(tail -c 300 "$dir/watch.err"))" \
-  test "$status" = 0
-echo "decisions:"
-jq -c '{action, drift, in_force, candidate, predicted_margin, paired, reason}' "$dir/watch.jsonl"
+stop_watcher "$watcher"
 decision=$(jq -c -s '[.[] | select(.action != "baseline")][0] // empty' "$dir/watch.jsonl")
 check "the watcher decided after the 4 MiB run" test -n "$decision"
 check "the 4 MiB messages were a drift the watcher decided on" \

@@ -67,14 +67,7 @@ rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
 # Host A (10.201.0.1) runs the program under artune run; host B (10.201.0.2) the
 # server and `artune relay`.
-tag=ra$$
-a=${tag}a b=${tag}b
-ip netns add "$a" && namespaces+=("$a") && ip netns add "$b" && namespaces+=("$b") || exit 1
-ip link add "${tag}x" type veth peer name "${tag}y" || exit 1
-ip link set "${tag}x" netns "$a" && ip link set "${tag}y" netns "$b" || exit 1
-ip -n "$a" addr add 10.201.0.1/24 dev "${tag}x" && ip -n "$b" addr add 10.201.0.2/24 dev "${tag}y"
-for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-ip -n "$a" link set "${tag}x" up && ip -n "$b" link set "${tag}y" up || exit 1
+veth_pair_up "ra$$" 10.201.0
 export XDG_CONFIG_HOME=$dir/config
 unset ARTUNE_TLS_CERT ARTUNE_TLS_KEY ARTUNE_TLS_CA LD_PRELOAD
 export ARTUNE_TOKEN_FILE=$dir/token

@@ -151,14 +151,7 @@ netns | token)
     echo "skip: needs root and iproute2 for network namespaces"
     exit 77
   fi
-  tag=rl$$
-  a=${tag}a b=${tag}b
-  ip netns add "$a" && namespaces+=("$a") && ip netns add "$b" && namespaces+=("$b") || exit 1
-  ip link add "${tag}x" type veth peer name "${tag}y" || exit 1
-  ip link set "${tag}x" netns "$a" && ip link set "${tag}y" netns "$b" || exit 1
-  ip -n "$a" addr add 10.201.0.1/24 dev "${tag}x" && ip -n "$b" addr add 10.201.0.2/24 dev "${tag}y"
-  for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
-  ip -n "$a" link set "${tag}x" up && ip -n "$b" link set "${tag}y" up || exit 1
+  veth_pair_up "rl$$" 10.201.0
   token=$dir/token
   "$artune" relay --help >/dev/null
   ( umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$token" )
