@@ -29,16 +29,16 @@ int UsableCpus() {
 }
 
 // What ProcessAdaptiveBackOffs reports, kept beside the process's governor (its
-// header is included by every fabric; this is read by benchmarks only): the
+// header is included by every fabric; this is read by benchmarks only): the summed
 // lengths of every back-off period started, and where the last one ends. Periods
 // never overlap (a loss during one starts none), so the time backed off up to
 // `now` is their sum less what of the last lies after `now`.
-std::atomic<SpinGovernor::Clock::rep> periods_started{0};
+std::atomic<SpinGovernor::Clock::rep> backed_off_total{0};
 std::atomic<SpinGovernor::Clock::rep> last_period_end{0};
 
 void NoteBackOff(SpinGovernor::Clock::rep at, SpinGovernor::Clock::rep period) {
   last_period_end.store(at + period, std::memory_order_relaxed);
-  periods_started.fetch_add(period, std::memory_order_relaxed);
+  backed_off_total.fetch_add(period, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -103,7 +103,7 @@ void SpinGovernor::ResetForTesting() {
   resume_at_.store(0, std::memory_order_relaxed);
   back_off_.store(0, std::memory_order_relaxed);
   if (this == &Process()) {
-    periods_started.store(0, std::memory_order_relaxed);
+    backed_off_total.store(0, std::memory_order_relaxed);
     last_period_end.store(0, std::memory_order_relaxed);
   }
 }
@@ -118,7 +118,7 @@ AdaptiveBackOffs ProcessAdaptiveBackOffs() {
   const Clock::rep still_to_come =
       std::max<Clock::rep>(0, fabric::last_period_end.load(std::memory_order_relaxed) - now);
   const Clock::duration backed_off(std::max<Clock::rep>(
-      0, fabric::periods_started.load(std::memory_order_relaxed) - still_to_come));
+      0, fabric::backed_off_total.load(std::memory_order_relaxed) - still_to_come));
   return {fabric::SpinGovernor::Process().back_offs(),
           static_cast<uint64_t>(std::chrono::nanoseconds(backed_off).count())};
 }
