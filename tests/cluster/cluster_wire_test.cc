@@ -9,23 +9,15 @@
 
 #include <filesystem>
 
+#include "../sample_records.h"
+
 namespace artune::cluster {
 namespace {
 
 db::TrialRecord Trial(const std::string& eager, double objective) {
-  db::TrialRecord trial;
-  trial.knobs = {{"eager_threshold", eager}};
-  trial.status = db::TrialStatus::kOk;
-  trial.objective = objective;
-  trial.ci_low = objective * 0.9;
-  trial.ci_high = objective * 1.1;
-  trial.samples = 3;
-  trial.remeasured = 1;
-  trial.validated = true;
+  db::TrialRecord trial = samples::MeasuredTrial({{"eager_threshold", eager}}, objective);
   trial.started_at = "2026-11-25T20:00:00.000Z";
-  trial.duration_s = 0.25;
-  trial.config = {{"eager_threshold", eager}, {"fabric", "tcp"}};
-  trial.metrics = {{"p50_us", objective}, {"p99_us", objective * 2.0 / 3.0}};
+  trial.metrics["p99_us"] = objective * 2.0 / 3.0;
   return trial;
 }
 
@@ -42,20 +34,12 @@ LinkReport SampleReport() {
   report.link.status = db::LinkStatus::kOk;
   report.link.sweep_id = 99;  // the scratch store's: not what rank 0 stores
   report.seconds = 1.5;
-  db::SweepRecord sweep;
+  db::SweepRecord sweep = samples::GridSweep();
   sweep.created_at = "2026-11-25T20:00:00.000Z";
   sweep.finished_at = "2026-11-25T20:00:01.000Z";
   sweep.host = "node1";
   sweep.peer = "10.199.0.4:40000";
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
   sweep.strategy = "ab";
-  sweep.workload = "capture:7";
-  sweep.search_space = "eager_threshold=16KiB,4KiB";
-  sweep.default_knobs = "eager_threshold=16KiB";
-  sweep.base_config = {{"eager_threshold", "16KiB"}, {"fabric", "tcp"}};
-  sweep.parameters = {{"repeats", "1"}};
   db::SweepVerdict verdict;
   verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = "eager_threshold=4KiB";
