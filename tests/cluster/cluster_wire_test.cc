@@ -5,11 +5,9 @@
 #include "artune/cluster/cluster_wire.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "../sample_records.h"
+#include "../temp_dir.h"
 
 namespace artune::cluster {
 namespace {
@@ -130,10 +128,7 @@ TEST(ClusterWire, ACaptureCrossesWhole) {
 class StoreLinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = std::filesystem::temp_directory_path().string() + "/artune-wire-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    auto opened = db::Store::Open(dir_ + "/artune.db");
+    auto opened = db::Store::Open(dir_.File("artune.db"));
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
     db::ClusterRecord cluster;
@@ -144,13 +139,8 @@ class StoreLinkTest : public ::testing::Test {
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     cluster_id_ = *id;
   }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string dir_;
-  std::unique_ptr<db::Store> store_;
+  const test_support::TempDir dir_{"artune-wire"};
+  std::unique_ptr<db::Store> store_;  // closed before dir_ goes
   int64_t cluster_id_ = 0;
 };
 
