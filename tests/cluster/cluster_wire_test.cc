@@ -51,6 +51,16 @@ LinkReport SampleReport() {
   return report;
 }
 
+// A link from rank 0 to rank 2 that failed with `error`: no sweep, no trials.
+LinkReport FailedLink(const std::string& error) {
+  LinkReport report;
+  report.link.client_rank = 0;
+  report.link.server_rank = 2;
+  report.link.status = db::LinkStatus::kFailed;
+  report.link.error = error;
+  return report;
+}
+
 TEST(ClusterWire, ALinkReadsBackAsMeasured) {
   const LinkReport sent = SampleReport();
   auto received = DecodeLinkReport(EncodeLinkReport(sent));
@@ -81,11 +91,7 @@ TEST(ClusterWire, ALinkReadsBackAsMeasured) {
 }
 
 TEST(ClusterWire, AFailedLinkWithoutASweepReadsBack) {
-  LinkReport sent;
-  sent.link.client_rank = 0;
-  sent.link.server_rank = 2;
-  sent.link.status = db::LinkStatus::kFailed;
-  sent.link.error = "the server rank could not start: cannot bind";
+  const LinkReport sent = FailedLink("the server rank could not start: cannot bind");
   auto received = DecodeLinkReport(EncodeLinkReport(sent));
   ASSERT_TRUE(received.ok()) << received.status().ToString();
   EXPECT_EQ(received->link.status, db::LinkStatus::kFailed);
@@ -172,11 +178,7 @@ TEST_F(StoreLinkTest, StoresTheSweepItsTrialsVerdictAndTheLink) {
 }
 
 TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
-  LinkReport report;
-  report.link.client_rank = 0;
-  report.link.server_rank = 2;
-  report.link.status = db::LinkStatus::kFailed;
-  report.link.error = "peer 10.199.0.3:4000 did not answer";
+  LinkReport report = FailedLink("peer 10.199.0.3:4000 did not answer");
   report.link.sweep_id = 5;
   auto stored = StoreLinkReport(*store_, cluster_id_, report);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();
