@@ -124,8 +124,10 @@ class SqliteStore final : public Store {
     if (!inserted.ok()) return inserted.WithContext("cannot store bench run");
     const int64_t id = db_.LastInsertRowId();
 
-    ARTUNE_RETURN_IF_ERROR(InsertPairs("bench_run_config", "knob", id, run.config));
-    ARTUNE_RETURN_IF_ERROR(InsertPairs("bench_run_parameters", "name", id, run.parameters));
+    ARTUNE_RETURN_IF_ERROR(
+        sweeps::InsertTextPairs(db_, "bench_run_config", "run_id", "knob", id, run.config));
+    ARTUNE_RETURN_IF_ERROR(
+        sweeps::InsertTextPairs(db_, "bench_run_parameters", "run_id", "name", id, run.parameters));
     ARTUNE_RETURN_IF_ERROR(transaction.Commit());
     return id;
   }
@@ -284,27 +286,6 @@ class SqliteStore final : public Store {
   }
 
  private:
-  Status InsertPairs(std::string_view table, std::string_view key_column, int64_t run_id,
-                     const std::map<std::string, std::string>& pairs) {
-    if (pairs.empty()) return Status::Ok();
-    ARTUNE_ASSIGN_OR_RETURN(Statement insert,
-                            db_.Prepare("INSERT INTO " + std::string(table) + " (run_id, " +
-                                        std::string(key_column) + ", value) VALUES (?, ?, ?)"));
-    for (const auto& [key, value] : pairs) {
-      if (key.empty()) {
-        return Status::InvalidArgument("bench run has an empty " + std::string(key_column) +
-                                       " in " + std::string(table) + " (value \"" + value +
-                                       "\"): every entry needs a name");
-      }
-      ARTUNE_RETURN_IF_ERROR(insert.Bind(1, run_id));
-      ARTUNE_RETURN_IF_ERROR(insert.Bind(2, key));
-      ARTUNE_RETURN_IF_ERROR(insert.Bind(3, value));
-      ARTUNE_RETURN_IF_ERROR(insert.Run());
-      ARTUNE_RETURN_IF_ERROR(insert.Reset());
-    }
-    return Status::Ok();
-  }
-
   Status InsertMethodRows(int64_t capture_id, const std::vector<CaptureMethodRow>& rows) {
     if (rows.empty()) return Status::Ok();
     ARTUNE_ASSIGN_OR_RETURN(

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "../temp_dir.h"
+
 namespace artune_cli_test {
 
 namespace fs = std::filesystem;
@@ -34,13 +36,6 @@ inline std::string ReadAll(const std::string& path) {
 
 class ApplyCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/artune-apply-cli-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A private config home and store; no ARTUNE_* variable from the caller leaks in.
   std::string Environment() const {
     return "env -u ARTUNE_CONFIG -u ARTUNE_DB -u ARTUNE_EAGER_THRESHOLD -u ARTUNE_CHUNK_SIZE "
@@ -78,7 +73,8 @@ class ApplyCliTest : public ::testing::Test {
 
   std::string StorePath() const { return dir_ + "/test.db"; }
 
-  std::string dir_;
+  const artune::test_support::TempDir temp_{"artune-apply-cli"};
+  const std::string dir_ = temp_.path();
 };
 
 }  // namespace artune_cli_test

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "../sample_records.h"
 #include "apply_cli_fixture.h"
 #include "artune/db/store.h"
 
@@ -33,31 +34,20 @@ class ApplySweepCliTest : public ApplyCliTest {
     EXPECT_TRUE(opened.ok()) << opened.status().ToString();
     if (!opened.ok()) return 0;
     artune::db::Store& store = **opened;
-    artune::db::SweepRecord sweep;
-    sweep.host = "test";
-    sweep.peer = "loopback";
-    sweep.fabric = "tcp";
+    artune::db::SweepRecord sweep = artune::samples::GridSweep();
     sweep.objective = "workload-time";
-    sweep.goal = "min";
-    sweep.strategy = "grid";
-    sweep.workload = "scheme:skew";
     sweep.search_space = "eager_threshold=4KiB,16KiB,64KiB";
     sweep.default_knobs = "eager_threshold=16KiB";
     if (!inflight.empty()) sweep.parameters["inflight"] = inflight;
-    sweep.parameters["repeats"] = "3";
     auto sweep_id = store.InsertSweep(sweep);
     EXPECT_TRUE(sweep_id.ok()) << sweep_id.status().ToString();
     if (!sweep_id.ok()) return 0;
     auto trial = [&](const std::string& eager, double objective) {
-      artune::db::TrialRecord record;
+      artune::db::TrialRecord record =
+          artune::samples::MeasuredTrial({{"eager_threshold", eager}}, objective);
       record.sweep_id = *sweep_id;
-      record.knobs = {{"eager_threshold", eager}};
-      record.status = artune::db::TrialStatus::kOk;
-      record.objective = objective;
-      record.ci_low = objective - 0.5;
+      record.ci_low = objective - 0.5;  // the interval `results --sweep` prints
       record.ci_high = objective + 0.5;
-      record.samples = 3;
-      record.validated = true;
       return record;
     };
     for (const auto& [eager, objective] :

@@ -6,6 +6,8 @@
 
 #include <memory>
 
+#include "../sample_records.h"
+
 namespace artune::tuner {
 namespace {
 
@@ -35,17 +37,7 @@ TEST(ClusterSummaryTest, LinksComeBackWithTheirSweepsVerdicts) {
   cluster.measurement = "sweep";
   auto cluster_id = store.InsertCluster(cluster);
   ASSERT_TRUE(cluster_id.ok()) << cluster_id.status().ToString();
-  db::SweepRecord sweep;
-  sweep.host = "a0";
-  sweep.peer = "b0:40000";
-  sweep.fabric = "verbs";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:uniform";
-  sweep.search_space = "eager_threshold=4KiB,16KiB";
-  sweep.default_knobs = "eager_threshold=16KiB";
-  auto sweep_id = store.InsertSweep(sweep);
+  auto sweep_id = store.InsertSweep(samples::GridSweep());
   ASSERT_TRUE(sweep_id.ok()) << sweep_id.status().ToString();
   db::SweepVerdict verdict;
   verdict.verdict = db::Verdict::kBeatsDefault;

@@ -5,27 +5,17 @@
 #include "artune/cluster/cluster_wire.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
+#include "../sample_records.h"
+#include "../temp_dir.h"
 
 namespace artune::cluster {
 namespace {
 
 db::TrialRecord Trial(const std::string& eager, double objective) {
-  db::TrialRecord trial;
-  trial.knobs = {{"eager_threshold", eager}};
-  trial.status = db::TrialStatus::kOk;
-  trial.objective = objective;
-  trial.ci_low = objective * 0.9;
-  trial.ci_high = objective * 1.1;
-  trial.samples = 3;
-  trial.remeasured = 1;
-  trial.validated = true;
+  db::TrialRecord trial = samples::MeasuredTrial({{"eager_threshold", eager}}, objective);
   trial.started_at = "2026-11-25T20:00:00.000Z";
-  trial.duration_s = 0.25;
-  trial.config = {{"eager_threshold", eager}, {"fabric", "tcp"}};
-  trial.metrics = {{"p50_us", objective}, {"p99_us", objective * 2.0 / 3.0}};
+  trial.metrics["p99_us"] = objective * 2.0 / 3.0;
   return trial;
 }
 
@@ -42,20 +32,12 @@ LinkReport SampleReport() {
   report.link.status = db::LinkStatus::kOk;
   report.link.sweep_id = 99;  // the scratch store's: not what rank 0 stores
   report.seconds = 1.5;
-  db::SweepRecord sweep;
+  db::SweepRecord sweep = samples::GridSweep();
   sweep.created_at = "2026-11-25T20:00:00.000Z";
   sweep.finished_at = "2026-11-25T20:00:01.000Z";
   sweep.host = "node1";
   sweep.peer = "10.199.0.4:40000";
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
   sweep.strategy = "ab";
-  sweep.workload = "capture:7";
-  sweep.search_space = "eager_threshold=16KiB,4KiB";
-  sweep.default_knobs = "eager_threshold=16KiB";
-  sweep.base_config = {{"eager_threshold", "16KiB"}, {"fabric", "tcp"}};
-  sweep.parameters = {{"repeats", "1"}};
   db::SweepVerdict verdict;
   verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = "eager_threshold=4KiB";
@@ -66,6 +48,16 @@ LinkReport SampleReport() {
   sweep.verdict = verdict;
   report.sweep = sweep;
   report.trials = {Trial("16KiB", 10.25), Trial("4KiB", 0.1 + 0.2)};
+  return report;
+}
+
+// A link from rank 0 to rank 2 that failed with `error`: no sweep, no trials.
+LinkReport FailedLink(const std::string& error) {
+  LinkReport report;
+  report.link.client_rank = 0;
+  report.link.server_rank = 2;
+  report.link.status = db::LinkStatus::kFailed;
+  report.link.error = error;
   return report;
 }
 
@@ -99,11 +91,7 @@ TEST(ClusterWire, ALinkReadsBackAsMeasured) {
 }
 
 TEST(ClusterWire, AFailedLinkWithoutASweepReadsBack) {
-  LinkReport sent;
-  sent.link.client_rank = 0;
-  sent.link.server_rank = 2;
-  sent.link.status = db::LinkStatus::kFailed;
-  sent.link.error = "the server rank could not start: cannot bind";
+  const LinkReport sent = FailedLink("the server rank could not start: cannot bind");
   auto received = DecodeLinkReport(EncodeLinkReport(sent));
   ASSERT_TRUE(received.ok()) << received.status().ToString();
   EXPECT_EQ(received->link.status, db::LinkStatus::kFailed);
@@ -146,10 +134,7 @@ TEST(ClusterWire, ACaptureCrossesWhole) {
 class StoreLinkTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = std::filesystem::temp_directory_path().string() + "/artune-wire-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-    auto opened = db::Store::Open(dir_ + "/artune.db");
+    auto opened = db::Store::Open(dir_.File("artune.db"));
     ASSERT_TRUE(opened.ok()) << opened.status().ToString();
     store_ = std::move(opened).value();
     db::ClusterRecord cluster;
@@ -160,13 +145,8 @@ class StoreLinkTest : public ::testing::Test {
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     cluster_id_ = *id;
   }
-  void TearDown() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
-  std::string dir_;
-  std::unique_ptr<db::Store> store_;
+  const test_support::TempDir dir_{"artune-wire"};
+  std::unique_ptr<db::Store> store_;  // closed before dir_ goes
   int64_t cluster_id_ = 0;
 };
 
@@ -198,11 +178,7 @@ TEST_F(StoreLinkTest, StoresTheSweepItsTrialsVerdictAndTheLink) {
 }
 
 TEST_F(StoreLinkTest, AFailedLinkWithoutASweepIsStoredWithItsError) {
-  LinkReport report;
-  report.link.client_rank = 0;
-  report.link.server_rank = 2;
-  report.link.status = db::LinkStatus::kFailed;
-  report.link.error = "peer 10.199.0.3:4000 did not answer";
+  LinkReport report = FailedLink("peer 10.199.0.3:4000 did not answer");
   report.link.sweep_id = 5;
   auto stored = StoreLinkReport(*store_, cluster_id_, report);
   ASSERT_TRUE(stored.ok()) << stored.status().ToString();

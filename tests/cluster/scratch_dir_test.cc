@@ -11,6 +11,8 @@
 #include <optional>
 #include <string>
 
+#include "../temp_dir.h"
+
 namespace artune::cluster {
 namespace {
 
@@ -18,13 +20,6 @@ namespace fs = std::filesystem;
 
 class ScratchDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "scratch-dir-test-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    base_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(base_); }
-
   // A scratch directory as a rank killed before its destructor ran leaves it: made
   // by a child process that then exits without unwinding.
   std::string LeftByAGoneProcess(const std::string& host) {
@@ -47,7 +42,8 @@ class ScratchDirTest : public ::testing::Test {
     return std::string(path, got > 0 ? static_cast<size_t>(got) : 0);
   }
 
-  std::string base_;
+  const test_support::TempDir temp_{"scratch-dir-test"};
+  const std::string base_ = temp_.path();
 };
 
 TEST_F(ScratchDirTest, EndingRemovesTheDirectoryAndWhatIsInIt) {

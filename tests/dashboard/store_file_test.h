@@ -3,30 +3,18 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <string>
+
+#include "../temp_dir.h"
 
 namespace artune::dashboard {
 
-// path_: "store.db" in a directory named after the test and this process (tests of
-// several builds may run at once), made empty before the test and removed after it.
+// path_: "store.db" in a fresh directory, removed after the test.
 class StoreFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    directory_ = std::filesystem::temp_directory_path() /
-                 ("artune_dashboard_" + std::string(test->test_suite_name()) + "_" +
-                  std::to_string(getpid()) + "_" + test->name());
-    std::filesystem::remove_all(directory_);
-    std::filesystem::create_directories(directory_);
-    path_ = (directory_ / "store.db").string();
-  }
-  void TearDown() override { std::filesystem::remove_all(directory_); }
-
-  std::filesystem::path directory_;
-  std::string path_;
+  const test_support::TempDir directory_{"artune-dashboard"};
+  const std::string path_ = directory_.File("store.db");
 };
 
 }  // namespace artune::dashboard

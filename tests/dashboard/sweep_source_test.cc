@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "../sample_records.h"
 #include "store_file_test.h"
 
 namespace artune::dashboard {
@@ -21,31 +22,16 @@ class SweepSourceTest : public StoreFileTest {
   }
 
   static int64_t InsertSweep(db::Store& store, const std::string& goal) {
-    db::SweepRecord sweep;
-    sweep.host = "test";
-    sweep.peer = "loopback";
-    sweep.fabric = "tcp";
-    sweep.objective = goal == "min" ? "latency-p50" : "bandwidth";
-    sweep.goal = goal;
-    sweep.strategy = "grid";
-    sweep.workload = "scheme:uniform";
-    auto id = store.InsertSweep(sweep);
+    auto id = store.InsertSweep(samples::GridSweep(goal));
     EXPECT_TRUE(id.ok()) << id.status().message();
     return *id;
   }
 
   static void InsertTrial(db::Store& store, int64_t sweep_id, const std::string& eager,
                           const std::string& chunk, double objective) {
-    db::TrialRecord trial;
+    db::TrialRecord trial =
+        samples::MeasuredTrial({{"eager_threshold", eager}, {"chunk_size", chunk}}, objective);
     trial.sweep_id = sweep_id;
-    trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-    trial.status = db::TrialStatus::kOk;
-    trial.validated = true;
-    trial.objective = objective;
-    trial.ci_low = objective;
-    trial.ci_high = objective;
-    trial.samples = 5;
-    trial.duration_s = 1;
     auto id = store.InsertTrial(trial);
     ASSERT_TRUE(id.ok()) << id.status().message();
   }
@@ -99,13 +85,8 @@ TEST_F(SweepSourceTest, TheStoredVerdictShowsOnceTheSweepIsFinished) {
   db::SweepVerdict verdict;
   verdict.verdict = db::Verdict::kWithinNoise;
   verdict.best_knobs = "chunk_size=64KiB;eager_threshold=4KiB";
-  db::TrialRecord again;
-  again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  again.status = db::TrialStatus::kOk;
-  again.validated = true;
-  again.objective = 21;
-  again.ci_low = 19;
-  again.ci_high = 23;
+  const db::TrialRecord again =
+      samples::MeasuredTrial({{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}}, 21);
   verdict.default_remeasured = again;
   db::TrialRecord best_again = again;
   best_again.knobs = {{"eager_threshold", "4KiB"}, {"chunk_size", "64KiB"}};

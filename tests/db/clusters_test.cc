@@ -3,6 +3,7 @@
 // link models whose links point at their models, and the v11 -> v12 upgrade.
 #include <gtest/gtest.h>
 
+#include "../sample_records.h"
 #include "artune/db/store.h"
 #include "migration_util.h"
 #include "migrations.h"
@@ -25,14 +26,9 @@ ClusterRecord SampleCluster(uint32_t ranks = 4) {
 }
 
 SweepRecord LinkSweep(const std::string& host, const std::string& peer) {
-  SweepRecord sweep;
+  SweepRecord sweep = samples::GridSweep();
   sweep.host = host;
   sweep.peer = peer;
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:uniform";
   return sweep;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../sample_records.h"
 #include "artune/db/store.h"
 #include "migration_util.h"
 #include "migrations.h"
@@ -19,35 +20,10 @@ namespace {
 
 using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
-SweepRecord VerdictSweep() {
-  SweepRecord sweep;
-  sweep.host = "host-a";
-  sweep.peer = "loopback";
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:uniform";
-  sweep.search_space = "eager_threshold=4KiB,16KiB chunk_size=128KiB,512KiB";
-  sweep.default_knobs = "chunk_size=512KiB;eager_threshold=16KiB";
-  sweep.base_config = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  sweep.parameters = {{"repeats", "3"}};
-  return sweep;
-}
-
 TrialRecord Remeasured(double objective) {
-  TrialRecord again;
-  again.knobs = {{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}};
-  again.status = TrialStatus::kOk;
-  again.objective = objective;
-  again.ci_low = objective - 2;
-  again.ci_high = objective + 2;
-  again.samples = 3;
-  again.remeasured = 1;
-  again.validated = true;
+  TrialRecord again =
+      samples::MeasuredTrial({{"eager_threshold", "16KiB"}, {"chunk_size", "512KiB"}}, objective);
   again.started_at = "2026-01-02T03:04:05.678Z";
-  again.duration_s = 1.25;
-  again.metrics = {{"p50_us", objective}, {"p99_us", objective * 2}};
   return again;
 }
 
@@ -65,7 +41,7 @@ class SweepVerdictTest : public testing::StoreFixture {
   void SetUp() override {
     StoreFixture::SetUp();
     if (HasFatalFailure()) return;
-    auto id = store_->InsertSweep(VerdictSweep());
+    auto id = store_->InsertSweep(samples::GridSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     sweep_id_ = *id;
   }
@@ -334,7 +310,7 @@ TEST(SweepVerdictMigration, AV3FileWithSweepsMigratesAndKeepsThem) {
   {
     std::unique_ptr<Store> v3 = OpenAtVersion(path, 3);
     ASSERT_NE(v3, nullptr);
-    auto id = v3->InsertSweep(VerdictSweep());
+    auto id = v3->InsertSweep(samples::GridSweep());
     ASSERT_TRUE(id.ok()) << id.status().ToString();
     sweep_id = *id;
     TrialRecord trial = Remeasured(100);
@@ -357,8 +333,8 @@ TEST(SweepVerdictMigration, AV3FileWithSweepsMigratesAndKeepsThem) {
 
   auto sweep = store->GetSweep(sweep_id);
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
-  EXPECT_EQ(sweep->search_space, VerdictSweep().search_space);
-  EXPECT_EQ(sweep->base_config, VerdictSweep().base_config);
+  EXPECT_EQ(sweep->search_space, samples::GridSweep().search_space);
+  EXPECT_EQ(sweep->base_config, samples::GridSweep().base_config);
   EXPECT_FALSE(sweep->finished_at.empty());
   EXPECT_FALSE(sweep->verdict.has_value()) << "a sweep from before v4 has no verdict";
   auto trials = store->ListTrials(sweep_id);
@@ -378,7 +354,7 @@ TEST(SweepVerdictMigration, DeletingASweepDeletesItsVerdict) {
   const std::string path = dir.File("artune.db");
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok());
-  auto id = (*store)->InsertSweep(VerdictSweep());
+  auto id = (*store)->InsertSweep(samples::GridSweep());
   ASSERT_TRUE(id.ok());
   ASSERT_TRUE((*store)->RecordSweepVerdict(*id, WithinNoise(100)).ok());
   auto raw = sqlite::Database::Open(path, SQLITE_OPEN_READWRITE);
@@ -397,7 +373,7 @@ TEST(SweepVerdictMigration, AV5VerdictReadsBackWithoutAFinalRound) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
   const int64_t sweep_id =
-      InsertAtVersion(path, 5, "", [](Store& v5) { return v5.InsertSweep(VerdictSweep()); });
+      InsertAtVersion(path, 5, "", [](Store& v5) { return v5.InsertSweep(samples::GridSweep()); });
   ASSERT_NE(sweep_id, 0);
   {
     // This build writes v6 rows; a v5 build wrote the verdict's row without

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../sample_records.h"
 #include "artune/db/store.h"
 #include "migration_util.h"
 #include "migrations.h"
@@ -16,42 +17,18 @@ namespace {
 
 using namespace testing;  // the store tests' helpers (test_util.h, migration_util.h)
 
-SweepRecord SampleSweep(std::string goal = "min") {
-  SweepRecord sweep;
-  sweep.host = "host-a";
-  sweep.peer = "loopback";
-  sweep.fabric = "tcp";
-  sweep.objective = goal == "min" ? "latency-p50" : "bandwidth";
-  sweep.goal = goal;
-  sweep.strategy = "grid";
-  sweep.workload = "scheme:skew";
-  sweep.search_space = "eager_threshold=4KiB..16KiB:x2 chunk_size=64KiB,1MiB";
-  sweep.default_knobs = "chunk_size=1MiB;eager_threshold=8KiB";
-  sweep.base_config = {{"eager_threshold", "8KiB"}, {"chunk_size", "1MiB"}, {"fabric", "tcp"}};
-  sweep.parameters = {{"repeats", "3"}, {"seed", "7"}};
-  return sweep;
-}
+using samples::GridSweep;
 
 TrialRecord SampleTrial(int64_t sweep_id, std::string eager, std::string chunk, double objective) {
-  TrialRecord trial;
+  TrialRecord trial =
+      samples::MeasuredTrial({{"eager_threshold", eager}, {"chunk_size", chunk}}, objective);
   trial.sweep_id = sweep_id;
-  trial.knobs = {{"eager_threshold", eager}, {"chunk_size", chunk}};
-  trial.status = TrialStatus::kOk;
-  trial.objective = objective;
-  trial.ci_low = objective * 0.9;
-  trial.ci_high = objective * 1.1;
-  trial.samples = 5;
-  trial.remeasured = 1;
-  trial.validated = true;
-  trial.duration_s = 0.75;
-  trial.config = {{"eager_threshold", eager}, {"chunk_size", chunk}, {"fabric", "tcp"}};
-  trial.metrics = {{"p50_us", objective}, {"bandwidth_mbps", 1000.0 / objective}};
   return trial;
 }
 
 class SweepStoreTest : public testing::StoreFixture {
  protected:
-  int64_t NewSweep(const SweepRecord& sweep = SampleSweep()) {
+  int64_t NewSweep(const SweepRecord& sweep = GridSweep()) {
     auto id = store_->InsertSweep(sweep);
     EXPECT_TRUE(id.ok()) << id.status().ToString();
     return id.ok() ? *id : 0;
@@ -95,7 +72,7 @@ TEST_F(SweepStoreTest, SweepRoundTripsEveryFieldAndFinishes) {
   const int64_t id = NewSweep();
   auto got = store_->GetSweep(id);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
-  const SweepRecord want = SampleSweep();
+  const SweepRecord want = GridSweep();
   EXPECT_EQ(got->id, id);
   EXPECT_FALSE(got->created_at.empty());
   EXPECT_EQ(got->finished_at, "");
@@ -120,9 +97,9 @@ TEST_F(SweepStoreTest, SweepRoundTripsEveryFieldAndFinishes) {
 }
 
 TEST_F(SweepStoreTest, ListSweepsIsNewestFirstWithLimit) {
-  SweepRecord older = SampleSweep();
+  SweepRecord older = GridSweep();
   older.created_at = "2024-01-01T00:00:00.000Z";
-  SweepRecord newer = SampleSweep();
+  SweepRecord newer = GridSweep();
   newer.created_at = "2024-02-01T00:00:00.000Z";
   const int64_t older_id = NewSweep(older);
   const int64_t newer_id = NewSweep(newer);
@@ -140,15 +117,15 @@ TEST_F(SweepStoreTest, ListSweepsIsNewestFirstWithLimit) {
 }
 
 TEST_F(SweepStoreTest, InvalidSweepsAreRefused) {
-  SweepRecord no_fabric = SampleSweep();
+  SweepRecord no_fabric = GridSweep();
   no_fabric.fabric.clear();
   EXPECT_EQ(store_->InsertSweep(no_fabric).status().code(), ErrorCode::kInvalidArgument);
-  SweepRecord bad_goal = SampleSweep();
+  SweepRecord bad_goal = GridSweep();
   bad_goal.goal = "lowest";
   auto refused = store_->InsertSweep(bad_goal);
   EXPECT_EQ(refused.status().code(), ErrorCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("lowest"), std::string::npos);
-  SweepRecord empty_param = SampleSweep();
+  SweepRecord empty_param = GridSweep();
   empty_param.parameters[""] = "x";
   EXPECT_EQ(store_->InsertSweep(empty_param).status().code(), ErrorCode::kInvalidArgument);
   auto list = store_->ListSweeps(0);
@@ -176,10 +153,10 @@ TEST_F(SweepStoreTest, TrialsRoundTripInInsertionOrder) {
   EXPECT_EQ(got.objective, 20.0);
   EXPECT_EQ(got.ci_low, 18.0);
   EXPECT_EQ(got.ci_high, 22.0);
-  EXPECT_EQ(got.samples, 5u);
+  EXPECT_EQ(got.samples, 3u);
   EXPECT_EQ(got.remeasured, 1u);
   EXPECT_TRUE(got.validated);
-  EXPECT_EQ(got.duration_s, 0.75);
+  EXPECT_EQ(got.duration_s, 0.25);
   EXPECT_FALSE(got.started_at.empty());
   EXPECT_EQ(got.config, first.config);
   EXPECT_EQ(got.metrics, first.metrics);
@@ -231,7 +208,7 @@ TEST_F(SweepStoreTest, InvalidTrialsAreRefusedAndLeaveNothing) {
 }
 
 TEST_F(SweepStoreTest, BestTrialFollowsTheGoalAndSkipsInvalidAndFailed) {
-  const int64_t minimize = NewSweep(SampleSweep("min"));
+  const int64_t minimize = NewSweep(GridSweep("min"));
   auto none = store_->BestTrial(minimize);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
@@ -255,7 +232,7 @@ TEST_F(SweepStoreTest, BestTrialFollowsTheGoalAndSkipsInvalidAndFailed) {
   EXPECT_EQ((*best)->knobs.at("eager_threshold"), "8KiB") << "ties go to the earlier trial";
   EXPECT_EQ((*best)->metrics.at("p50_us"), 10.0);
 
-  const int64_t maximize = NewSweep(SampleSweep("max"));
+  const int64_t maximize = NewSweep(GridSweep("max"));
   ASSERT_TRUE(store_->InsertTrial(SampleTrial(maximize, "4KiB", "64KiB", 30.0)).ok());
   ASSERT_TRUE(store_->InsertTrial(SampleTrial(maximize, "8KiB", "64KiB", 10.0)).ok());
   best = store_->BestTrial(maximize);
@@ -273,7 +250,7 @@ TEST(SweepMigration, UpgradeFromV2KeepsRunsAndCapturesAndAddsSweeps) {
                      {{"bench_runs", 1}, {"sweeps", 0}, {"trials", 0}});
   const std::unique_ptr<Store>& store = upgraded.store;
   ASSERT_NE(store, nullptr);
-  auto sweep = store->InsertSweep(SampleSweep());
+  auto sweep = store->InsertSweep(GridSweep());
   ASSERT_TRUE(sweep.ok()) << sweep.status().ToString();
   ASSERT_TRUE(store->InsertTrial(SampleTrial(*sweep, "4KiB", "64KiB", 5.0)).ok());
 }
@@ -283,7 +260,7 @@ TEST(SweepStoreConcurrency, TrialsCommittedByOneStoreAreSeenByAnother) {
   const std::string path = dir.File("artune.db");
   auto writer = Store::Open(path);
   ASSERT_TRUE(writer.ok());
-  auto sweep = (*writer)->InsertSweep(SampleSweep());
+  auto sweep = (*writer)->InsertSweep(GridSweep());
   ASSERT_TRUE(sweep.ok());
   auto reader = Store::Open(path, OpenMode::kExisting);
   ASSERT_TRUE(reader.ok());
@@ -302,7 +279,7 @@ TEST(SweepMigration, BackgroundLoadReadsBackAndOlderSweepsReadNone) {
   TempDir dir;
   const std::string path = dir.File("artune.db");
   const int64_t old_sweep =
-      InsertAtVersion(path, 7, "", [](Store& v7) { return v7.InsertSweep(SampleSweep()); });
+      InsertAtVersion(path, 7, "", [](Store& v7) { return v7.InsertSweep(GridSweep()); });
   ASSERT_NE(old_sweep, 0);
   auto store = Store::Open(path);
   ASSERT_TRUE(store.ok()) << store.status().ToString();
@@ -310,7 +287,7 @@ TEST(SweepMigration, BackgroundLoadReadsBackAndOlderSweepsReadNone) {
   ASSERT_TRUE(old_read.ok()) << old_read.status().ToString();
   EXPECT_EQ(old_read->background_load, 0u);
 
-  SweepRecord loaded = SampleSweep();
+  SweepRecord loaded = GridSweep();
   loaded.background_load = 3;
   auto id = (*store)->InsertSweep(loaded);
   ASSERT_TRUE(id.ok()) << id.status().ToString();

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
 #include "artune/probes/backend.h"
@@ -134,18 +133,11 @@ TEST(EbpfBackendTest, TracesByProcessName) {
   SkipUnlessEbpfPossible();
   // Started through a symlink of a name no other process has, so that helpers of
   // tests running at the same time (ctest -j) are not traced too.
-  const std::string name = "iot" + std::to_string(getpid());
-  const std::filesystem::path directory =
-      std::filesystem::temp_directory_path() / ("artune-comm-" + name);
-  std::filesystem::create_directories(directory);
-  const std::filesystem::path link = directory / name;
-  std::filesystem::remove(link);
-  std::filesystem::create_symlink(ARTUNE_IOVEC_TRAFFIC_HELPER, link);
+  const testing::CommNamedLink helper("iot", ARTUNE_IOVEC_TRAFFIC_HELPER);
   CollectingSink sink;
   EbpfOptions options;
-  options.comm = name;
-  const auto traced = TraceHelper(options, {"script", "--wait"}, sink, link.string());
-  std::filesystem::remove_all(directory);
+  options.comm = helper.comm();
+  const auto traced = TraceHelper(options, {"script", "--wait"}, sink, helper.path());
   EXPECT_EQ(traced.exit_code, 0);
   testing::ExpectScriptRecovered(sink);
 }

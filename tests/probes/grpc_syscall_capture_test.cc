@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <thread>
 
 #include "artune/probes/backend.h"
@@ -143,16 +142,10 @@ TEST(GrpcSyscallCapture, EbpfRecoversTheDistributionAndTheSameIovecsAsPreload) {
   // Attached by name before the helper exists, so it sees the connection begin. The
   // helper runs through a symlink of a name no other process has: with ctest -j,
   // the preload test's own grpc_tensors may be running at the same time.
-  const std::string name = "gt" + std::to_string(getpid());
-  const std::filesystem::path directory =
-      std::filesystem::temp_directory_path() / ("artune-comm-" + name);
-  std::filesystem::create_directories(directory);
-  const std::filesystem::path link = directory / name;
-  std::filesystem::remove(link);
-  std::filesystem::create_symlink(ARTUNE_GRPC_TENSORS_HELPER, link);
+  const testing::CommNamedLink helper("gt", ARTUNE_GRPC_TENSORS_HELPER);
   BackendOptions options;
   options.kind = BackendKind::kEbpf;
-  options.ebpf.comm = name;
+  options.ebpf.comm = helper.comm();
   options.ebpf.decode = true;
   auto ebpf = CreateCaptureBackend(options);
   ASSERT_TRUE(ebpf.ok()) << ebpf.status().ToString();
@@ -169,10 +162,9 @@ TEST(GrpcSyscallCapture, EbpfRecoversTheDistributionAndTheSameIovecsAsPreload) {
   });
 
   SessionAndCalls preload_sink;
-  const testing::PreloadRun run = RunHelperUnderPreload(preload_sink, link.string());
+  const testing::PreloadRun run = RunHelperUnderPreload(preload_sink, helper.path());
   helper_done = true;
   tracer.join();
-  std::filesystem::remove_all(directory);
   ASSERT_TRUE(run.ran.ok()) << run.ran.ToString();
   EXPECT_EQ(run.exit_code, 0);
   ASSERT_TRUE(ebpf_ran.ok()) << ebpf_ran.ToString();

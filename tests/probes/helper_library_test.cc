@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "../temp_dir.h"
+
 namespace artune {
 namespace {
 
@@ -22,14 +24,8 @@ class HelperLibraryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv(kVariable);  // the caller's value would be found first
-    char pattern[] = "/tmp/artune-helper-library-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
   }
-  void TearDown() override {
-    unsetenv(kVariable);
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { unsetenv(kVariable); }
   std::string MakeFile(const std::string& name) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << "not really a library";
@@ -39,7 +35,8 @@ class HelperLibraryTest : public ::testing::Test {
     return {"libartune_no_such_helper.so", kVariable, "artune_no_such_helper", build_path};
   }
 
-  std::string dir_;
+  const test_support::TempDir temp_{"artune-helper-library"};
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(HelperLibraryTest, TheVariablesPathComesBeforeTheBuildTree) {

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "../sample_records.h"
 #include "artune/report/svg.h"
 #include "occurrences.h"
 
@@ -26,17 +27,13 @@ db::TrialRecord Trial(int64_t id, std::string eager, std::string chunk, double o
   return trial;
 }
 
+// A finished grid sweep whose workload name must be escaped in the HTML.
 db::SweepRecord Sweep() {
-  db::SweepRecord sweep;
+  db::SweepRecord sweep = samples::GridSweep();
   sweep.id = 4;
   sweep.created_at = "2024-05-01T10:00:00Z";
   sweep.finished_at = "2024-05-01T10:05:00Z";
-  sweep.fabric = "tcp";
-  sweep.objective = "latency-p50";
-  sweep.goal = "min";
-  sweep.strategy = "grid";
   sweep.workload = "capture:<3>";
-  sweep.default_knobs = "chunk_size=512KiB;eager_threshold=16KiB";
   return sweep;
 }
 

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../temp_dir.h"
 #include "artune/transport/config_loader.h"
 #include "artune/transport/knobs.h"
 
@@ -24,22 +25,8 @@ namespace artune::tuner {
 namespace {
 
 namespace fs = std::filesystem;
+using test_support::TempDir;
 using transport::Config;
-
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/artune-config-emit-XXXXXX";
-    path_ = mkdtemp(pattern) != nullptr ? pattern : "";
-  }
-  ~TempDir() {
-    if (!path_.empty()) fs::remove_all(path_);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

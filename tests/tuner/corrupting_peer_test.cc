@@ -7,9 +7,9 @@
 #include <sys/wait.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <string>
 
+#include "../temp_dir.h"
 #include "artune/tuner/bench_transport.h"
 #include "artune/tuner/benchmark.h"
 #include "artune/tuner/checksum.h"
@@ -97,9 +97,8 @@ TEST_F(CorruptingPeerTest, EveryBenchmarkReportsTheMismatch) {
 }
 
 TEST_F(CorruptingPeerTest, BenchExitsWithCodeThree) {
-  char dir_pattern[] = "/tmp/artune-corrupt-XXXXXX";
-  ASSERT_NE(mkdtemp(dir_pattern), nullptr);
-  std::string dir = dir_pattern;
+  const test_support::TempDir temp("artune-corrupt");
+  const std::string& dir = temp.path();
   // The peer's stock gRPC server 0 is on base port + 1.
   std::string command =
       "env -u ARTUNE_CONFIG XDG_CONFIG_HOME=" + dir + " " + ARTUNE_BINARY + " --db " + dir +
@@ -112,7 +111,6 @@ TEST_F(CorruptingPeerTest, BenchExitsWithCodeThree) {
   size_t n;
   while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
   int status = pclose(pipe);
-  std::filesystem::remove_all(dir);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 3) << out;
   EXPECT_NE(out.find("\"validated\": false"), std::string::npos) << out;

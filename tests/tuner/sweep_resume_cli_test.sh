@@ -5,18 +5,10 @@
 # Usage: sweep_resume_cli_test.sh ARTUNE_BINARY
 set -euo pipefail
 artune=$1
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-sweep-resume-XXXXXX")
-sweep_pid=
-cleanup() {
-  if [[ -n $sweep_pid ]]; then kill -9 "$sweep_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+# shellcheck source=tests/tuner/sweep_test_lib.sh
+source "$(dirname "$0")/sweep_test_lib.sh"
+sweep_test_begin sweep-resume
 db=$dir/artune.db
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 # 7 x 2 grid points plus the default (16KiB, 512KiB; 512KiB is off the chunk axis).
 # shellcheck disable=SC2054  # the commas separate a knob's values, not array elements

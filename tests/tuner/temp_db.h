@@ -3,12 +3,9 @@
 // sweep record those tests run over a synthetic target.
 #pragma once
 
-#include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 #include <string>
 
+#include "../temp_dir.h"
 #include "artune/db/store.h"
 #include "artune/tuner/trial.h"
 
@@ -16,21 +13,10 @@ namespace artune::tuner {
 
 class TempDb {
  public:
-  TempDb() {
-    std::string pattern = "/tmp/artune-sweep-test-XXXXXX";
-    if (mkdtemp(pattern.data()) == nullptr) ADD_FAILURE() << "mkdtemp";
-    dir_ = pattern;
-  }
-  ~TempDb() {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  TempDb(const TempDb&) = delete;
-  TempDb& operator=(const TempDb&) = delete;
-  std::string path() const { return dir_ + "/artune.db"; }
+  std::string path() const { return dir_.File("artune.db"); }
 
  private:
-  std::string dir_;
+  test_support::TempDir dir_{"artune-sweep-test"};
 };
 
 // A grid sweep of latency-p50 over scheme:uniform, to a synthetic tcp target.

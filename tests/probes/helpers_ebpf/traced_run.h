@@ -10,11 +10,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "../../temp_dir.h"
 #include "artune/probes/backend.h"
 #include "artune/probes/event.h"
 #include "iovec_script.h"
@@ -163,5 +165,23 @@ inline PreloadRun RunUnderPreloadBackend(const PreloadOptions& options, EventSin
   result.counters = (*backend)->counters();
   return result;
 }
+
+// A symlink to `program` named `prefix` + this process's id, a name no other process
+// has: an ebpf trace by that comm then sees this run only, not the helpers of tests
+// running at the same time (ctest -j). The link goes with the object.
+class CommNamedLink {
+ public:
+  CommNamedLink(const std::string& prefix, const std::string& program)
+      : comm_(prefix + std::to_string(getpid())), path_(directory_.File(comm_)) {
+    std::filesystem::create_symlink(program, path_);
+  }
+  const std::string& comm() const { return comm_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const test_support::TempDir directory_{"artune-comm"};
+  const std::string comm_;
+  const std::string path_;
+};
 
 }  // namespace artune::probes::testing

@@ -7,17 +7,9 @@
 # Usage: background_load_test.sh ARTUNE_BINARY
 set -euo pipefail
 artune=$1
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-background-load-XXXXXX")
-sweep_pid=
-cleanup() {
-  if [[ -n $sweep_pid ]]; then kill -9 "$sweep_pid" 2>/dev/null || true; fi
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=tests/tuner/sweep_test_lib.sh
+source "$(dirname "$0")/../sweep_test_lib.sh"
+sweep_test_begin background-load
 export XDG_CONFIG_HOME=$dir/config
 unset ARTUNE_DB ARTUNE_CONFIG ARTUNE_POLLING
 db=$dir/artune.db

@@ -10,15 +10,14 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
-namespace {
+#include "../../temp_dir.h"
 
-namespace fs = std::filesystem;
+namespace {
 
 struct Outcome {
   int exit_code = -1;
@@ -27,13 +26,6 @@ struct Outcome {
 
 class BenchCliTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/artune-bench-cli-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs artune with a private config home and database; stdout captured, stderr
   // passed through.
   std::string Prefix() const {
@@ -52,7 +44,8 @@ class BenchCliTest : public ::testing::Test {
     return outcome;
   }
 
-  std::string dir_;
+  const artune::test_support::TempDir temp_{"artune-bench-cli"};
+  const std::string dir_ = temp_.path();
 };
 
 constexpr const char* kQuick = " --warmup 0.05 --duration 0.2 --set fabric=tcp ";

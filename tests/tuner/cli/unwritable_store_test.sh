@@ -16,18 +16,12 @@ if [[ ${2:-} != --in-namespace ]]; then
   exec unshare -m --propagation private "$0" "$artune" --in-namespace
 fi
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/artune-unwritable-XXXXXX")
-sweep_pid=
-cleanup() {
-  if [[ -n $sweep_pid ]]; then kill -9 "$sweep_pid" 2>/dev/null || true; fi
+# shellcheck source=tests/tuner/sweep_test_lib.sh
+source "$(dirname "$0")/../sweep_test_lib.sh"
+sweep_test_extra_cleanup() {
   for mount in "$dir/ro" "$dir/full" "$dir/fills"; do umount "$mount" 2>/dev/null || true; done
-  rm -rf "$dir"
 }
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+sweep_test_begin unwritable
 export XDG_CONFIG_HOME=$dir/config
 unset ARTUNE_DB ARTUNE_CONFIG
 bench=(bench --transport artune --warmup 0.05 --duration 0.2 --set fabric=tcp)
