@@ -1,6 +1,7 @@
 #include "artune/model/measure.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -143,6 +144,24 @@ std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(Protocol protocol,
   return planned;
 }
 
+std::vector<std::pair<uint64_t, uint32_t>> SeveralSliceAnchors(Protocol protocol, uint64_t first,
+                                                               uint64_t last,
+                                                               const MeasureOptions& options) {
+  const std::vector<std::pair<uint64_t, uint32_t>> planned =
+      SeveralSlicePoints(protocol, first, last, options);
+  std::map<uint32_t, uint64_t> largest;  // by slices per call
+  for (const auto& [size, slices] : planned) largest[slices] = std::max(largest[slices], size);
+  const int coarse_step = std::countr_zero(options.coarse_factor);
+  std::vector<std::pair<uint64_t, uint32_t>> anchors;
+  for (const auto& [size, slices] : planned) {
+    const uint64_t ratio = size % first == 0 ? size / first : 0;
+    const bool on_coarse_ladder =
+        std::has_single_bit(ratio) && std::countr_zero(ratio) % coarse_step == 0;
+    if (on_coarse_ladder || size == largest[slices]) anchors.emplace_back(size, slices);
+  }
+  return anchors;
+}
+
 namespace {
 
 // Seconds per call of up to `calls` calls kept `inflight` deep (see kSampleSeconds).
@@ -238,8 +257,9 @@ std::string PointSuffix(uint32_t inflight, uint32_t slices) {
 
 // One group's round. The first round picks the sizes (coarse ladder, refined where
 // the curve bends while `may_refine` allows) and, for a rendezvous group, adds the
-// calls of several slices (SeveralSlicePoints, at the first inflight count); later
-// rounds measure the same points, shuffled. Every size: one warm-up call, then
+// calls of several slices (SeveralSlicePoints, at the first inflight count; past
+// the anchors only while `may_refine` allows); later rounds measure the same
+// points, shuffled. Every size: one warm-up call, then
 // samples until stable, or a single sample once `may_refine` says the round is
 // behind its schedule.
 Status MeasureGroup(const Group& group, const MeasureOptions& options, Connection& connection,
@@ -278,6 +298,7 @@ Status MeasureGroup(const Group& group, const MeasureOptions& options, Connectio
   };
   std::vector<uint64_t> sizes;
   std::vector<std::pair<uint64_t, uint32_t>> several;  // (size, slices) past one slice
+  std::vector<std::pair<uint64_t, uint32_t>> anchors;  // of `several`; first round only
   for (const auto& [key, measured] : figures) {
     const auto& [group_index, size, inflight, slices] = key;
     if (group_index != index || inflight != options.inflights.front()) continue;
@@ -296,14 +317,23 @@ Status MeasureGroup(const Group& group, const MeasureOptions& options, Connectio
     auto measure_size = [&](uint64_t size) { return measure(size, 1, options.inflights); };
     ARTUNE_RETURN_IF_ERROR(SampleCurve(ladder, measure_size, may_refine).status());
     several = SeveralSlicePoints(group.key.protocol, group.first, group.last, options);
+    anchors = SeveralSliceAnchors(group.key.protocol, group.first, group.last, options);
   } else {
     std::shuffle(sizes.begin(), sizes.end(), random);
     for (uint64_t size : sizes)
       ARTUNE_RETURN_IF_ERROR(measure(size, 1, options.inflights).status());
   }
   std::shuffle(several.begin(), several.end(), random);
-  for (const auto& [size, slices] : several) {
-    ARTUNE_RETURN_IF_ERROR(measure(size, slices, {options.inflights.front()}).status());
+  // The first round measures the anchors whatever the schedule, then the x4 steps
+  // between them while the round keeps to it; later rounds, what the first measured.
+  auto is_anchor = [&](const std::pair<uint64_t, uint32_t>& point) {
+    return std::find(anchors.begin(), anchors.end(), point) != anchors.end();
+  };
+  std::stable_partition(several.begin(), several.end(), is_anchor);
+  for (const auto& point : several) {
+    if (!anchors.empty() && !is_anchor(point) && !may_refine()) break;
+    ARTUNE_RETURN_IF_ERROR(
+        measure(point.first, point.second, {options.inflights.front()}).status());
   }
   return Status::Ok();
 }

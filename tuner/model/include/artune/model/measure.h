@@ -11,7 +11,9 @@
 // slice size under it at one number of calls in flight. A rendezvous group also
 // measures calls of several slices (slice_counts) at x4 sizes and at the largest
 // slice under the cap (SeveralSlicePoints), at the first inflight count
-// only, each call at most max_call_bytes (link_model.h's SlicesFactor).
+// only, each call at most max_call_bytes (link_model.h's SlicesFactor): the
+// anchors (SeveralSliceAnchors) whatever the budget, the x4 steps between them
+// only while the round keeps to the budget's schedule.
 //
 // About 30 s per link on a loaded host (curve_sampling.h): a group's sizes are a
 // coarse log2 ladder (x8), refined only where the curve bends and log-log
@@ -79,6 +81,15 @@ Status ValidateMeasureOptions(const MeasureOptions& options);
 std::vector<std::pair<uint64_t, uint32_t>> SeveralSlicePoints(transport::Protocol protocol,
                                                               uint64_t first, uint64_t last,
                                                               const MeasureOptions& options);
+
+// The points of SeveralSlicePoints a round behind the budget's schedule still
+// measures: those on the coarse ladder (first, first * coarse_factor, ...) and each
+// slice count's largest (at the cap or `last`). The factor between them is the
+// ratio of two log-log interpolations, as between the x4 steps; the cap points keep
+// the factor of multi-MiB slices measured, not held from 256KiB.
+std::vector<std::pair<uint64_t, uint32_t>> SeveralSliceAnchors(transport::Protocol protocol,
+                                                               uint64_t first, uint64_t last,
+                                                               const MeasureOptions& options);
 
 // Calls per sample: 256 KiB of slices, at most 16 calls and at least `inflight`
 // (so that the window fills); fewer when the calls outlast kSampleSeconds.
