@@ -19,12 +19,20 @@ namespace {
 
 using testing::CollectingSink;
 
-void SkipUnlessEbpfPossible() {
+// Why this machine cannot run the ebpf backend, or "" when it can. (A helper that
+// called GTEST_SKIP itself would only return from the helper: the test would run on.)
+std::string EbpfSkipReason() {
   struct stat info {};
-  if (geteuid() != 0) GTEST_SKIP() << "the ebpf backend needs root (CAP_BPF + CAP_PERFMON)";
+  if (geteuid() != 0) return "the ebpf backend needs root (CAP_BPF + CAP_PERFMON)";
   if (stat("/sys/kernel/btf/vmlinux", &info) != 0)
-    GTEST_SKIP() << "no kernel BTF at /sys/kernel/btf/vmlinux";
+    return "no kernel BTF at /sys/kernel/btf/vmlinux";
+  return "";
 }
+
+#define SKIP_UNLESS_EBPF_POSSIBLE()                             \
+  if (const std::string why = EbpfSkipReason(); !why.empty()) { \
+    GTEST_SKIP() << why;                                        \
+  }
 
 struct TracedHelper {
   int exit_code = -1;
@@ -73,7 +81,7 @@ TracedHelper TraceHelper(EbpfOptions options, const std::vector<std::string>& ar
 }
 
 TEST(EbpfBackendTest, RecoversEveryIovecLengthOfEveryCall) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   CollectingSink sink;
   const auto traced = TraceHelper({}, {"script", "--wait"}, sink);
   EXPECT_EQ(traced.exit_code, 0);
@@ -87,7 +95,7 @@ TEST(EbpfBackendTest, RecoversEveryIovecLengthOfEveryCall) {
 }
 
 TEST(EbpfBackendTest, DecodeCopiesTheTransferredBytesExactly) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   CollectingSink sink;
   EbpfOptions options;
   options.decode = true;
@@ -103,7 +111,7 @@ TEST(EbpfBackendTest, DecodeCopiesTheTransferredBytesExactly) {
 }
 
 TEST(EbpfBackendTest, DecodeLimitBecomesAGap) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   CollectingSink sink;
   EbpfOptions options;
   options.decode = true;
@@ -130,7 +138,7 @@ TEST(EbpfBackendTest, DecodeLimitBecomesAGap) {
 }
 
 TEST(EbpfBackendTest, TracesByProcessName) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   // Started through a symlink of a name no other process has, so that helpers of
   // tests running at the same time (ctest -j) are not traced too.
   const testing::CommNamedLink helper("iot", ARTUNE_IOVEC_TRAFFIC_HELPER);
@@ -146,7 +154,7 @@ TEST(EbpfBackendTest, TracesByProcessName) {
 // byte and end with the close, and the second connection, on the fds the first
 // freed, is a flow of its own with its own bytes.
 TEST(EbpfBackendTest, ConnectionsAreOpenedAndClosedAndFdReuseIsNotMixedUp) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   CollectingSink sink;
   EbpfOptions options;
   options.decode = true;
@@ -175,7 +183,7 @@ TEST(EbpfBackendTest, ConnectionsAreOpenedAndClosedAndFdReuseIsNotMixedUp) {
 }
 
 TEST(EbpfBackendTest, MissingProcessIsNotFound) {
-  SkipUnlessEbpfPossible();
+  SKIP_UNLESS_EBPF_POSSIBLE();
   const pid_t pid = testing::SpawnHelper({"exit", "0"});
   ASSERT_GT(pid, 0);
   waitpid(pid, nullptr, 0);  // reaped: the pid no longer exists
