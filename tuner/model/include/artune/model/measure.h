@@ -8,11 +8,11 @@
 //   chunked-rendezvous eager_threshold 16B, chunk_size and pipeline_depth of the curve
 // (16 B: the ack reply stays eager, as under any real config; slices are >= 64 B)
 // under each polling mode asked for (busy polling only where the host has a core
-// free beside its spinning threads, BusyPollingSkipReason). A group is one such config; a point one
-// slice size under it at one number of calls in flight. A rendezvous group also
-// measures calls of several slices (slice_counts) at x4 sizes and at the largest
-// slice under the cap (SeveralSlicePoints), at the first inflight count
-// only, each call at most max_call_bytes (link_model.h's SlicesFactor): the
+// free beside its spinning threads, BusyPollingSkipReason). A group is one such
+// config; a point one slice size under it at one number of calls in flight. A
+// rendezvous group also measures calls of several slices (slice_counts) at x4
+// sizes and at the largest slice under the cap (SeveralSlicePoints), at the first
+// inflight count only, each call at most max_call_bytes (link_model.h's SlicesFactor): the
 // anchors (SeveralSliceAnchors) whatever the budget, the x4 steps between them
 // only while the round keeps to the budget's schedule.
 //
