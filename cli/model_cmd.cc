@@ -94,6 +94,7 @@ Status Measure(const ModelFlags& flags, Context& context) {
                 << " points never had two samples agree within 10 % (the closest kept)";
     }
     std::cout << "\n";
+    if (!report.busy_polling_skipped.empty()) std::cout << report.busy_polling_skipped << "\n";
     if (not_stored.ok()) {
       std::cout << "`artune predict --workload ID --link-model " << record.id
                 << "` costs a capture's configs with it\n";
@@ -151,7 +152,11 @@ void RegisterModel(CLI::App& root, Context& context) {
                    "measured again, medians kept)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
-  measure->add_option("--polling", flags->pollings, "Polling modes to measure (comma-separated)")
+  measure
+      ->add_option("--polling", flags->pollings,
+                   "Polling modes to measure (comma-separated; busy is left out, and said so, "
+                   "where the host has no core free beside its spinning progress threads "
+                   "unless asked for alone)")
       ->delimiter(',')
       ->check(CLI::IsMember({"busy", "event", "adaptive"}))
       ->capture_default_str();

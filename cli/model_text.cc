@@ -32,6 +32,16 @@ void PrintLinkModel(const db::LinkModelRecord& model) {
   std::cout << "Link model " << model.id << ": " << model.fabric << " to " << model.peer << " from "
             << model.host << ", " << model.rounds << " interleaved rounds in "
             << FormatNumber(model.duration_s, 1) << " s (" << model.created_at << ")\n";
+  std::set<std::string> pollings;
+  for (const auto& point : model.points) pollings.insert(point.polling);
+  std::cout << "Polling modes measured:";
+  for (const std::string& polling : pollings) std::cout << " " << polling;
+  // A measure leaves busy polling out on a host without a core free beside its
+  // spinning threads (model::BusyPollingSkipReason): say so where the model is shown.
+  if (!pollings.empty() && !pollings.contains("busy")) {
+    std::cout << " (not busy: predict cannot cost busy-polling configs with this model)";
+  }
+  std::cout << "\n";
   std::map<std::string, std::vector<const db::LinkModelPointRow*>> groups;
   std::set<uint32_t> inflights;
   for (const auto& point : model.points) {

@@ -89,6 +89,9 @@ out=$("$artune" --db "$models_db" results --models --json)
 out=$("$artune" --db "$models_db" results --model 2)
 [[ $out == *"Link model 2: tcp to loopback from fixture-host, 1 interleaved rounds in 2.5 s"* ]] ||
   fail "results --model 2 heading: $out"
+# The fixture's model has adaptive points only: the display says busy was not measured.
+[[ $out == *"Polling modes measured: adaptive (not busy: predict cannot cost busy-polling configs"* ]] ||
+  fail "results --model 2 polling modes: $out"
 [[ $out == *"eager, adaptive (us per call"* && $out =~ 1KiB\ +20\.0\ \[10\ %\]\ +40\.0\ \[10\ %\] ]] ||
   fail "results --model 2 eager table: $out"
 [[ $out == *"chunked-rendezvous 512KiB depth 4, adaptive"* && $out =~ 1MiB\ +1000\ \[50\ %\]\ +1800\ \[50\ %\] ]] ||

@@ -1,9 +1,11 @@
-// How `artune model measure` (measure.h) keeps the calls of several slices to its
-// budget: the plan's anchors always, the x4 steps between them only on schedule.
+// How `artune model measure` (measure.h) keeps to its budget: the calls of several
+// slices at the plan's anchors always, the x4 steps between them only on schedule;
+// busy polling only where the host has a core free beside its spinning threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,59 @@ TEST(MeasureLinkModel, MeasuresTheStepsBetweenTheAnchorsOnlyOnSchedule) {
   ASSERT_TRUE(ample.ok()) << ample.status().ToString();
   EXPECT_EQ(ReadSizesOfEightSlices(*ample),
             (std::set<uint64_t>{64, 256, 1 * kKiB, 4 * kKiB, 16 * kKiB, 64 * kKiB}));
+}
+
+// On a 2-core host a loopback busy-polling measure spins both sides' progress
+// threads on both cores: 66-80 % of a measure's time went to its groups, and they
+// measured scheduler slices (bench/predict.md, session 21).
+TEST(BusyPollingSkipReason, NeedsACoreFreeBesideTheSpinningThreads) {
+  MeasureOptions options;  // busy, event and adaptive; loopback
+  options.usable_cores = 2;
+  EXPECT_NE(BusyPollingSkipReason(options).find("2 usable cores for 2 spinning"),
+            std::string::npos);
+  options.usable_cores = 3;
+  EXPECT_EQ(BusyPollingSkipReason(options), "");
+  options.usable_cores = 2;
+  options.peer = "peer:50051";  // the peer's progress thread spins on its own host
+  EXPECT_EQ(BusyPollingSkipReason(options), "");
+  options.usable_cores = 1;
+  EXPECT_NE(BusyPollingSkipReason(options), "");
+  options.peer.clear();
+  options.usable_cores = 2;
+  options.pollings = {transport::PollingMode::kBusy};  // asked for alone: measured
+  EXPECT_EQ(BusyPollingSkipReason(options), "");
+  options.pollings = {transport::PollingMode::kEvent, transport::PollingMode::kAdaptive};
+  EXPECT_EQ(BusyPollingSkipReason(options), "");  // not asked for
+}
+
+// A loopback measure on "2 cores" stores no busy-polling point and says why; the
+// other modes are measured as before.
+TEST(MeasureLinkModel, LeavesBusyPollingOutWithoutAFreeCore) {
+  MeasureOptions options;
+  ASSERT_TRUE(transport::SetKnob(options.base, "fabric", "tcp").ok());
+  options.pollings = {transport::PollingMode::kBusy, transport::PollingMode::kAdaptive};
+  options.inflights = {1};
+  options.chunk_sizes.clear();
+  options.slice_counts.clear();
+  options.max_size = 4 * kKiB;
+  options.usable_cores = 2;
+  auto report = MeasureLinkModel(options, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  std::set<transport::PollingMode> measured;
+  for (const ModelPoint& point : report->model.points) measured.insert(point.polling);
+  EXPECT_EQ(measured, std::set<transport::PollingMode>{transport::PollingMode::kAdaptive});
+  EXPECT_NE(report->busy_polling_skipped, "");
+  auto busy = report->model.UnitCost(Protocol::kEager, transport::PollingMode::kBusy, 64, 1);
+  ASSERT_FALSE(busy.ok());
+  EXPECT_NE(busy.status().ToString().find("core free"), std::string::npos);
+
+  options.usable_cores = 3;
+  report = MeasureLinkModel(options, nullptr);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  measured.clear();
+  for (const ModelPoint& point : report->model.points) measured.insert(point.polling);
+  EXPECT_TRUE(measured.contains(transport::PollingMode::kBusy));
+  EXPECT_EQ(report->busy_polling_skipped, "");
 }
 
 }  // namespace

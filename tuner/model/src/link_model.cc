@@ -105,7 +105,11 @@ Result<double> LinkModel::UnitCost(Protocol protocol, PollingMode polling, uint6
     return Status::NotFound("link model " + std::to_string(id) + " has no " +
                             std::string(transport::ProtocolName(wanted)) + " points" + calls +
                             " under " + PollingName(polling) + " polling (it has: " +
-                            ModesText(points) + "); measure one with `artune model measure`");
+                            ModesText(points) + "); measure one with `artune model measure`" +
+                            (polling == PollingMode::kBusy
+                                 ? " (busy polling only on a host with a core free beside its "
+                                   "spinning threads: more cores, or --peer)"
+                                 : ""));
   };
   auto no_anchor = [](uint32_t) { return std::optional<std::pair<double, double>>(); };
   const std::vector<const ModelPoint*> own = select(protocol);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <random>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include "artune/model/curve_sampling.h"
@@ -383,6 +384,27 @@ void Summarise(const std::vector<Group>& groups, const Figures& figures, Measure
 
 }  // namespace
 
+std::string BusyPollingSkipReason(const MeasureOptions& options) {
+  const auto& pollings = options.pollings;
+  if (std::find(pollings.begin(), pollings.end(), PollingMode::kBusy) == pollings.end() ||
+      pollings.size() == 1) {
+    return "";
+  }
+  uint32_t cores = options.usable_cores;
+  if (cores == 0) {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0) return "";
+    cores = static_cast<uint32_t>(CPU_COUNT(&allowed));
+  }
+  const uint32_t spinning = options.peer.empty() ? 2 : 1;
+  if (cores > spinning) return "";
+  return "busy polling not measured: " + std::to_string(cores) + " usable cores for " +
+         std::to_string(spinning) + " spinning progress thread" + (spinning > 1 ? "s" : "") +
+         (options.peer.empty() ? " (loopback: both sides in this process)" : "") +
+         " and the caller; each call would wait for a scheduler slice";
+}
+
 Status ValidateMeasureOptions(const MeasureOptions& options) {
   if (options.pollings.empty()) return Status::InvalidArgument("no polling mode to measure");
   if (options.inflights.empty() ||
@@ -446,12 +468,16 @@ Result<MeasureReport> MeasureLinkModel(const MeasureOptions& options,
   ARTUNE_RETURN_IF_ERROR(ValidateMeasureOptions(options));
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  MeasureReport report;
+  report.busy_polling_skipped = BusyPollingSkipReason(options);
+  MeasureOptions planned_options = options;
+  if (!report.busy_polling_skipped.empty())
+    std::erase(planned_options.pollings, PollingMode::kBusy);
   ARTUNE_ASSIGN_OR_RETURN(Connection connection, Connect(options));
-  const std::vector<Group> groups = PlanGroups(options);
+  const std::vector<Group> groups = PlanGroups(planned_options);
   PayloadCache payloads(*connection.channel, options.seed);
   std::mt19937_64 random(options.seed);
   Figures figures;
-  MeasureReport report;
   uint32_t planned = options.rounds;
   for (uint32_t round = 1; round <= planned; ++round) {
     std::vector<size_t> order(groups.size());

@@ -67,6 +67,8 @@ ordered_json MeasuredLinkModelJson(const db::LinkModelRecord& record, const Meas
   out["worst_spread"] = report.worst_spread;
   out["worst_point"] = report.worst_point;
   out["unstable_points"] = report.unstable_points;
+  if (!report.busy_polling_skipped.empty())
+    out["busy_polling_skipped"] = report.busy_polling_skipped;
   return out;
 }
 

@@ -7,11 +7,12 @@
 //   rendezvous-read    eager_threshold 16B, chunk_size 64MiB (one read of any slice)
 //   chunked-rendezvous eager_threshold 16B, chunk_size and pipeline_depth of the curve
 // (16 B: the ack reply stays eager, as under any real config; slices are >= 64 B)
-// under each polling mode asked for. A group is one such config; a point one
-// slice size under it at one number of calls in flight. A rendezvous group also
-// measures calls of several slices (slice_counts) at x4 sizes and at the largest
-// slice under the cap (SeveralSlicePoints), at the first inflight count
-// only, each call at most max_call_bytes (link_model.h's SlicesFactor): the
+// under each polling mode asked for (busy polling only where the host has a core
+// free beside its spinning threads, BusyPollingSkipReason). A group is one such
+// config; a point one slice size under it at one number of calls in flight. A
+// rendezvous group also measures calls of several slices (slice_counts) at x4
+// sizes and at the largest slice under the cap (SeveralSlicePoints), at the first
+// inflight count only, each call at most max_call_bytes (link_model.h's SlicesFactor): the
 // anchors (SeveralSliceAnchors) whatever the budget, the x4 steps between them
 // only while the round keeps to the budget's schedule.
 //
@@ -67,10 +68,23 @@ struct MeasureOptions {
   uint64_t coarse_factor = 16;     // the first sizes of a curve: min, min * 16, ...
   double refine_tolerance = 0.15;  // a midpoint missed by more: its halves are refined
   uint64_t seed = 1;               // the shuffles and the payload content
+  // The cores this process may run on (BusyPollingSkipReason); 0: its CPU affinity.
+  uint32_t usable_cores = 0;
 };
 // kInvalidArgument naming the field (no polling mode, min_rounds 0 or above rounds,
 // a size outside 1B..10MiB, ...).
 Status ValidateMeasureOptions(const MeasureOptions& options);
+
+// Why busy polling is left out of a measure on this host, "" when it is measured.
+// Busy polling spins a progress thread per side (both in this process on
+// loopback, this side's only with a peer), and the caller and the server's
+// handler need a core beside them: with fewer cores each hand-off waits for a
+// scheduler slice, so a busy point measures the scheduler, not the link (on 2
+// cores, loopback tcp: busy polling's groups 66-80 % of a measure's time, one
+// group 2-9 s from run to run, its several-slice factors negative,
+// bench/predict.md). Busy polling is still measured when it is the only mode
+// asked for.
+std::string BusyPollingSkipReason(const MeasureOptions& options);
 
 // The calls of several slices a rendezvous group of slice sizes first..last
 // measures: (size, slices) for each of options.slice_counts at the sizes first,
@@ -112,7 +126,8 @@ struct MeasureReport {
   double median_spread = 0;    // over the points
   size_t unstable_points = 0;  // whose samples never agreed (the tightest were kept)
   double worst_spread = 0;
-  std::string worst_point;  // "rendezvous-read, event, 4MiB x1, 8 slices per call"
+  std::string worst_point;           // "rendezvous-read, event, 4MiB x1, 8 slices per call"
+  std::string busy_polling_skipped;  // BusyPollingSkipReason's; "" when measured or not asked
 };
 
 // Errors: ValidateMeasureOptions's; the transport's (a server that does not start,
